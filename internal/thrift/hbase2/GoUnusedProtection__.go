@@ -2,5 +2,4 @@
 
 package hbase2
 
-var GoUnusedProtection__ int;
-
+var GoUnusedProtection__ int

@@ -10,3 +10,4 @@
 package hbase2
 
 //go:generate thrift --gen go:package_prefix=github.com/denorm/denorm/internal/thrift/,skip_remote -out .. hbase2.thrift
+//go:generate gofmt -w .

@@ -8,8 +8,8 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
-	"time"
 	thrift "github.com/apache/thrift/lib/go/thrift"
+	"time"
 )
 
 // (needed to ensure safety because of naive import list construction.)
@@ -21,15440 +21,16944 @@ var _ = time.Now
 var _ = bytes.Equal
 
 type TDeleteType int64
+
 const (
-  TDeleteType_DELETE_COLUMN TDeleteType = 0
-  TDeleteType_DELETE_COLUMNS TDeleteType = 1
-  TDeleteType_DELETE_FAMILY TDeleteType = 2
-  TDeleteType_DELETE_FAMILY_VERSION TDeleteType = 3
+	TDeleteType_DELETE_COLUMN         TDeleteType = 0
+	TDeleteType_DELETE_COLUMNS        TDeleteType = 1
+	TDeleteType_DELETE_FAMILY         TDeleteType = 2
+	TDeleteType_DELETE_FAMILY_VERSION TDeleteType = 3
 )
 
 func (p TDeleteType) String() string {
-  switch p {
-  case TDeleteType_DELETE_COLUMN: return "DELETE_COLUMN"
-  case TDeleteType_DELETE_COLUMNS: return "DELETE_COLUMNS"
-  case TDeleteType_DELETE_FAMILY: return "DELETE_FAMILY"
-  case TDeleteType_DELETE_FAMILY_VERSION: return "DELETE_FAMILY_VERSION"
-  }
-  return "<UNSET>"
+	switch p {
+	case TDeleteType_DELETE_COLUMN:
+		return "DELETE_COLUMN"
+	case TDeleteType_DELETE_COLUMNS:
+		return "DELETE_COLUMNS"
+	case TDeleteType_DELETE_FAMILY:
+		return "DELETE_FAMILY"
+	case TDeleteType_DELETE_FAMILY_VERSION:
+		return "DELETE_FAMILY_VERSION"
+	}
+	return "<UNSET>"
 }
 
 func TDeleteTypeFromString(s string) (TDeleteType, error) {
-  switch s {
-  case "DELETE_COLUMN": return TDeleteType_DELETE_COLUMN, nil 
-  case "DELETE_COLUMNS": return TDeleteType_DELETE_COLUMNS, nil 
-  case "DELETE_FAMILY": return TDeleteType_DELETE_FAMILY, nil 
-  case "DELETE_FAMILY_VERSION": return TDeleteType_DELETE_FAMILY_VERSION, nil 
-  }
-  return TDeleteType(0), fmt.Errorf("not a valid TDeleteType string")
+	switch s {
+	case "DELETE_COLUMN":
+		return TDeleteType_DELETE_COLUMN, nil
+	case "DELETE_COLUMNS":
+		return TDeleteType_DELETE_COLUMNS, nil
+	case "DELETE_FAMILY":
+		return TDeleteType_DELETE_FAMILY, nil
+	case "DELETE_FAMILY_VERSION":
+		return TDeleteType_DELETE_FAMILY_VERSION, nil
+	}
+	return TDeleteType(0), fmt.Errorf("not a valid TDeleteType string")
 }
-
 
 func TDeleteTypePtr(v TDeleteType) *TDeleteType { return &v }
 
 func (p TDeleteType) MarshalText() ([]byte, error) {
-return []byte(p.String()), nil
+	return []byte(p.String()), nil
 }
 
 func (p *TDeleteType) UnmarshalText(text []byte) error {
-q, err := TDeleteTypeFromString(string(text))
-if (err != nil) {
-return err
-}
-*p = q
-return nil
+	q, err := TDeleteTypeFromString(string(text))
+	if err != nil {
+		return err
+	}
+	*p = q
+	return nil
 }
 
 func (p *TDeleteType) Scan(value interface{}) error {
-v, ok := value.(int64)
-if !ok {
-return errors.New("Scan value is not int64")
-}
-*p = TDeleteType(v)
-return nil
+	v, ok := value.(int64)
+	if !ok {
+		return errors.New("Scan value is not int64")
+	}
+	*p = TDeleteType(v)
+	return nil
 }
 
-func (p * TDeleteType) Value() (driver.Value, error) {
-  if p == nil {
-    return nil, nil
-  }
-return int64(*p), nil
+func (p *TDeleteType) Value() (driver.Value, error) {
+	if p == nil {
+		return nil, nil
+	}
+	return int64(*p), nil
 }
+
 type TDurability int64
+
 const (
-  TDurability_USE_DEFAULT TDurability = 0
-  TDurability_SKIP_WAL TDurability = 1
-  TDurability_ASYNC_WAL TDurability = 2
-  TDurability_SYNC_WAL TDurability = 3
-  TDurability_FSYNC_WAL TDurability = 4
+	TDurability_USE_DEFAULT TDurability = 0
+	TDurability_SKIP_WAL    TDurability = 1
+	TDurability_ASYNC_WAL   TDurability = 2
+	TDurability_SYNC_WAL    TDurability = 3
+	TDurability_FSYNC_WAL   TDurability = 4
 )
 
 func (p TDurability) String() string {
-  switch p {
-  case TDurability_USE_DEFAULT: return "USE_DEFAULT"
-  case TDurability_SKIP_WAL: return "SKIP_WAL"
-  case TDurability_ASYNC_WAL: return "ASYNC_WAL"
-  case TDurability_SYNC_WAL: return "SYNC_WAL"
-  case TDurability_FSYNC_WAL: return "FSYNC_WAL"
-  }
-  return "<UNSET>"
+	switch p {
+	case TDurability_USE_DEFAULT:
+		return "USE_DEFAULT"
+	case TDurability_SKIP_WAL:
+		return "SKIP_WAL"
+	case TDurability_ASYNC_WAL:
+		return "ASYNC_WAL"
+	case TDurability_SYNC_WAL:
+		return "SYNC_WAL"
+	case TDurability_FSYNC_WAL:
+		return "FSYNC_WAL"
+	}
+	return "<UNSET>"
 }
 
 func TDurabilityFromString(s string) (TDurability, error) {
-  switch s {
-  case "USE_DEFAULT": return TDurability_USE_DEFAULT, nil 
-  case "SKIP_WAL": return TDurability_SKIP_WAL, nil 
-  case "ASYNC_WAL": return TDurability_ASYNC_WAL, nil 
-  case "SYNC_WAL": return TDurability_SYNC_WAL, nil 
-  case "FSYNC_WAL": return TDurability_FSYNC_WAL, nil 
-  }
-  return TDurability(0), fmt.Errorf("not a valid TDurability string")
+	switch s {
+	case "USE_DEFAULT":
+		return TDurability_USE_DEFAULT, nil
+	case "SKIP_WAL":
+		return TDurability_SKIP_WAL, nil
+	case "ASYNC_WAL":
+		return TDurability_ASYNC_WAL, nil
+	case "SYNC_WAL":
+		return TDurability_SYNC_WAL, nil
+	case "FSYNC_WAL":
+		return TDurability_FSYNC_WAL, nil
+	}
+	return TDurability(0), fmt.Errorf("not a valid TDurability string")
 }
-
 
 func TDurabilityPtr(v TDurability) *TDurability { return &v }
 
 func (p TDurability) MarshalText() ([]byte, error) {
-return []byte(p.String()), nil
+	return []byte(p.String()), nil
 }
 
 func (p *TDurability) UnmarshalText(text []byte) error {
-q, err := TDurabilityFromString(string(text))
-if (err != nil) {
-return err
-}
-*p = q
-return nil
+	q, err := TDurabilityFromString(string(text))
+	if err != nil {
+		return err
+	}
+	*p = q
+	return nil
 }
 
 func (p *TDurability) Scan(value interface{}) error {
-v, ok := value.(int64)
-if !ok {
-return errors.New("Scan value is not int64")
-}
-*p = TDurability(v)
-return nil
+	v, ok := value.(int64)
+	if !ok {
+		return errors.New("Scan value is not int64")
+	}
+	*p = TDurability(v)
+	return nil
 }
 
-func (p * TDurability) Value() (driver.Value, error) {
-  if p == nil {
-    return nil, nil
-  }
-return int64(*p), nil
+func (p *TDurability) Value() (driver.Value, error) {
+	if p == nil {
+		return nil, nil
+	}
+	return int64(*p), nil
 }
+
 type TCompareOperator int64
+
 const (
-  TCompareOperator_LESS TCompareOperator = 0
-  TCompareOperator_LESS_OR_EQUAL TCompareOperator = 1
-  TCompareOperator_EQUAL TCompareOperator = 2
-  TCompareOperator_NOT_EQUAL TCompareOperator = 3
-  TCompareOperator_GREATER_OR_EQUAL TCompareOperator = 4
-  TCompareOperator_GREATER TCompareOperator = 5
-  TCompareOperator_NO_OP TCompareOperator = 6
+	TCompareOperator_LESS             TCompareOperator = 0
+	TCompareOperator_LESS_OR_EQUAL    TCompareOperator = 1
+	TCompareOperator_EQUAL            TCompareOperator = 2
+	TCompareOperator_NOT_EQUAL        TCompareOperator = 3
+	TCompareOperator_GREATER_OR_EQUAL TCompareOperator = 4
+	TCompareOperator_GREATER          TCompareOperator = 5
+	TCompareOperator_NO_OP            TCompareOperator = 6
 )
 
 func (p TCompareOperator) String() string {
-  switch p {
-  case TCompareOperator_LESS: return "LESS"
-  case TCompareOperator_LESS_OR_EQUAL: return "LESS_OR_EQUAL"
-  case TCompareOperator_EQUAL: return "EQUAL"
-  case TCompareOperator_NOT_EQUAL: return "NOT_EQUAL"
-  case TCompareOperator_GREATER_OR_EQUAL: return "GREATER_OR_EQUAL"
-  case TCompareOperator_GREATER: return "GREATER"
-  case TCompareOperator_NO_OP: return "NO_OP"
-  }
-  return "<UNSET>"
+	switch p {
+	case TCompareOperator_LESS:
+		return "LESS"
+	case TCompareOperator_LESS_OR_EQUAL:
+		return "LESS_OR_EQUAL"
+	case TCompareOperator_EQUAL:
+		return "EQUAL"
+	case TCompareOperator_NOT_EQUAL:
+		return "NOT_EQUAL"
+	case TCompareOperator_GREATER_OR_EQUAL:
+		return "GREATER_OR_EQUAL"
+	case TCompareOperator_GREATER:
+		return "GREATER"
+	case TCompareOperator_NO_OP:
+		return "NO_OP"
+	}
+	return "<UNSET>"
 }
 
 func TCompareOperatorFromString(s string) (TCompareOperator, error) {
-  switch s {
-  case "LESS": return TCompareOperator_LESS, nil 
-  case "LESS_OR_EQUAL": return TCompareOperator_LESS_OR_EQUAL, nil 
-  case "EQUAL": return TCompareOperator_EQUAL, nil 
-  case "NOT_EQUAL": return TCompareOperator_NOT_EQUAL, nil 
-  case "GREATER_OR_EQUAL": return TCompareOperator_GREATER_OR_EQUAL, nil 
-  case "GREATER": return TCompareOperator_GREATER, nil 
-  case "NO_OP": return TCompareOperator_NO_OP, nil 
-  }
-  return TCompareOperator(0), fmt.Errorf("not a valid TCompareOperator string")
+	switch s {
+	case "LESS":
+		return TCompareOperator_LESS, nil
+	case "LESS_OR_EQUAL":
+		return TCompareOperator_LESS_OR_EQUAL, nil
+	case "EQUAL":
+		return TCompareOperator_EQUAL, nil
+	case "NOT_EQUAL":
+		return TCompareOperator_NOT_EQUAL, nil
+	case "GREATER_OR_EQUAL":
+		return TCompareOperator_GREATER_OR_EQUAL, nil
+	case "GREATER":
+		return TCompareOperator_GREATER, nil
+	case "NO_OP":
+		return TCompareOperator_NO_OP, nil
+	}
+	return TCompareOperator(0), fmt.Errorf("not a valid TCompareOperator string")
 }
-
 
 func TCompareOperatorPtr(v TCompareOperator) *TCompareOperator { return &v }
 
 func (p TCompareOperator) MarshalText() ([]byte, error) {
-return []byte(p.String()), nil
+	return []byte(p.String()), nil
 }
 
 func (p *TCompareOperator) UnmarshalText(text []byte) error {
-q, err := TCompareOperatorFromString(string(text))
-if (err != nil) {
-return err
-}
-*p = q
-return nil
+	q, err := TCompareOperatorFromString(string(text))
+	if err != nil {
+		return err
+	}
+	*p = q
+	return nil
 }
 
 func (p *TCompareOperator) Scan(value interface{}) error {
-v, ok := value.(int64)
-if !ok {
-return errors.New("Scan value is not int64")
-}
-*p = TCompareOperator(v)
-return nil
+	v, ok := value.(int64)
+	if !ok {
+		return errors.New("Scan value is not int64")
+	}
+	*p = TCompareOperator(v)
+	return nil
 }
 
-func (p * TCompareOperator) Value() (driver.Value, error) {
-  if p == nil {
-    return nil, nil
-  }
-return int64(*p), nil
+func (p *TCompareOperator) Value() (driver.Value, error) {
+	if p == nil {
+		return nil, nil
+	}
+	return int64(*p), nil
 }
+
 type TBloomFilterType int64
+
 const (
-  TBloomFilterType_NONE TBloomFilterType = 0
-  TBloomFilterType_ROW TBloomFilterType = 1
-  TBloomFilterType_ROWCOL TBloomFilterType = 2
-  TBloomFilterType_ROWPREFIX_FIXED_LENGTH TBloomFilterType = 3
+	TBloomFilterType_NONE                   TBloomFilterType = 0
+	TBloomFilterType_ROW                    TBloomFilterType = 1
+	TBloomFilterType_ROWCOL                 TBloomFilterType = 2
+	TBloomFilterType_ROWPREFIX_FIXED_LENGTH TBloomFilterType = 3
 )
 
 func (p TBloomFilterType) String() string {
-  switch p {
-  case TBloomFilterType_NONE: return "NONE"
-  case TBloomFilterType_ROW: return "ROW"
-  case TBloomFilterType_ROWCOL: return "ROWCOL"
-  case TBloomFilterType_ROWPREFIX_FIXED_LENGTH: return "ROWPREFIX_FIXED_LENGTH"
-  }
-  return "<UNSET>"
+	switch p {
+	case TBloomFilterType_NONE:
+		return "NONE"
+	case TBloomFilterType_ROW:
+		return "ROW"
+	case TBloomFilterType_ROWCOL:
+		return "ROWCOL"
+	case TBloomFilterType_ROWPREFIX_FIXED_LENGTH:
+		return "ROWPREFIX_FIXED_LENGTH"
+	}
+	return "<UNSET>"
 }
 
 func TBloomFilterTypeFromString(s string) (TBloomFilterType, error) {
-  switch s {
-  case "NONE": return TBloomFilterType_NONE, nil 
-  case "ROW": return TBloomFilterType_ROW, nil 
-  case "ROWCOL": return TBloomFilterType_ROWCOL, nil 
-  case "ROWPREFIX_FIXED_LENGTH": return TBloomFilterType_ROWPREFIX_FIXED_LENGTH, nil 
-  }
-  return TBloomFilterType(0), fmt.Errorf("not a valid TBloomFilterType string")
+	switch s {
+	case "NONE":
+		return TBloomFilterType_NONE, nil
+	case "ROW":
+		return TBloomFilterType_ROW, nil
+	case "ROWCOL":
+		return TBloomFilterType_ROWCOL, nil
+	case "ROWPREFIX_FIXED_LENGTH":
+		return TBloomFilterType_ROWPREFIX_FIXED_LENGTH, nil
+	}
+	return TBloomFilterType(0), fmt.Errorf("not a valid TBloomFilterType string")
 }
-
 
 func TBloomFilterTypePtr(v TBloomFilterType) *TBloomFilterType { return &v }
 
 func (p TBloomFilterType) MarshalText() ([]byte, error) {
-return []byte(p.String()), nil
+	return []byte(p.String()), nil
 }
 
 func (p *TBloomFilterType) UnmarshalText(text []byte) error {
-q, err := TBloomFilterTypeFromString(string(text))
-if (err != nil) {
-return err
-}
-*p = q
-return nil
+	q, err := TBloomFilterTypeFromString(string(text))
+	if err != nil {
+		return err
+	}
+	*p = q
+	return nil
 }
 
 func (p *TBloomFilterType) Scan(value interface{}) error {
-v, ok := value.(int64)
-if !ok {
-return errors.New("Scan value is not int64")
-}
-*p = TBloomFilterType(v)
-return nil
+	v, ok := value.(int64)
+	if !ok {
+		return errors.New("Scan value is not int64")
+	}
+	*p = TBloomFilterType(v)
+	return nil
 }
 
-func (p * TBloomFilterType) Value() (driver.Value, error) {
-  if p == nil {
-    return nil, nil
-  }
-return int64(*p), nil
+func (p *TBloomFilterType) Value() (driver.Value, error) {
+	if p == nil {
+		return nil, nil
+	}
+	return int64(*p), nil
 }
+
 type TCompressionAlgorithm int64
+
 const (
-  TCompressionAlgorithm_LZO TCompressionAlgorithm = 0
-  TCompressionAlgorithm_GZ TCompressionAlgorithm = 1
-  TCompressionAlgorithm_NONE TCompressionAlgorithm = 2
-  TCompressionAlgorithm_SNAPPY TCompressionAlgorithm = 3
-  TCompressionAlgorithm_LZ4 TCompressionAlgorithm = 4
-  TCompressionAlgorithm_BZIP2 TCompressionAlgorithm = 5
-  TCompressionAlgorithm_ZSTD TCompressionAlgorithm = 6
+	TCompressionAlgorithm_LZO    TCompressionAlgorithm = 0
+	TCompressionAlgorithm_GZ     TCompressionAlgorithm = 1
+	TCompressionAlgorithm_NONE   TCompressionAlgorithm = 2
+	TCompressionAlgorithm_SNAPPY TCompressionAlgorithm = 3
+	TCompressionAlgorithm_LZ4    TCompressionAlgorithm = 4
+	TCompressionAlgorithm_BZIP2  TCompressionAlgorithm = 5
+	TCompressionAlgorithm_ZSTD   TCompressionAlgorithm = 6
 )
 
 func (p TCompressionAlgorithm) String() string {
-  switch p {
-  case TCompressionAlgorithm_LZO: return "LZO"
-  case TCompressionAlgorithm_GZ: return "GZ"
-  case TCompressionAlgorithm_NONE: return "NONE"
-  case TCompressionAlgorithm_SNAPPY: return "SNAPPY"
-  case TCompressionAlgorithm_LZ4: return "LZ4"
-  case TCompressionAlgorithm_BZIP2: return "BZIP2"
-  case TCompressionAlgorithm_ZSTD: return "ZSTD"
-  }
-  return "<UNSET>"
+	switch p {
+	case TCompressionAlgorithm_LZO:
+		return "LZO"
+	case TCompressionAlgorithm_GZ:
+		return "GZ"
+	case TCompressionAlgorithm_NONE:
+		return "NONE"
+	case TCompressionAlgorithm_SNAPPY:
+		return "SNAPPY"
+	case TCompressionAlgorithm_LZ4:
+		return "LZ4"
+	case TCompressionAlgorithm_BZIP2:
+		return "BZIP2"
+	case TCompressionAlgorithm_ZSTD:
+		return "ZSTD"
+	}
+	return "<UNSET>"
 }
 
 func TCompressionAlgorithmFromString(s string) (TCompressionAlgorithm, error) {
-  switch s {
-  case "LZO": return TCompressionAlgorithm_LZO, nil 
-  case "GZ": return TCompressionAlgorithm_GZ, nil 
-  case "NONE": return TCompressionAlgorithm_NONE, nil 
-  case "SNAPPY": return TCompressionAlgorithm_SNAPPY, nil 
-  case "LZ4": return TCompressionAlgorithm_LZ4, nil 
-  case "BZIP2": return TCompressionAlgorithm_BZIP2, nil 
-  case "ZSTD": return TCompressionAlgorithm_ZSTD, nil 
-  }
-  return TCompressionAlgorithm(0), fmt.Errorf("not a valid TCompressionAlgorithm string")
+	switch s {
+	case "LZO":
+		return TCompressionAlgorithm_LZO, nil
+	case "GZ":
+		return TCompressionAlgorithm_GZ, nil
+	case "NONE":
+		return TCompressionAlgorithm_NONE, nil
+	case "SNAPPY":
+		return TCompressionAlgorithm_SNAPPY, nil
+	case "LZ4":
+		return TCompressionAlgorithm_LZ4, nil
+	case "BZIP2":
+		return TCompressionAlgorithm_BZIP2, nil
+	case "ZSTD":
+		return TCompressionAlgorithm_ZSTD, nil
+	}
+	return TCompressionAlgorithm(0), fmt.Errorf("not a valid TCompressionAlgorithm string")
 }
-
 
 func TCompressionAlgorithmPtr(v TCompressionAlgorithm) *TCompressionAlgorithm { return &v }
 
 func (p TCompressionAlgorithm) MarshalText() ([]byte, error) {
-return []byte(p.String()), nil
+	return []byte(p.String()), nil
 }
 
 func (p *TCompressionAlgorithm) UnmarshalText(text []byte) error {
-q, err := TCompressionAlgorithmFromString(string(text))
-if (err != nil) {
-return err
-}
-*p = q
-return nil
+	q, err := TCompressionAlgorithmFromString(string(text))
+	if err != nil {
+		return err
+	}
+	*p = q
+	return nil
 }
 
 func (p *TCompressionAlgorithm) Scan(value interface{}) error {
-v, ok := value.(int64)
-if !ok {
-return errors.New("Scan value is not int64")
-}
-*p = TCompressionAlgorithm(v)
-return nil
+	v, ok := value.(int64)
+	if !ok {
+		return errors.New("Scan value is not int64")
+	}
+	*p = TCompressionAlgorithm(v)
+	return nil
 }
 
-func (p * TCompressionAlgorithm) Value() (driver.Value, error) {
-  if p == nil {
-    return nil, nil
-  }
-return int64(*p), nil
+func (p *TCompressionAlgorithm) Value() (driver.Value, error) {
+	if p == nil {
+		return nil, nil
+	}
+	return int64(*p), nil
 }
+
 type TDataBlockEncoding int64
+
 const (
-  TDataBlockEncoding_NONE TDataBlockEncoding = 0
-  TDataBlockEncoding_PREFIX TDataBlockEncoding = 2
-  TDataBlockEncoding_DIFF TDataBlockEncoding = 3
-  TDataBlockEncoding_FAST_DIFF TDataBlockEncoding = 4
-  TDataBlockEncoding_ROW_INDEX_V1 TDataBlockEncoding = 7
+	TDataBlockEncoding_NONE         TDataBlockEncoding = 0
+	TDataBlockEncoding_PREFIX       TDataBlockEncoding = 2
+	TDataBlockEncoding_DIFF         TDataBlockEncoding = 3
+	TDataBlockEncoding_FAST_DIFF    TDataBlockEncoding = 4
+	TDataBlockEncoding_ROW_INDEX_V1 TDataBlockEncoding = 7
 )
 
 func (p TDataBlockEncoding) String() string {
-  switch p {
-  case TDataBlockEncoding_NONE: return "NONE"
-  case TDataBlockEncoding_PREFIX: return "PREFIX"
-  case TDataBlockEncoding_DIFF: return "DIFF"
-  case TDataBlockEncoding_FAST_DIFF: return "FAST_DIFF"
-  case TDataBlockEncoding_ROW_INDEX_V1: return "ROW_INDEX_V1"
-  }
-  return "<UNSET>"
+	switch p {
+	case TDataBlockEncoding_NONE:
+		return "NONE"
+	case TDataBlockEncoding_PREFIX:
+		return "PREFIX"
+	case TDataBlockEncoding_DIFF:
+		return "DIFF"
+	case TDataBlockEncoding_FAST_DIFF:
+		return "FAST_DIFF"
+	case TDataBlockEncoding_ROW_INDEX_V1:
+		return "ROW_INDEX_V1"
+	}
+	return "<UNSET>"
 }
 
 func TDataBlockEncodingFromString(s string) (TDataBlockEncoding, error) {
-  switch s {
-  case "NONE": return TDataBlockEncoding_NONE, nil 
-  case "PREFIX": return TDataBlockEncoding_PREFIX, nil 
-  case "DIFF": return TDataBlockEncoding_DIFF, nil 
-  case "FAST_DIFF": return TDataBlockEncoding_FAST_DIFF, nil 
-  case "ROW_INDEX_V1": return TDataBlockEncoding_ROW_INDEX_V1, nil 
-  }
-  return TDataBlockEncoding(0), fmt.Errorf("not a valid TDataBlockEncoding string")
+	switch s {
+	case "NONE":
+		return TDataBlockEncoding_NONE, nil
+	case "PREFIX":
+		return TDataBlockEncoding_PREFIX, nil
+	case "DIFF":
+		return TDataBlockEncoding_DIFF, nil
+	case "FAST_DIFF":
+		return TDataBlockEncoding_FAST_DIFF, nil
+	case "ROW_INDEX_V1":
+		return TDataBlockEncoding_ROW_INDEX_V1, nil
+	}
+	return TDataBlockEncoding(0), fmt.Errorf("not a valid TDataBlockEncoding string")
 }
-
 
 func TDataBlockEncodingPtr(v TDataBlockEncoding) *TDataBlockEncoding { return &v }
 
 func (p TDataBlockEncoding) MarshalText() ([]byte, error) {
-return []byte(p.String()), nil
+	return []byte(p.String()), nil
 }
 
 func (p *TDataBlockEncoding) UnmarshalText(text []byte) error {
-q, err := TDataBlockEncodingFromString(string(text))
-if (err != nil) {
-return err
-}
-*p = q
-return nil
+	q, err := TDataBlockEncodingFromString(string(text))
+	if err != nil {
+		return err
+	}
+	*p = q
+	return nil
 }
 
 func (p *TDataBlockEncoding) Scan(value interface{}) error {
-v, ok := value.(int64)
-if !ok {
-return errors.New("Scan value is not int64")
-}
-*p = TDataBlockEncoding(v)
-return nil
+	v, ok := value.(int64)
+	if !ok {
+		return errors.New("Scan value is not int64")
+	}
+	*p = TDataBlockEncoding(v)
+	return nil
 }
 
-func (p * TDataBlockEncoding) Value() (driver.Value, error) {
-  if p == nil {
-    return nil, nil
-  }
-return int64(*p), nil
+func (p *TDataBlockEncoding) Value() (driver.Value, error) {
+	if p == nil {
+		return nil, nil
+	}
+	return int64(*p), nil
 }
+
 // Attributes:
-//  - MinStamp
-//  - MaxStamp
+//   - MinStamp
+//   - MaxStamp
 type TTimeRange struct {
-  MinStamp int64 `thrift:"minStamp,1,required" db:"minStamp" json:"minStamp"`
-  MaxStamp int64 `thrift:"maxStamp,2,required" db:"maxStamp" json:"maxStamp"`
+	MinStamp int64 `thrift:"minStamp,1,required" db:"minStamp" json:"minStamp"`
+	MaxStamp int64 `thrift:"maxStamp,2,required" db:"maxStamp" json:"maxStamp"`
 }
 
 func NewTTimeRange() *TTimeRange {
-  return &TTimeRange{}
+	return &TTimeRange{}
 }
 
-
 func (p *TTimeRange) GetMinStamp() int64 {
-  return p.MinStamp
+	return p.MinStamp
 }
 
 func (p *TTimeRange) GetMaxStamp() int64 {
-  return p.MaxStamp
+	return p.MaxStamp
 }
 func (p *TTimeRange) Read(ctx context.Context, iprot thrift.TProtocol) error {
-  if _, err := iprot.ReadStructBegin(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
-  }
+	if _, err := iprot.ReadStructBegin(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
+	}
 
-  var issetMinStamp bool = false;
-  var issetMaxStamp bool = false;
+	var issetMinStamp bool = false
+	var issetMaxStamp bool = false
 
-  for {
-    _, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
-    if err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
-    }
-    if fieldTypeId == thrift.STOP { break; }
-    switch fieldId {
-    case 1:
-      if fieldTypeId == thrift.I64 {
-        if err := p.ReadField1(ctx, iprot); err != nil {
-          return err
-        }
-        issetMinStamp = true
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    case 2:
-      if fieldTypeId == thrift.I64 {
-        if err := p.ReadField2(ctx, iprot); err != nil {
-          return err
-        }
-        issetMaxStamp = true
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    default:
-      if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-        return err
-      }
-    }
-    if err := iprot.ReadFieldEnd(ctx); err != nil {
-      return err
-    }
-  }
-  if err := iprot.ReadStructEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
-  }
-  if !issetMinStamp{
-    return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field MinStamp is not set"));
-  }
-  if !issetMaxStamp{
-    return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field MaxStamp is not set"));
-  }
-  return nil
+	for {
+		_, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
+		if err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
+		}
+		if fieldTypeId == thrift.STOP {
+			break
+		}
+		switch fieldId {
+		case 1:
+			if fieldTypeId == thrift.I64 {
+				if err := p.ReadField1(ctx, iprot); err != nil {
+					return err
+				}
+				issetMinStamp = true
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		case 2:
+			if fieldTypeId == thrift.I64 {
+				if err := p.ReadField2(ctx, iprot); err != nil {
+					return err
+				}
+				issetMaxStamp = true
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		default:
+			if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+				return err
+			}
+		}
+		if err := iprot.ReadFieldEnd(ctx); err != nil {
+			return err
+		}
+	}
+	if err := iprot.ReadStructEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
+	}
+	if !issetMinStamp {
+		return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field MinStamp is not set"))
+	}
+	if !issetMaxStamp {
+		return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field MaxStamp is not set"))
+	}
+	return nil
 }
 
-func (p *TTimeRange)  ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
-  if v, err := iprot.ReadI64(ctx); err != nil {
-  return thrift.PrependError("error reading field 1: ", err)
-} else {
-  p.MinStamp = v
-}
-  return nil
+func (p *TTimeRange) ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
+	if v, err := iprot.ReadI64(ctx); err != nil {
+		return thrift.PrependError("error reading field 1: ", err)
+	} else {
+		p.MinStamp = v
+	}
+	return nil
 }
 
-func (p *TTimeRange)  ReadField2(ctx context.Context, iprot thrift.TProtocol) error {
-  if v, err := iprot.ReadI64(ctx); err != nil {
-  return thrift.PrependError("error reading field 2: ", err)
-} else {
-  p.MaxStamp = v
-}
-  return nil
+func (p *TTimeRange) ReadField2(ctx context.Context, iprot thrift.TProtocol) error {
+	if v, err := iprot.ReadI64(ctx); err != nil {
+		return thrift.PrependError("error reading field 2: ", err)
+	} else {
+		p.MaxStamp = v
+	}
+	return nil
 }
 
 func (p *TTimeRange) Write(ctx context.Context, oprot thrift.TProtocol) error {
-  if err := oprot.WriteStructBegin(ctx, "TTimeRange"); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err) }
-  if p != nil {
-    if err := p.writeField1(ctx, oprot); err != nil { return err }
-    if err := p.writeField2(ctx, oprot); err != nil { return err }
-  }
-  if err := oprot.WriteFieldStop(ctx); err != nil {
-    return thrift.PrependError("write field stop error: ", err) }
-  if err := oprot.WriteStructEnd(ctx); err != nil {
-    return thrift.PrependError("write struct stop error: ", err) }
-  return nil
+	if err := oprot.WriteStructBegin(ctx, "TTimeRange"); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err)
+	}
+	if p != nil {
+		if err := p.writeField1(ctx, oprot); err != nil {
+			return err
+		}
+		if err := p.writeField2(ctx, oprot); err != nil {
+			return err
+		}
+	}
+	if err := oprot.WriteFieldStop(ctx); err != nil {
+		return thrift.PrependError("write field stop error: ", err)
+	}
+	if err := oprot.WriteStructEnd(ctx); err != nil {
+		return thrift.PrependError("write struct stop error: ", err)
+	}
+	return nil
 }
 
 func (p *TTimeRange) writeField1(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if err := oprot.WriteFieldBegin(ctx, "minStamp", thrift.I64, 1); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:minStamp: ", p), err) }
-  if err := oprot.WriteI64(ctx, int64(p.MinStamp)); err != nil {
-  return thrift.PrependError(fmt.Sprintf("%T.minStamp (1) field write error: ", p), err) }
-  if err := oprot.WriteFieldEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field end error 1:minStamp: ", p), err) }
-  return err
+	if err := oprot.WriteFieldBegin(ctx, "minStamp", thrift.I64, 1); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:minStamp: ", p), err)
+	}
+	if err := oprot.WriteI64(ctx, int64(p.MinStamp)); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T.minStamp (1) field write error: ", p), err)
+	}
+	if err := oprot.WriteFieldEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field end error 1:minStamp: ", p), err)
+	}
+	return err
 }
 
 func (p *TTimeRange) writeField2(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if err := oprot.WriteFieldBegin(ctx, "maxStamp", thrift.I64, 2); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field begin error 2:maxStamp: ", p), err) }
-  if err := oprot.WriteI64(ctx, int64(p.MaxStamp)); err != nil {
-  return thrift.PrependError(fmt.Sprintf("%T.maxStamp (2) field write error: ", p), err) }
-  if err := oprot.WriteFieldEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field end error 2:maxStamp: ", p), err) }
-  return err
+	if err := oprot.WriteFieldBegin(ctx, "maxStamp", thrift.I64, 2); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field begin error 2:maxStamp: ", p), err)
+	}
+	if err := oprot.WriteI64(ctx, int64(p.MaxStamp)); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T.maxStamp (2) field write error: ", p), err)
+	}
+	if err := oprot.WriteFieldEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field end error 2:maxStamp: ", p), err)
+	}
+	return err
 }
 
 func (p *TTimeRange) Equals(other *TTimeRange) bool {
-  if p == other {
-    return true
-  } else if p == nil || other == nil {
-    return false
-  }
-  if p.MinStamp != other.MinStamp { return false }
-  if p.MaxStamp != other.MaxStamp { return false }
-  return true
+	if p == other {
+		return true
+	} else if p == nil || other == nil {
+		return false
+	}
+	if p.MinStamp != other.MinStamp {
+		return false
+	}
+	if p.MaxStamp != other.MaxStamp {
+		return false
+	}
+	return true
 }
 
 func (p *TTimeRange) String() string {
-  if p == nil {
-    return "<nil>"
-  }
-  return fmt.Sprintf("TTimeRange(%+v)", *p)
+	if p == nil {
+		return "<nil>"
+	}
+	return fmt.Sprintf("TTimeRange(%+v)", *p)
 }
 
 // Attributes:
-//  - Family
-//  - Qualifier
-//  - Timestamp
+//   - Family
+//   - Qualifier
+//   - Timestamp
 type TColumn struct {
-  Family []byte `thrift:"family,1,required" db:"family" json:"family"`
-  Qualifier []byte `thrift:"qualifier,2" db:"qualifier" json:"qualifier,omitempty"`
-  Timestamp *int64 `thrift:"timestamp,3" db:"timestamp" json:"timestamp,omitempty"`
+	Family    []byte `thrift:"family,1,required" db:"family" json:"family"`
+	Qualifier []byte `thrift:"qualifier,2" db:"qualifier" json:"qualifier,omitempty"`
+	Timestamp *int64 `thrift:"timestamp,3" db:"timestamp" json:"timestamp,omitempty"`
 }
 
 func NewTColumn() *TColumn {
-  return &TColumn{}
+	return &TColumn{}
 }
-
 
 func (p *TColumn) GetFamily() []byte {
-  return p.Family
+	return p.Family
 }
+
 var TColumn_Qualifier_DEFAULT []byte
 
 func (p *TColumn) GetQualifier() []byte {
-  return p.Qualifier
+	return p.Qualifier
 }
+
 var TColumn_Timestamp_DEFAULT int64
+
 func (p *TColumn) GetTimestamp() int64 {
-  if !p.IsSetTimestamp() {
-    return TColumn_Timestamp_DEFAULT
-  }
-return *p.Timestamp
+	if !p.IsSetTimestamp() {
+		return TColumn_Timestamp_DEFAULT
+	}
+	return *p.Timestamp
 }
 func (p *TColumn) IsSetQualifier() bool {
-  return p.Qualifier != nil
+	return p.Qualifier != nil
 }
 
 func (p *TColumn) IsSetTimestamp() bool {
-  return p.Timestamp != nil
+	return p.Timestamp != nil
 }
 
 func (p *TColumn) Read(ctx context.Context, iprot thrift.TProtocol) error {
-  if _, err := iprot.ReadStructBegin(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
-  }
+	if _, err := iprot.ReadStructBegin(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
+	}
 
-  var issetFamily bool = false;
+	var issetFamily bool = false
 
-  for {
-    _, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
-    if err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
-    }
-    if fieldTypeId == thrift.STOP { break; }
-    switch fieldId {
-    case 1:
-      if fieldTypeId == thrift.STRING {
-        if err := p.ReadField1(ctx, iprot); err != nil {
-          return err
-        }
-        issetFamily = true
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    case 2:
-      if fieldTypeId == thrift.STRING {
-        if err := p.ReadField2(ctx, iprot); err != nil {
-          return err
-        }
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    case 3:
-      if fieldTypeId == thrift.I64 {
-        if err := p.ReadField3(ctx, iprot); err != nil {
-          return err
-        }
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    default:
-      if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-        return err
-      }
-    }
-    if err := iprot.ReadFieldEnd(ctx); err != nil {
-      return err
-    }
-  }
-  if err := iprot.ReadStructEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
-  }
-  if !issetFamily{
-    return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field Family is not set"));
-  }
-  return nil
-}
-
-func (p *TColumn)  ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
-  if v, err := iprot.ReadBinary(ctx); err != nil {
-  return thrift.PrependError("error reading field 1: ", err)
-} else {
-  p.Family = v
-}
-  return nil
+	for {
+		_, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
+		if err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
+		}
+		if fieldTypeId == thrift.STOP {
+			break
+		}
+		switch fieldId {
+		case 1:
+			if fieldTypeId == thrift.STRING {
+				if err := p.ReadField1(ctx, iprot); err != nil {
+					return err
+				}
+				issetFamily = true
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		case 2:
+			if fieldTypeId == thrift.STRING {
+				if err := p.ReadField2(ctx, iprot); err != nil {
+					return err
+				}
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		case 3:
+			if fieldTypeId == thrift.I64 {
+				if err := p.ReadField3(ctx, iprot); err != nil {
+					return err
+				}
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		default:
+			if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+				return err
+			}
+		}
+		if err := iprot.ReadFieldEnd(ctx); err != nil {
+			return err
+		}
+	}
+	if err := iprot.ReadStructEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
+	}
+	if !issetFamily {
+		return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field Family is not set"))
+	}
+	return nil
 }
 
-func (p *TColumn)  ReadField2(ctx context.Context, iprot thrift.TProtocol) error {
-  if v, err := iprot.ReadBinary(ctx); err != nil {
-  return thrift.PrependError("error reading field 2: ", err)
-} else {
-  p.Qualifier = v
-}
-  return nil
+func (p *TColumn) ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
+	if v, err := iprot.ReadBinary(ctx); err != nil {
+		return thrift.PrependError("error reading field 1: ", err)
+	} else {
+		p.Family = v
+	}
+	return nil
 }
 
-func (p *TColumn)  ReadField3(ctx context.Context, iprot thrift.TProtocol) error {
-  if v, err := iprot.ReadI64(ctx); err != nil {
-  return thrift.PrependError("error reading field 3: ", err)
-} else {
-  p.Timestamp = &v
+func (p *TColumn) ReadField2(ctx context.Context, iprot thrift.TProtocol) error {
+	if v, err := iprot.ReadBinary(ctx); err != nil {
+		return thrift.PrependError("error reading field 2: ", err)
+	} else {
+		p.Qualifier = v
+	}
+	return nil
 }
-  return nil
+
+func (p *TColumn) ReadField3(ctx context.Context, iprot thrift.TProtocol) error {
+	if v, err := iprot.ReadI64(ctx); err != nil {
+		return thrift.PrependError("error reading field 3: ", err)
+	} else {
+		p.Timestamp = &v
+	}
+	return nil
 }
 
 func (p *TColumn) Write(ctx context.Context, oprot thrift.TProtocol) error {
-  if err := oprot.WriteStructBegin(ctx, "TColumn"); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err) }
-  if p != nil {
-    if err := p.writeField1(ctx, oprot); err != nil { return err }
-    if err := p.writeField2(ctx, oprot); err != nil { return err }
-    if err := p.writeField3(ctx, oprot); err != nil { return err }
-  }
-  if err := oprot.WriteFieldStop(ctx); err != nil {
-    return thrift.PrependError("write field stop error: ", err) }
-  if err := oprot.WriteStructEnd(ctx); err != nil {
-    return thrift.PrependError("write struct stop error: ", err) }
-  return nil
+	if err := oprot.WriteStructBegin(ctx, "TColumn"); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err)
+	}
+	if p != nil {
+		if err := p.writeField1(ctx, oprot); err != nil {
+			return err
+		}
+		if err := p.writeField2(ctx, oprot); err != nil {
+			return err
+		}
+		if err := p.writeField3(ctx, oprot); err != nil {
+			return err
+		}
+	}
+	if err := oprot.WriteFieldStop(ctx); err != nil {
+		return thrift.PrependError("write field stop error: ", err)
+	}
+	if err := oprot.WriteStructEnd(ctx); err != nil {
+		return thrift.PrependError("write struct stop error: ", err)
+	}
+	return nil
 }
 
 func (p *TColumn) writeField1(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if err := oprot.WriteFieldBegin(ctx, "family", thrift.STRING, 1); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:family: ", p), err) }
-  if err := oprot.WriteBinary(ctx, p.Family); err != nil {
-  return thrift.PrependError(fmt.Sprintf("%T.family (1) field write error: ", p), err) }
-  if err := oprot.WriteFieldEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field end error 1:family: ", p), err) }
-  return err
+	if err := oprot.WriteFieldBegin(ctx, "family", thrift.STRING, 1); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:family: ", p), err)
+	}
+	if err := oprot.WriteBinary(ctx, p.Family); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T.family (1) field write error: ", p), err)
+	}
+	if err := oprot.WriteFieldEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field end error 1:family: ", p), err)
+	}
+	return err
 }
 
 func (p *TColumn) writeField2(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if p.IsSetQualifier() {
-    if err := oprot.WriteFieldBegin(ctx, "qualifier", thrift.STRING, 2); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field begin error 2:qualifier: ", p), err) }
-    if err := oprot.WriteBinary(ctx, p.Qualifier); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T.qualifier (2) field write error: ", p), err) }
-    if err := oprot.WriteFieldEnd(ctx); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field end error 2:qualifier: ", p), err) }
-  }
-  return err
+	if p.IsSetQualifier() {
+		if err := oprot.WriteFieldBegin(ctx, "qualifier", thrift.STRING, 2); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field begin error 2:qualifier: ", p), err)
+		}
+		if err := oprot.WriteBinary(ctx, p.Qualifier); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T.qualifier (2) field write error: ", p), err)
+		}
+		if err := oprot.WriteFieldEnd(ctx); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field end error 2:qualifier: ", p), err)
+		}
+	}
+	return err
 }
 
 func (p *TColumn) writeField3(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if p.IsSetTimestamp() {
-    if err := oprot.WriteFieldBegin(ctx, "timestamp", thrift.I64, 3); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field begin error 3:timestamp: ", p), err) }
-    if err := oprot.WriteI64(ctx, int64(*p.Timestamp)); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T.timestamp (3) field write error: ", p), err) }
-    if err := oprot.WriteFieldEnd(ctx); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field end error 3:timestamp: ", p), err) }
-  }
-  return err
+	if p.IsSetTimestamp() {
+		if err := oprot.WriteFieldBegin(ctx, "timestamp", thrift.I64, 3); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field begin error 3:timestamp: ", p), err)
+		}
+		if err := oprot.WriteI64(ctx, int64(*p.Timestamp)); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T.timestamp (3) field write error: ", p), err)
+		}
+		if err := oprot.WriteFieldEnd(ctx); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field end error 3:timestamp: ", p), err)
+		}
+	}
+	return err
 }
 
 func (p *TColumn) Equals(other *TColumn) bool {
-  if p == other {
-    return true
-  } else if p == nil || other == nil {
-    return false
-  }
-  if bytes.Compare(p.Family, other.Family) != 0 { return false }
-  if bytes.Compare(p.Qualifier, other.Qualifier) != 0 { return false }
-  if p.Timestamp != other.Timestamp {
-    if p.Timestamp == nil || other.Timestamp == nil {
-      return false
-    }
-    if (*p.Timestamp) != (*other.Timestamp) { return false }
-  }
-  return true
+	if p == other {
+		return true
+	} else if p == nil || other == nil {
+		return false
+	}
+	if bytes.Compare(p.Family, other.Family) != 0 {
+		return false
+	}
+	if bytes.Compare(p.Qualifier, other.Qualifier) != 0 {
+		return false
+	}
+	if p.Timestamp != other.Timestamp {
+		if p.Timestamp == nil || other.Timestamp == nil {
+			return false
+		}
+		if (*p.Timestamp) != (*other.Timestamp) {
+			return false
+		}
+	}
+	return true
 }
 
 func (p *TColumn) String() string {
-  if p == nil {
-    return "<nil>"
-  }
-  return fmt.Sprintf("TColumn(%+v)", *p)
+	if p == nil {
+		return "<nil>"
+	}
+	return fmt.Sprintf("TColumn(%+v)", *p)
 }
 
 // Attributes:
-//  - Family
-//  - Qualifier
-//  - Value
-//  - Timestamp
-//  - Tags
-//  - Type
+//   - Family
+//   - Qualifier
+//   - Value
+//   - Timestamp
+//   - Tags
+//   - Type
 type TColumnValue struct {
-  Family []byte `thrift:"family,1,required" db:"family" json:"family"`
-  Qualifier []byte `thrift:"qualifier,2,required" db:"qualifier" json:"qualifier"`
-  Value []byte `thrift:"value,3,required" db:"value" json:"value"`
-  Timestamp *int64 `thrift:"timestamp,4" db:"timestamp" json:"timestamp,omitempty"`
-  Tags []byte `thrift:"tags,5" db:"tags" json:"tags,omitempty"`
-  Type *int8 `thrift:"type,6" db:"type" json:"type,omitempty"`
+	Family    []byte `thrift:"family,1,required" db:"family" json:"family"`
+	Qualifier []byte `thrift:"qualifier,2,required" db:"qualifier" json:"qualifier"`
+	Value     []byte `thrift:"value,3,required" db:"value" json:"value"`
+	Timestamp *int64 `thrift:"timestamp,4" db:"timestamp" json:"timestamp,omitempty"`
+	Tags      []byte `thrift:"tags,5" db:"tags" json:"tags,omitempty"`
+	Type      *int8  `thrift:"type,6" db:"type" json:"type,omitempty"`
 }
 
 func NewTColumnValue() *TColumnValue {
-  return &TColumnValue{}
+	return &TColumnValue{}
 }
 
-
 func (p *TColumnValue) GetFamily() []byte {
-  return p.Family
+	return p.Family
 }
 
 func (p *TColumnValue) GetQualifier() []byte {
-  return p.Qualifier
+	return p.Qualifier
 }
 
 func (p *TColumnValue) GetValue() []byte {
-  return p.Value
+	return p.Value
 }
+
 var TColumnValue_Timestamp_DEFAULT int64
+
 func (p *TColumnValue) GetTimestamp() int64 {
-  if !p.IsSetTimestamp() {
-    return TColumnValue_Timestamp_DEFAULT
-  }
-return *p.Timestamp
+	if !p.IsSetTimestamp() {
+		return TColumnValue_Timestamp_DEFAULT
+	}
+	return *p.Timestamp
 }
+
 var TColumnValue_Tags_DEFAULT []byte
 
 func (p *TColumnValue) GetTags() []byte {
-  return p.Tags
+	return p.Tags
 }
+
 var TColumnValue_Type_DEFAULT int8
+
 func (p *TColumnValue) GetType() int8 {
-  if !p.IsSetType() {
-    return TColumnValue_Type_DEFAULT
-  }
-return *p.Type
+	if !p.IsSetType() {
+		return TColumnValue_Type_DEFAULT
+	}
+	return *p.Type
 }
 func (p *TColumnValue) IsSetTimestamp() bool {
-  return p.Timestamp != nil
+	return p.Timestamp != nil
 }
 
 func (p *TColumnValue) IsSetTags() bool {
-  return p.Tags != nil
+	return p.Tags != nil
 }
 
 func (p *TColumnValue) IsSetType() bool {
-  return p.Type != nil
+	return p.Type != nil
 }
 
 func (p *TColumnValue) Read(ctx context.Context, iprot thrift.TProtocol) error {
-  if _, err := iprot.ReadStructBegin(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
-  }
+	if _, err := iprot.ReadStructBegin(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
+	}
 
-  var issetFamily bool = false;
-  var issetQualifier bool = false;
-  var issetValue bool = false;
+	var issetFamily bool = false
+	var issetQualifier bool = false
+	var issetValue bool = false
 
-  for {
-    _, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
-    if err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
-    }
-    if fieldTypeId == thrift.STOP { break; }
-    switch fieldId {
-    case 1:
-      if fieldTypeId == thrift.STRING {
-        if err := p.ReadField1(ctx, iprot); err != nil {
-          return err
-        }
-        issetFamily = true
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    case 2:
-      if fieldTypeId == thrift.STRING {
-        if err := p.ReadField2(ctx, iprot); err != nil {
-          return err
-        }
-        issetQualifier = true
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    case 3:
-      if fieldTypeId == thrift.STRING {
-        if err := p.ReadField3(ctx, iprot); err != nil {
-          return err
-        }
-        issetValue = true
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    case 4:
-      if fieldTypeId == thrift.I64 {
-        if err := p.ReadField4(ctx, iprot); err != nil {
-          return err
-        }
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    case 5:
-      if fieldTypeId == thrift.STRING {
-        if err := p.ReadField5(ctx, iprot); err != nil {
-          return err
-        }
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    case 6:
-      if fieldTypeId == thrift.BYTE {
-        if err := p.ReadField6(ctx, iprot); err != nil {
-          return err
-        }
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    default:
-      if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-        return err
-      }
-    }
-    if err := iprot.ReadFieldEnd(ctx); err != nil {
-      return err
-    }
-  }
-  if err := iprot.ReadStructEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
-  }
-  if !issetFamily{
-    return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field Family is not set"));
-  }
-  if !issetQualifier{
-    return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field Qualifier is not set"));
-  }
-  if !issetValue{
-    return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field Value is not set"));
-  }
-  return nil
-}
-
-func (p *TColumnValue)  ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
-  if v, err := iprot.ReadBinary(ctx); err != nil {
-  return thrift.PrependError("error reading field 1: ", err)
-} else {
-  p.Family = v
-}
-  return nil
+	for {
+		_, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
+		if err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
+		}
+		if fieldTypeId == thrift.STOP {
+			break
+		}
+		switch fieldId {
+		case 1:
+			if fieldTypeId == thrift.STRING {
+				if err := p.ReadField1(ctx, iprot); err != nil {
+					return err
+				}
+				issetFamily = true
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		case 2:
+			if fieldTypeId == thrift.STRING {
+				if err := p.ReadField2(ctx, iprot); err != nil {
+					return err
+				}
+				issetQualifier = true
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		case 3:
+			if fieldTypeId == thrift.STRING {
+				if err := p.ReadField3(ctx, iprot); err != nil {
+					return err
+				}
+				issetValue = true
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		case 4:
+			if fieldTypeId == thrift.I64 {
+				if err := p.ReadField4(ctx, iprot); err != nil {
+					return err
+				}
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		case 5:
+			if fieldTypeId == thrift.STRING {
+				if err := p.ReadField5(ctx, iprot); err != nil {
+					return err
+				}
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		case 6:
+			if fieldTypeId == thrift.BYTE {
+				if err := p.ReadField6(ctx, iprot); err != nil {
+					return err
+				}
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		default:
+			if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+				return err
+			}
+		}
+		if err := iprot.ReadFieldEnd(ctx); err != nil {
+			return err
+		}
+	}
+	if err := iprot.ReadStructEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
+	}
+	if !issetFamily {
+		return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field Family is not set"))
+	}
+	if !issetQualifier {
+		return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field Qualifier is not set"))
+	}
+	if !issetValue {
+		return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field Value is not set"))
+	}
+	return nil
 }
 
-func (p *TColumnValue)  ReadField2(ctx context.Context, iprot thrift.TProtocol) error {
-  if v, err := iprot.ReadBinary(ctx); err != nil {
-  return thrift.PrependError("error reading field 2: ", err)
-} else {
-  p.Qualifier = v
-}
-  return nil
-}
-
-func (p *TColumnValue)  ReadField3(ctx context.Context, iprot thrift.TProtocol) error {
-  if v, err := iprot.ReadBinary(ctx); err != nil {
-  return thrift.PrependError("error reading field 3: ", err)
-} else {
-  p.Value = v
-}
-  return nil
+func (p *TColumnValue) ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
+	if v, err := iprot.ReadBinary(ctx); err != nil {
+		return thrift.PrependError("error reading field 1: ", err)
+	} else {
+		p.Family = v
+	}
+	return nil
 }
 
-func (p *TColumnValue)  ReadField4(ctx context.Context, iprot thrift.TProtocol) error {
-  if v, err := iprot.ReadI64(ctx); err != nil {
-  return thrift.PrependError("error reading field 4: ", err)
-} else {
-  p.Timestamp = &v
-}
-  return nil
-}
-
-func (p *TColumnValue)  ReadField5(ctx context.Context, iprot thrift.TProtocol) error {
-  if v, err := iprot.ReadBinary(ctx); err != nil {
-  return thrift.PrependError("error reading field 5: ", err)
-} else {
-  p.Tags = v
-}
-  return nil
+func (p *TColumnValue) ReadField2(ctx context.Context, iprot thrift.TProtocol) error {
+	if v, err := iprot.ReadBinary(ctx); err != nil {
+		return thrift.PrependError("error reading field 2: ", err)
+	} else {
+		p.Qualifier = v
+	}
+	return nil
 }
 
-func (p *TColumnValue)  ReadField6(ctx context.Context, iprot thrift.TProtocol) error {
-  if v, err := iprot.ReadByte(ctx); err != nil {
-  return thrift.PrependError("error reading field 6: ", err)
-} else {
-  temp := int8(v)
-  p.Type = &temp
+func (p *TColumnValue) ReadField3(ctx context.Context, iprot thrift.TProtocol) error {
+	if v, err := iprot.ReadBinary(ctx); err != nil {
+		return thrift.PrependError("error reading field 3: ", err)
+	} else {
+		p.Value = v
+	}
+	return nil
 }
-  return nil
+
+func (p *TColumnValue) ReadField4(ctx context.Context, iprot thrift.TProtocol) error {
+	if v, err := iprot.ReadI64(ctx); err != nil {
+		return thrift.PrependError("error reading field 4: ", err)
+	} else {
+		p.Timestamp = &v
+	}
+	return nil
+}
+
+func (p *TColumnValue) ReadField5(ctx context.Context, iprot thrift.TProtocol) error {
+	if v, err := iprot.ReadBinary(ctx); err != nil {
+		return thrift.PrependError("error reading field 5: ", err)
+	} else {
+		p.Tags = v
+	}
+	return nil
+}
+
+func (p *TColumnValue) ReadField6(ctx context.Context, iprot thrift.TProtocol) error {
+	if v, err := iprot.ReadByte(ctx); err != nil {
+		return thrift.PrependError("error reading field 6: ", err)
+	} else {
+		temp := int8(v)
+		p.Type = &temp
+	}
+	return nil
 }
 
 func (p *TColumnValue) Write(ctx context.Context, oprot thrift.TProtocol) error {
-  if err := oprot.WriteStructBegin(ctx, "TColumnValue"); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err) }
-  if p != nil {
-    if err := p.writeField1(ctx, oprot); err != nil { return err }
-    if err := p.writeField2(ctx, oprot); err != nil { return err }
-    if err := p.writeField3(ctx, oprot); err != nil { return err }
-    if err := p.writeField4(ctx, oprot); err != nil { return err }
-    if err := p.writeField5(ctx, oprot); err != nil { return err }
-    if err := p.writeField6(ctx, oprot); err != nil { return err }
-  }
-  if err := oprot.WriteFieldStop(ctx); err != nil {
-    return thrift.PrependError("write field stop error: ", err) }
-  if err := oprot.WriteStructEnd(ctx); err != nil {
-    return thrift.PrependError("write struct stop error: ", err) }
-  return nil
+	if err := oprot.WriteStructBegin(ctx, "TColumnValue"); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err)
+	}
+	if p != nil {
+		if err := p.writeField1(ctx, oprot); err != nil {
+			return err
+		}
+		if err := p.writeField2(ctx, oprot); err != nil {
+			return err
+		}
+		if err := p.writeField3(ctx, oprot); err != nil {
+			return err
+		}
+		if err := p.writeField4(ctx, oprot); err != nil {
+			return err
+		}
+		if err := p.writeField5(ctx, oprot); err != nil {
+			return err
+		}
+		if err := p.writeField6(ctx, oprot); err != nil {
+			return err
+		}
+	}
+	if err := oprot.WriteFieldStop(ctx); err != nil {
+		return thrift.PrependError("write field stop error: ", err)
+	}
+	if err := oprot.WriteStructEnd(ctx); err != nil {
+		return thrift.PrependError("write struct stop error: ", err)
+	}
+	return nil
 }
 
 func (p *TColumnValue) writeField1(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if err := oprot.WriteFieldBegin(ctx, "family", thrift.STRING, 1); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:family: ", p), err) }
-  if err := oprot.WriteBinary(ctx, p.Family); err != nil {
-  return thrift.PrependError(fmt.Sprintf("%T.family (1) field write error: ", p), err) }
-  if err := oprot.WriteFieldEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field end error 1:family: ", p), err) }
-  return err
+	if err := oprot.WriteFieldBegin(ctx, "family", thrift.STRING, 1); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:family: ", p), err)
+	}
+	if err := oprot.WriteBinary(ctx, p.Family); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T.family (1) field write error: ", p), err)
+	}
+	if err := oprot.WriteFieldEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field end error 1:family: ", p), err)
+	}
+	return err
 }
 
 func (p *TColumnValue) writeField2(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if err := oprot.WriteFieldBegin(ctx, "qualifier", thrift.STRING, 2); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field begin error 2:qualifier: ", p), err) }
-  if err := oprot.WriteBinary(ctx, p.Qualifier); err != nil {
-  return thrift.PrependError(fmt.Sprintf("%T.qualifier (2) field write error: ", p), err) }
-  if err := oprot.WriteFieldEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field end error 2:qualifier: ", p), err) }
-  return err
+	if err := oprot.WriteFieldBegin(ctx, "qualifier", thrift.STRING, 2); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field begin error 2:qualifier: ", p), err)
+	}
+	if err := oprot.WriteBinary(ctx, p.Qualifier); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T.qualifier (2) field write error: ", p), err)
+	}
+	if err := oprot.WriteFieldEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field end error 2:qualifier: ", p), err)
+	}
+	return err
 }
 
 func (p *TColumnValue) writeField3(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if err := oprot.WriteFieldBegin(ctx, "value", thrift.STRING, 3); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field begin error 3:value: ", p), err) }
-  if err := oprot.WriteBinary(ctx, p.Value); err != nil {
-  return thrift.PrependError(fmt.Sprintf("%T.value (3) field write error: ", p), err) }
-  if err := oprot.WriteFieldEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field end error 3:value: ", p), err) }
-  return err
+	if err := oprot.WriteFieldBegin(ctx, "value", thrift.STRING, 3); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field begin error 3:value: ", p), err)
+	}
+	if err := oprot.WriteBinary(ctx, p.Value); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T.value (3) field write error: ", p), err)
+	}
+	if err := oprot.WriteFieldEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field end error 3:value: ", p), err)
+	}
+	return err
 }
 
 func (p *TColumnValue) writeField4(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if p.IsSetTimestamp() {
-    if err := oprot.WriteFieldBegin(ctx, "timestamp", thrift.I64, 4); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field begin error 4:timestamp: ", p), err) }
-    if err := oprot.WriteI64(ctx, int64(*p.Timestamp)); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T.timestamp (4) field write error: ", p), err) }
-    if err := oprot.WriteFieldEnd(ctx); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field end error 4:timestamp: ", p), err) }
-  }
-  return err
+	if p.IsSetTimestamp() {
+		if err := oprot.WriteFieldBegin(ctx, "timestamp", thrift.I64, 4); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field begin error 4:timestamp: ", p), err)
+		}
+		if err := oprot.WriteI64(ctx, int64(*p.Timestamp)); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T.timestamp (4) field write error: ", p), err)
+		}
+		if err := oprot.WriteFieldEnd(ctx); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field end error 4:timestamp: ", p), err)
+		}
+	}
+	return err
 }
 
 func (p *TColumnValue) writeField5(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if p.IsSetTags() {
-    if err := oprot.WriteFieldBegin(ctx, "tags", thrift.STRING, 5); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field begin error 5:tags: ", p), err) }
-    if err := oprot.WriteBinary(ctx, p.Tags); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T.tags (5) field write error: ", p), err) }
-    if err := oprot.WriteFieldEnd(ctx); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field end error 5:tags: ", p), err) }
-  }
-  return err
+	if p.IsSetTags() {
+		if err := oprot.WriteFieldBegin(ctx, "tags", thrift.STRING, 5); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field begin error 5:tags: ", p), err)
+		}
+		if err := oprot.WriteBinary(ctx, p.Tags); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T.tags (5) field write error: ", p), err)
+		}
+		if err := oprot.WriteFieldEnd(ctx); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field end error 5:tags: ", p), err)
+		}
+	}
+	return err
 }
 
 func (p *TColumnValue) writeField6(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if p.IsSetType() {
-    if err := oprot.WriteFieldBegin(ctx, "type", thrift.BYTE, 6); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field begin error 6:type: ", p), err) }
-    if err := oprot.WriteByte(ctx, int8(*p.Type)); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T.type (6) field write error: ", p), err) }
-    if err := oprot.WriteFieldEnd(ctx); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field end error 6:type: ", p), err) }
-  }
-  return err
+	if p.IsSetType() {
+		if err := oprot.WriteFieldBegin(ctx, "type", thrift.BYTE, 6); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field begin error 6:type: ", p), err)
+		}
+		if err := oprot.WriteByte(ctx, int8(*p.Type)); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T.type (6) field write error: ", p), err)
+		}
+		if err := oprot.WriteFieldEnd(ctx); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field end error 6:type: ", p), err)
+		}
+	}
+	return err
 }
 
 func (p *TColumnValue) Equals(other *TColumnValue) bool {
-  if p == other {
-    return true
-  } else if p == nil || other == nil {
-    return false
-  }
-  if bytes.Compare(p.Family, other.Family) != 0 { return false }
-  if bytes.Compare(p.Qualifier, other.Qualifier) != 0 { return false }
-  if bytes.Compare(p.Value, other.Value) != 0 { return false }
-  if p.Timestamp != other.Timestamp {
-    if p.Timestamp == nil || other.Timestamp == nil {
-      return false
-    }
-    if (*p.Timestamp) != (*other.Timestamp) { return false }
-  }
-  if bytes.Compare(p.Tags, other.Tags) != 0 { return false }
-  if p.Type != other.Type {
-    if p.Type == nil || other.Type == nil {
-      return false
-    }
-    if (*p.Type) != (*other.Type) { return false }
-  }
-  return true
+	if p == other {
+		return true
+	} else if p == nil || other == nil {
+		return false
+	}
+	if bytes.Compare(p.Family, other.Family) != 0 {
+		return false
+	}
+	if bytes.Compare(p.Qualifier, other.Qualifier) != 0 {
+		return false
+	}
+	if bytes.Compare(p.Value, other.Value) != 0 {
+		return false
+	}
+	if p.Timestamp != other.Timestamp {
+		if p.Timestamp == nil || other.Timestamp == nil {
+			return false
+		}
+		if (*p.Timestamp) != (*other.Timestamp) {
+			return false
+		}
+	}
+	if bytes.Compare(p.Tags, other.Tags) != 0 {
+		return false
+	}
+	if p.Type != other.Type {
+		if p.Type == nil || other.Type == nil {
+			return false
+		}
+		if (*p.Type) != (*other.Type) {
+			return false
+		}
+	}
+	return true
 }
 
 func (p *TColumnValue) String() string {
-  if p == nil {
-    return "<nil>"
-  }
-  return fmt.Sprintf("TColumnValue(%+v)", *p)
+	if p == nil {
+		return "<nil>"
+	}
+	return fmt.Sprintf("TColumnValue(%+v)", *p)
 }
 
 // Attributes:
-//  - Family
-//  - Qualifier
-//  - Amount
+//   - Family
+//   - Qualifier
+//   - Amount
 type TColumnIncrement struct {
-  Family []byte `thrift:"family,1,required" db:"family" json:"family"`
-  Qualifier []byte `thrift:"qualifier,2,required" db:"qualifier" json:"qualifier"`
-  Amount int64 `thrift:"amount,3" db:"amount" json:"amount"`
+	Family    []byte `thrift:"family,1,required" db:"family" json:"family"`
+	Qualifier []byte `thrift:"qualifier,2,required" db:"qualifier" json:"qualifier"`
+	Amount    int64  `thrift:"amount,3" db:"amount" json:"amount"`
 }
 
 func NewTColumnIncrement() *TColumnIncrement {
-  return &TColumnIncrement{
-Amount: 1,
+	return &TColumnIncrement{
+		Amount: 1,
+	}
 }
-}
-
 
 func (p *TColumnIncrement) GetFamily() []byte {
-  return p.Family
+	return p.Family
 }
 
 func (p *TColumnIncrement) GetQualifier() []byte {
-  return p.Qualifier
+	return p.Qualifier
 }
+
 var TColumnIncrement_Amount_DEFAULT int64 = 1
 
 func (p *TColumnIncrement) GetAmount() int64 {
-  return p.Amount
+	return p.Amount
 }
 func (p *TColumnIncrement) IsSetAmount() bool {
-  return p.Amount != TColumnIncrement_Amount_DEFAULT
+	return p.Amount != TColumnIncrement_Amount_DEFAULT
 }
 
 func (p *TColumnIncrement) Read(ctx context.Context, iprot thrift.TProtocol) error {
-  if _, err := iprot.ReadStructBegin(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
-  }
+	if _, err := iprot.ReadStructBegin(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
+	}
 
-  var issetFamily bool = false;
-  var issetQualifier bool = false;
+	var issetFamily bool = false
+	var issetQualifier bool = false
 
-  for {
-    _, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
-    if err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
-    }
-    if fieldTypeId == thrift.STOP { break; }
-    switch fieldId {
-    case 1:
-      if fieldTypeId == thrift.STRING {
-        if err := p.ReadField1(ctx, iprot); err != nil {
-          return err
-        }
-        issetFamily = true
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    case 2:
-      if fieldTypeId == thrift.STRING {
-        if err := p.ReadField2(ctx, iprot); err != nil {
-          return err
-        }
-        issetQualifier = true
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    case 3:
-      if fieldTypeId == thrift.I64 {
-        if err := p.ReadField3(ctx, iprot); err != nil {
-          return err
-        }
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    default:
-      if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-        return err
-      }
-    }
-    if err := iprot.ReadFieldEnd(ctx); err != nil {
-      return err
-    }
-  }
-  if err := iprot.ReadStructEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
-  }
-  if !issetFamily{
-    return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field Family is not set"));
-  }
-  if !issetQualifier{
-    return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field Qualifier is not set"));
-  }
-  return nil
-}
-
-func (p *TColumnIncrement)  ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
-  if v, err := iprot.ReadBinary(ctx); err != nil {
-  return thrift.PrependError("error reading field 1: ", err)
-} else {
-  p.Family = v
-}
-  return nil
+	for {
+		_, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
+		if err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
+		}
+		if fieldTypeId == thrift.STOP {
+			break
+		}
+		switch fieldId {
+		case 1:
+			if fieldTypeId == thrift.STRING {
+				if err := p.ReadField1(ctx, iprot); err != nil {
+					return err
+				}
+				issetFamily = true
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		case 2:
+			if fieldTypeId == thrift.STRING {
+				if err := p.ReadField2(ctx, iprot); err != nil {
+					return err
+				}
+				issetQualifier = true
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		case 3:
+			if fieldTypeId == thrift.I64 {
+				if err := p.ReadField3(ctx, iprot); err != nil {
+					return err
+				}
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		default:
+			if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+				return err
+			}
+		}
+		if err := iprot.ReadFieldEnd(ctx); err != nil {
+			return err
+		}
+	}
+	if err := iprot.ReadStructEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
+	}
+	if !issetFamily {
+		return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field Family is not set"))
+	}
+	if !issetQualifier {
+		return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field Qualifier is not set"))
+	}
+	return nil
 }
 
-func (p *TColumnIncrement)  ReadField2(ctx context.Context, iprot thrift.TProtocol) error {
-  if v, err := iprot.ReadBinary(ctx); err != nil {
-  return thrift.PrependError("error reading field 2: ", err)
-} else {
-  p.Qualifier = v
-}
-  return nil
+func (p *TColumnIncrement) ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
+	if v, err := iprot.ReadBinary(ctx); err != nil {
+		return thrift.PrependError("error reading field 1: ", err)
+	} else {
+		p.Family = v
+	}
+	return nil
 }
 
-func (p *TColumnIncrement)  ReadField3(ctx context.Context, iprot thrift.TProtocol) error {
-  if v, err := iprot.ReadI64(ctx); err != nil {
-  return thrift.PrependError("error reading field 3: ", err)
-} else {
-  p.Amount = v
+func (p *TColumnIncrement) ReadField2(ctx context.Context, iprot thrift.TProtocol) error {
+	if v, err := iprot.ReadBinary(ctx); err != nil {
+		return thrift.PrependError("error reading field 2: ", err)
+	} else {
+		p.Qualifier = v
+	}
+	return nil
 }
-  return nil
+
+func (p *TColumnIncrement) ReadField3(ctx context.Context, iprot thrift.TProtocol) error {
+	if v, err := iprot.ReadI64(ctx); err != nil {
+		return thrift.PrependError("error reading field 3: ", err)
+	} else {
+		p.Amount = v
+	}
+	return nil
 }
 
 func (p *TColumnIncrement) Write(ctx context.Context, oprot thrift.TProtocol) error {
-  if err := oprot.WriteStructBegin(ctx, "TColumnIncrement"); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err) }
-  if p != nil {
-    if err := p.writeField1(ctx, oprot); err != nil { return err }
-    if err := p.writeField2(ctx, oprot); err != nil { return err }
-    if err := p.writeField3(ctx, oprot); err != nil { return err }
-  }
-  if err := oprot.WriteFieldStop(ctx); err != nil {
-    return thrift.PrependError("write field stop error: ", err) }
-  if err := oprot.WriteStructEnd(ctx); err != nil {
-    return thrift.PrependError("write struct stop error: ", err) }
-  return nil
+	if err := oprot.WriteStructBegin(ctx, "TColumnIncrement"); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err)
+	}
+	if p != nil {
+		if err := p.writeField1(ctx, oprot); err != nil {
+			return err
+		}
+		if err := p.writeField2(ctx, oprot); err != nil {
+			return err
+		}
+		if err := p.writeField3(ctx, oprot); err != nil {
+			return err
+		}
+	}
+	if err := oprot.WriteFieldStop(ctx); err != nil {
+		return thrift.PrependError("write field stop error: ", err)
+	}
+	if err := oprot.WriteStructEnd(ctx); err != nil {
+		return thrift.PrependError("write struct stop error: ", err)
+	}
+	return nil
 }
 
 func (p *TColumnIncrement) writeField1(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if err := oprot.WriteFieldBegin(ctx, "family", thrift.STRING, 1); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:family: ", p), err) }
-  if err := oprot.WriteBinary(ctx, p.Family); err != nil {
-  return thrift.PrependError(fmt.Sprintf("%T.family (1) field write error: ", p), err) }
-  if err := oprot.WriteFieldEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field end error 1:family: ", p), err) }
-  return err
+	if err := oprot.WriteFieldBegin(ctx, "family", thrift.STRING, 1); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:family: ", p), err)
+	}
+	if err := oprot.WriteBinary(ctx, p.Family); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T.family (1) field write error: ", p), err)
+	}
+	if err := oprot.WriteFieldEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field end error 1:family: ", p), err)
+	}
+	return err
 }
 
 func (p *TColumnIncrement) writeField2(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if err := oprot.WriteFieldBegin(ctx, "qualifier", thrift.STRING, 2); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field begin error 2:qualifier: ", p), err) }
-  if err := oprot.WriteBinary(ctx, p.Qualifier); err != nil {
-  return thrift.PrependError(fmt.Sprintf("%T.qualifier (2) field write error: ", p), err) }
-  if err := oprot.WriteFieldEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field end error 2:qualifier: ", p), err) }
-  return err
+	if err := oprot.WriteFieldBegin(ctx, "qualifier", thrift.STRING, 2); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field begin error 2:qualifier: ", p), err)
+	}
+	if err := oprot.WriteBinary(ctx, p.Qualifier); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T.qualifier (2) field write error: ", p), err)
+	}
+	if err := oprot.WriteFieldEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field end error 2:qualifier: ", p), err)
+	}
+	return err
 }
 
 func (p *TColumnIncrement) writeField3(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if p.IsSetAmount() {
-    if err := oprot.WriteFieldBegin(ctx, "amount", thrift.I64, 3); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field begin error 3:amount: ", p), err) }
-    if err := oprot.WriteI64(ctx, int64(p.Amount)); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T.amount (3) field write error: ", p), err) }
-    if err := oprot.WriteFieldEnd(ctx); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field end error 3:amount: ", p), err) }
-  }
-  return err
+	if p.IsSetAmount() {
+		if err := oprot.WriteFieldBegin(ctx, "amount", thrift.I64, 3); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field begin error 3:amount: ", p), err)
+		}
+		if err := oprot.WriteI64(ctx, int64(p.Amount)); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T.amount (3) field write error: ", p), err)
+		}
+		if err := oprot.WriteFieldEnd(ctx); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field end error 3:amount: ", p), err)
+		}
+	}
+	return err
 }
 
 func (p *TColumnIncrement) Equals(other *TColumnIncrement) bool {
-  if p == other {
-    return true
-  } else if p == nil || other == nil {
-    return false
-  }
-  if bytes.Compare(p.Family, other.Family) != 0 { return false }
-  if bytes.Compare(p.Qualifier, other.Qualifier) != 0 { return false }
-  if p.Amount != other.Amount { return false }
-  return true
+	if p == other {
+		return true
+	} else if p == nil || other == nil {
+		return false
+	}
+	if bytes.Compare(p.Family, other.Family) != 0 {
+		return false
+	}
+	if bytes.Compare(p.Qualifier, other.Qualifier) != 0 {
+		return false
+	}
+	if p.Amount != other.Amount {
+		return false
+	}
+	return true
 }
 
 func (p *TColumnIncrement) String() string {
-  if p == nil {
-    return "<nil>"
-  }
-  return fmt.Sprintf("TColumnIncrement(%+v)", *p)
+	if p == nil {
+		return "<nil>"
+	}
+	return fmt.Sprintf("TColumnIncrement(%+v)", *p)
 }
 
 // Attributes:
-//  - Row
-//  - ColumnValues
-//  - Stale
-//  - Partial
+//   - Row
+//   - ColumnValues
+//   - Stale
+//   - Partial
 type TResult_ struct {
-  Row []byte `thrift:"row,1" db:"row" json:"row,omitempty"`
-  ColumnValues []*TColumnValue `thrift:"columnValues,2,required" db:"columnValues" json:"columnValues"`
-  Stale bool `thrift:"stale,3" db:"stale" json:"stale"`
-  Partial bool `thrift:"partial,4" db:"partial" json:"partial"`
+	Row          []byte          `thrift:"row,1" db:"row" json:"row,omitempty"`
+	ColumnValues []*TColumnValue `thrift:"columnValues,2,required" db:"columnValues" json:"columnValues"`
+	Stale        bool            `thrift:"stale,3" db:"stale" json:"stale"`
+	Partial      bool            `thrift:"partial,4" db:"partial" json:"partial"`
 }
 
 func NewTResult_() *TResult_ {
-  return &TResult_{}
+	return &TResult_{}
 }
 
 var TResult__Row_DEFAULT []byte
 
 func (p *TResult_) GetRow() []byte {
-  return p.Row
+	return p.Row
 }
 
 func (p *TResult_) GetColumnValues() []*TColumnValue {
-  return p.ColumnValues
+	return p.ColumnValues
 }
+
 var TResult__Stale_DEFAULT bool = false
 
 func (p *TResult_) GetStale() bool {
-  return p.Stale
+	return p.Stale
 }
+
 var TResult__Partial_DEFAULT bool = false
 
 func (p *TResult_) GetPartial() bool {
-  return p.Partial
+	return p.Partial
 }
 func (p *TResult_) IsSetRow() bool {
-  return p.Row != nil
+	return p.Row != nil
 }
 
 func (p *TResult_) IsSetStale() bool {
-  return p.Stale != TResult__Stale_DEFAULT
+	return p.Stale != TResult__Stale_DEFAULT
 }
 
 func (p *TResult_) IsSetPartial() bool {
-  return p.Partial != TResult__Partial_DEFAULT
+	return p.Partial != TResult__Partial_DEFAULT
 }
 
 func (p *TResult_) Read(ctx context.Context, iprot thrift.TProtocol) error {
-  if _, err := iprot.ReadStructBegin(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
-  }
+	if _, err := iprot.ReadStructBegin(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
+	}
 
-  var issetColumnValues bool = false;
+	var issetColumnValues bool = false
 
-  for {
-    _, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
-    if err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
-    }
-    if fieldTypeId == thrift.STOP { break; }
-    switch fieldId {
-    case 1:
-      if fieldTypeId == thrift.STRING {
-        if err := p.ReadField1(ctx, iprot); err != nil {
-          return err
-        }
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    case 2:
-      if fieldTypeId == thrift.LIST {
-        if err := p.ReadField2(ctx, iprot); err != nil {
-          return err
-        }
-        issetColumnValues = true
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    case 3:
-      if fieldTypeId == thrift.BOOL {
-        if err := p.ReadField3(ctx, iprot); err != nil {
-          return err
-        }
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    case 4:
-      if fieldTypeId == thrift.BOOL {
-        if err := p.ReadField4(ctx, iprot); err != nil {
-          return err
-        }
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    default:
-      if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-        return err
-      }
-    }
-    if err := iprot.ReadFieldEnd(ctx); err != nil {
-      return err
-    }
-  }
-  if err := iprot.ReadStructEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
-  }
-  if !issetColumnValues{
-    return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field ColumnValues is not set"));
-  }
-  return nil
-}
-
-func (p *TResult_)  ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
-  if v, err := iprot.ReadBinary(ctx); err != nil {
-  return thrift.PrependError("error reading field 1: ", err)
-} else {
-  p.Row = v
-}
-  return nil
+	for {
+		_, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
+		if err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
+		}
+		if fieldTypeId == thrift.STOP {
+			break
+		}
+		switch fieldId {
+		case 1:
+			if fieldTypeId == thrift.STRING {
+				if err := p.ReadField1(ctx, iprot); err != nil {
+					return err
+				}
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		case 2:
+			if fieldTypeId == thrift.LIST {
+				if err := p.ReadField2(ctx, iprot); err != nil {
+					return err
+				}
+				issetColumnValues = true
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		case 3:
+			if fieldTypeId == thrift.BOOL {
+				if err := p.ReadField3(ctx, iprot); err != nil {
+					return err
+				}
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		case 4:
+			if fieldTypeId == thrift.BOOL {
+				if err := p.ReadField4(ctx, iprot); err != nil {
+					return err
+				}
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		default:
+			if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+				return err
+			}
+		}
+		if err := iprot.ReadFieldEnd(ctx); err != nil {
+			return err
+		}
+	}
+	if err := iprot.ReadStructEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
+	}
+	if !issetColumnValues {
+		return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field ColumnValues is not set"))
+	}
+	return nil
 }
 
-func (p *TResult_)  ReadField2(ctx context.Context, iprot thrift.TProtocol) error {
-  _, size, err := iprot.ReadListBegin(ctx)
-  if err != nil {
-    return thrift.PrependError("error reading list begin: ", err)
-  }
-  tSlice := make([]*TColumnValue, 0, size)
-  p.ColumnValues =  tSlice
-  for i := 0; i < size; i ++ {
-    _elem0 := &TColumnValue{}
-    if err := _elem0.Read(ctx, iprot); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", _elem0), err)
-    }
-    p.ColumnValues = append(p.ColumnValues, _elem0)
-  }
-  if err := iprot.ReadListEnd(ctx); err != nil {
-    return thrift.PrependError("error reading list end: ", err)
-  }
-  return nil
+func (p *TResult_) ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
+	if v, err := iprot.ReadBinary(ctx); err != nil {
+		return thrift.PrependError("error reading field 1: ", err)
+	} else {
+		p.Row = v
+	}
+	return nil
 }
 
-func (p *TResult_)  ReadField3(ctx context.Context, iprot thrift.TProtocol) error {
-  if v, err := iprot.ReadBool(ctx); err != nil {
-  return thrift.PrependError("error reading field 3: ", err)
-} else {
-  p.Stale = v
-}
-  return nil
+func (p *TResult_) ReadField2(ctx context.Context, iprot thrift.TProtocol) error {
+	_, size, err := iprot.ReadListBegin(ctx)
+	if err != nil {
+		return thrift.PrependError("error reading list begin: ", err)
+	}
+	tSlice := make([]*TColumnValue, 0, size)
+	p.ColumnValues = tSlice
+	for i := 0; i < size; i++ {
+		_elem0 := &TColumnValue{}
+		if err := _elem0.Read(ctx, iprot); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", _elem0), err)
+		}
+		p.ColumnValues = append(p.ColumnValues, _elem0)
+	}
+	if err := iprot.ReadListEnd(ctx); err != nil {
+		return thrift.PrependError("error reading list end: ", err)
+	}
+	return nil
 }
 
-func (p *TResult_)  ReadField4(ctx context.Context, iprot thrift.TProtocol) error {
-  if v, err := iprot.ReadBool(ctx); err != nil {
-  return thrift.PrependError("error reading field 4: ", err)
-} else {
-  p.Partial = v
+func (p *TResult_) ReadField3(ctx context.Context, iprot thrift.TProtocol) error {
+	if v, err := iprot.ReadBool(ctx); err != nil {
+		return thrift.PrependError("error reading field 3: ", err)
+	} else {
+		p.Stale = v
+	}
+	return nil
 }
-  return nil
+
+func (p *TResult_) ReadField4(ctx context.Context, iprot thrift.TProtocol) error {
+	if v, err := iprot.ReadBool(ctx); err != nil {
+		return thrift.PrependError("error reading field 4: ", err)
+	} else {
+		p.Partial = v
+	}
+	return nil
 }
 
 func (p *TResult_) Write(ctx context.Context, oprot thrift.TProtocol) error {
-  if err := oprot.WriteStructBegin(ctx, "TResult"); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err) }
-  if p != nil {
-    if err := p.writeField1(ctx, oprot); err != nil { return err }
-    if err := p.writeField2(ctx, oprot); err != nil { return err }
-    if err := p.writeField3(ctx, oprot); err != nil { return err }
-    if err := p.writeField4(ctx, oprot); err != nil { return err }
-  }
-  if err := oprot.WriteFieldStop(ctx); err != nil {
-    return thrift.PrependError("write field stop error: ", err) }
-  if err := oprot.WriteStructEnd(ctx); err != nil {
-    return thrift.PrependError("write struct stop error: ", err) }
-  return nil
+	if err := oprot.WriteStructBegin(ctx, "TResult"); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err)
+	}
+	if p != nil {
+		if err := p.writeField1(ctx, oprot); err != nil {
+			return err
+		}
+		if err := p.writeField2(ctx, oprot); err != nil {
+			return err
+		}
+		if err := p.writeField3(ctx, oprot); err != nil {
+			return err
+		}
+		if err := p.writeField4(ctx, oprot); err != nil {
+			return err
+		}
+	}
+	if err := oprot.WriteFieldStop(ctx); err != nil {
+		return thrift.PrependError("write field stop error: ", err)
+	}
+	if err := oprot.WriteStructEnd(ctx); err != nil {
+		return thrift.PrependError("write struct stop error: ", err)
+	}
+	return nil
 }
 
 func (p *TResult_) writeField1(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if p.IsSetRow() {
-    if err := oprot.WriteFieldBegin(ctx, "row", thrift.STRING, 1); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:row: ", p), err) }
-    if err := oprot.WriteBinary(ctx, p.Row); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T.row (1) field write error: ", p), err) }
-    if err := oprot.WriteFieldEnd(ctx); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field end error 1:row: ", p), err) }
-  }
-  return err
+	if p.IsSetRow() {
+		if err := oprot.WriteFieldBegin(ctx, "row", thrift.STRING, 1); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:row: ", p), err)
+		}
+		if err := oprot.WriteBinary(ctx, p.Row); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T.row (1) field write error: ", p), err)
+		}
+		if err := oprot.WriteFieldEnd(ctx); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field end error 1:row: ", p), err)
+		}
+	}
+	return err
 }
 
 func (p *TResult_) writeField2(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if err := oprot.WriteFieldBegin(ctx, "columnValues", thrift.LIST, 2); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field begin error 2:columnValues: ", p), err) }
-  if err := oprot.WriteListBegin(ctx, thrift.STRUCT, len(p.ColumnValues)); err != nil {
-    return thrift.PrependError("error writing list begin: ", err)
-  }
-  for _, v := range p.ColumnValues {
-    if err := v.Write(ctx, oprot); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", v), err)
-    }
-  }
-  if err := oprot.WriteListEnd(ctx); err != nil {
-    return thrift.PrependError("error writing list end: ", err)
-  }
-  if err := oprot.WriteFieldEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field end error 2:columnValues: ", p), err) }
-  return err
+	if err := oprot.WriteFieldBegin(ctx, "columnValues", thrift.LIST, 2); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field begin error 2:columnValues: ", p), err)
+	}
+	if err := oprot.WriteListBegin(ctx, thrift.STRUCT, len(p.ColumnValues)); err != nil {
+		return thrift.PrependError("error writing list begin: ", err)
+	}
+	for _, v := range p.ColumnValues {
+		if err := v.Write(ctx, oprot); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", v), err)
+		}
+	}
+	if err := oprot.WriteListEnd(ctx); err != nil {
+		return thrift.PrependError("error writing list end: ", err)
+	}
+	if err := oprot.WriteFieldEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field end error 2:columnValues: ", p), err)
+	}
+	return err
 }
 
 func (p *TResult_) writeField3(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if p.IsSetStale() {
-    if err := oprot.WriteFieldBegin(ctx, "stale", thrift.BOOL, 3); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field begin error 3:stale: ", p), err) }
-    if err := oprot.WriteBool(ctx, bool(p.Stale)); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T.stale (3) field write error: ", p), err) }
-    if err := oprot.WriteFieldEnd(ctx); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field end error 3:stale: ", p), err) }
-  }
-  return err
+	if p.IsSetStale() {
+		if err := oprot.WriteFieldBegin(ctx, "stale", thrift.BOOL, 3); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field begin error 3:stale: ", p), err)
+		}
+		if err := oprot.WriteBool(ctx, bool(p.Stale)); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T.stale (3) field write error: ", p), err)
+		}
+		if err := oprot.WriteFieldEnd(ctx); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field end error 3:stale: ", p), err)
+		}
+	}
+	return err
 }
 
 func (p *TResult_) writeField4(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if p.IsSetPartial() {
-    if err := oprot.WriteFieldBegin(ctx, "partial", thrift.BOOL, 4); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field begin error 4:partial: ", p), err) }
-    if err := oprot.WriteBool(ctx, bool(p.Partial)); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T.partial (4) field write error: ", p), err) }
-    if err := oprot.WriteFieldEnd(ctx); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field end error 4:partial: ", p), err) }
-  }
-  return err
+	if p.IsSetPartial() {
+		if err := oprot.WriteFieldBegin(ctx, "partial", thrift.BOOL, 4); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field begin error 4:partial: ", p), err)
+		}
+		if err := oprot.WriteBool(ctx, bool(p.Partial)); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T.partial (4) field write error: ", p), err)
+		}
+		if err := oprot.WriteFieldEnd(ctx); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field end error 4:partial: ", p), err)
+		}
+	}
+	return err
 }
 
 func (p *TResult_) Equals(other *TResult_) bool {
-  if p == other {
-    return true
-  } else if p == nil || other == nil {
-    return false
-  }
-  if bytes.Compare(p.Row, other.Row) != 0 { return false }
-  if len(p.ColumnValues) != len(other.ColumnValues) { return false }
-  for i, _tgt := range p.ColumnValues {
-    _src1 := other.ColumnValues[i]
-    if !_tgt.Equals(_src1) { return false }
-  }
-  if p.Stale != other.Stale { return false }
-  if p.Partial != other.Partial { return false }
-  return true
+	if p == other {
+		return true
+	} else if p == nil || other == nil {
+		return false
+	}
+	if bytes.Compare(p.Row, other.Row) != 0 {
+		return false
+	}
+	if len(p.ColumnValues) != len(other.ColumnValues) {
+		return false
+	}
+	for i, _tgt := range p.ColumnValues {
+		_src1 := other.ColumnValues[i]
+		if !_tgt.Equals(_src1) {
+			return false
+		}
+	}
+	if p.Stale != other.Stale {
+		return false
+	}
+	if p.Partial != other.Partial {
+		return false
+	}
+	return true
 }
 
 func (p *TResult_) String() string {
-  if p == nil {
-    return "<nil>"
-  }
-  return fmt.Sprintf("TResult_(%+v)", *p)
+	if p == nil {
+		return "<nil>"
+	}
+	return fmt.Sprintf("TResult_(%+v)", *p)
 }
 
 // Attributes:
-//  - Row
-//  - Columns
-//  - Timestamp
-//  - TimeRange
-//  - MaxVersions
-//  - FilterString
-//  - Attributes
+//   - Row
+//   - Columns
+//   - Timestamp
+//   - TimeRange
+//   - MaxVersions
+//   - FilterString
+//   - Attributes
 type TGet struct {
-  Row []byte `thrift:"row,1,required" db:"row" json:"row"`
-  Columns []*TColumn `thrift:"columns,2" db:"columns" json:"columns,omitempty"`
-  Timestamp *int64 `thrift:"timestamp,3" db:"timestamp" json:"timestamp,omitempty"`
-  TimeRange *TTimeRange `thrift:"timeRange,4" db:"timeRange" json:"timeRange,omitempty"`
-  MaxVersions *int32 `thrift:"maxVersions,5" db:"maxVersions" json:"maxVersions,omitempty"`
-  FilterString []byte `thrift:"filterString,6" db:"filterString" json:"filterString,omitempty"`
-  Attributes map[string][]byte `thrift:"attributes,7" db:"attributes" json:"attributes,omitempty"`
+	Row          []byte            `thrift:"row,1,required" db:"row" json:"row"`
+	Columns      []*TColumn        `thrift:"columns,2" db:"columns" json:"columns,omitempty"`
+	Timestamp    *int64            `thrift:"timestamp,3" db:"timestamp" json:"timestamp,omitempty"`
+	TimeRange    *TTimeRange       `thrift:"timeRange,4" db:"timeRange" json:"timeRange,omitempty"`
+	MaxVersions  *int32            `thrift:"maxVersions,5" db:"maxVersions" json:"maxVersions,omitempty"`
+	FilterString []byte            `thrift:"filterString,6" db:"filterString" json:"filterString,omitempty"`
+	Attributes   map[string][]byte `thrift:"attributes,7" db:"attributes" json:"attributes,omitempty"`
 }
 
 func NewTGet() *TGet {
-  return &TGet{}
+	return &TGet{}
 }
-
 
 func (p *TGet) GetRow() []byte {
-  return p.Row
+	return p.Row
 }
+
 var TGet_Columns_DEFAULT []*TColumn
 
 func (p *TGet) GetColumns() []*TColumn {
-  return p.Columns
+	return p.Columns
 }
+
 var TGet_Timestamp_DEFAULT int64
+
 func (p *TGet) GetTimestamp() int64 {
-  if !p.IsSetTimestamp() {
-    return TGet_Timestamp_DEFAULT
-  }
-return *p.Timestamp
+	if !p.IsSetTimestamp() {
+		return TGet_Timestamp_DEFAULT
+	}
+	return *p.Timestamp
 }
+
 var TGet_TimeRange_DEFAULT *TTimeRange
+
 func (p *TGet) GetTimeRange() *TTimeRange {
-  if !p.IsSetTimeRange() {
-    return TGet_TimeRange_DEFAULT
-  }
-return p.TimeRange
+	if !p.IsSetTimeRange() {
+		return TGet_TimeRange_DEFAULT
+	}
+	return p.TimeRange
 }
+
 var TGet_MaxVersions_DEFAULT int32
+
 func (p *TGet) GetMaxVersions() int32 {
-  if !p.IsSetMaxVersions() {
-    return TGet_MaxVersions_DEFAULT
-  }
-return *p.MaxVersions
+	if !p.IsSetMaxVersions() {
+		return TGet_MaxVersions_DEFAULT
+	}
+	return *p.MaxVersions
 }
+
 var TGet_FilterString_DEFAULT []byte
 
 func (p *TGet) GetFilterString() []byte {
-  return p.FilterString
+	return p.FilterString
 }
+
 var TGet_Attributes_DEFAULT map[string][]byte
 
 func (p *TGet) GetAttributes() map[string][]byte {
-  return p.Attributes
+	return p.Attributes
 }
 func (p *TGet) IsSetColumns() bool {
-  return p.Columns != nil
+	return p.Columns != nil
 }
 
 func (p *TGet) IsSetTimestamp() bool {
-  return p.Timestamp != nil
+	return p.Timestamp != nil
 }
 
 func (p *TGet) IsSetTimeRange() bool {
-  return p.TimeRange != nil
+	return p.TimeRange != nil
 }
 
 func (p *TGet) IsSetMaxVersions() bool {
-  return p.MaxVersions != nil
+	return p.MaxVersions != nil
 }
 
 func (p *TGet) IsSetFilterString() bool {
-  return p.FilterString != nil
+	return p.FilterString != nil
 }
 
 func (p *TGet) IsSetAttributes() bool {
-  return p.Attributes != nil
+	return p.Attributes != nil
 }
 
 func (p *TGet) Read(ctx context.Context, iprot thrift.TProtocol) error {
-  if _, err := iprot.ReadStructBegin(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
-  }
+	if _, err := iprot.ReadStructBegin(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
+	}
 
-  var issetRow bool = false;
+	var issetRow bool = false
 
-  for {
-    _, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
-    if err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
-    }
-    if fieldTypeId == thrift.STOP { break; }
-    switch fieldId {
-    case 1:
-      if fieldTypeId == thrift.STRING {
-        if err := p.ReadField1(ctx, iprot); err != nil {
-          return err
-        }
-        issetRow = true
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    case 2:
-      if fieldTypeId == thrift.LIST {
-        if err := p.ReadField2(ctx, iprot); err != nil {
-          return err
-        }
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    case 3:
-      if fieldTypeId == thrift.I64 {
-        if err := p.ReadField3(ctx, iprot); err != nil {
-          return err
-        }
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    case 4:
-      if fieldTypeId == thrift.STRUCT {
-        if err := p.ReadField4(ctx, iprot); err != nil {
-          return err
-        }
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    case 5:
-      if fieldTypeId == thrift.I32 {
-        if err := p.ReadField5(ctx, iprot); err != nil {
-          return err
-        }
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    case 6:
-      if fieldTypeId == thrift.STRING {
-        if err := p.ReadField6(ctx, iprot); err != nil {
-          return err
-        }
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    case 7:
-      if fieldTypeId == thrift.MAP {
-        if err := p.ReadField7(ctx, iprot); err != nil {
-          return err
-        }
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    default:
-      if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-        return err
-      }
-    }
-    if err := iprot.ReadFieldEnd(ctx); err != nil {
-      return err
-    }
-  }
-  if err := iprot.ReadStructEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
-  }
-  if !issetRow{
-    return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field Row is not set"));
-  }
-  return nil
-}
-
-func (p *TGet)  ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
-  if v, err := iprot.ReadBinary(ctx); err != nil {
-  return thrift.PrependError("error reading field 1: ", err)
-} else {
-  p.Row = v
-}
-  return nil
+	for {
+		_, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
+		if err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
+		}
+		if fieldTypeId == thrift.STOP {
+			break
+		}
+		switch fieldId {
+		case 1:
+			if fieldTypeId == thrift.STRING {
+				if err := p.ReadField1(ctx, iprot); err != nil {
+					return err
+				}
+				issetRow = true
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		case 2:
+			if fieldTypeId == thrift.LIST {
+				if err := p.ReadField2(ctx, iprot); err != nil {
+					return err
+				}
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		case 3:
+			if fieldTypeId == thrift.I64 {
+				if err := p.ReadField3(ctx, iprot); err != nil {
+					return err
+				}
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		case 4:
+			if fieldTypeId == thrift.STRUCT {
+				if err := p.ReadField4(ctx, iprot); err != nil {
+					return err
+				}
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		case 5:
+			if fieldTypeId == thrift.I32 {
+				if err := p.ReadField5(ctx, iprot); err != nil {
+					return err
+				}
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		case 6:
+			if fieldTypeId == thrift.STRING {
+				if err := p.ReadField6(ctx, iprot); err != nil {
+					return err
+				}
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		case 7:
+			if fieldTypeId == thrift.MAP {
+				if err := p.ReadField7(ctx, iprot); err != nil {
+					return err
+				}
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		default:
+			if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+				return err
+			}
+		}
+		if err := iprot.ReadFieldEnd(ctx); err != nil {
+			return err
+		}
+	}
+	if err := iprot.ReadStructEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
+	}
+	if !issetRow {
+		return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field Row is not set"))
+	}
+	return nil
 }
 
-func (p *TGet)  ReadField2(ctx context.Context, iprot thrift.TProtocol) error {
-  _, size, err := iprot.ReadListBegin(ctx)
-  if err != nil {
-    return thrift.PrependError("error reading list begin: ", err)
-  }
-  tSlice := make([]*TColumn, 0, size)
-  p.Columns =  tSlice
-  for i := 0; i < size; i ++ {
-    _elem2 := &TColumn{}
-    if err := _elem2.Read(ctx, iprot); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", _elem2), err)
-    }
-    p.Columns = append(p.Columns, _elem2)
-  }
-  if err := iprot.ReadListEnd(ctx); err != nil {
-    return thrift.PrependError("error reading list end: ", err)
-  }
-  return nil
+func (p *TGet) ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
+	if v, err := iprot.ReadBinary(ctx); err != nil {
+		return thrift.PrependError("error reading field 1: ", err)
+	} else {
+		p.Row = v
+	}
+	return nil
 }
 
-func (p *TGet)  ReadField3(ctx context.Context, iprot thrift.TProtocol) error {
-  if v, err := iprot.ReadI64(ctx); err != nil {
-  return thrift.PrependError("error reading field 3: ", err)
-} else {
-  p.Timestamp = &v
-}
-  return nil
-}
-
-func (p *TGet)  ReadField4(ctx context.Context, iprot thrift.TProtocol) error {
-  p.TimeRange = &TTimeRange{}
-  if err := p.TimeRange.Read(ctx, iprot); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", p.TimeRange), err)
-  }
-  return nil
-}
-
-func (p *TGet)  ReadField5(ctx context.Context, iprot thrift.TProtocol) error {
-  if v, err := iprot.ReadI32(ctx); err != nil {
-  return thrift.PrependError("error reading field 5: ", err)
-} else {
-  p.MaxVersions = &v
-}
-  return nil
+func (p *TGet) ReadField2(ctx context.Context, iprot thrift.TProtocol) error {
+	_, size, err := iprot.ReadListBegin(ctx)
+	if err != nil {
+		return thrift.PrependError("error reading list begin: ", err)
+	}
+	tSlice := make([]*TColumn, 0, size)
+	p.Columns = tSlice
+	for i := 0; i < size; i++ {
+		_elem2 := &TColumn{}
+		if err := _elem2.Read(ctx, iprot); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", _elem2), err)
+		}
+		p.Columns = append(p.Columns, _elem2)
+	}
+	if err := iprot.ReadListEnd(ctx); err != nil {
+		return thrift.PrependError("error reading list end: ", err)
+	}
+	return nil
 }
 
-func (p *TGet)  ReadField6(ctx context.Context, iprot thrift.TProtocol) error {
-  if v, err := iprot.ReadBinary(ctx); err != nil {
-  return thrift.PrependError("error reading field 6: ", err)
-} else {
-  p.FilterString = v
-}
-  return nil
+func (p *TGet) ReadField3(ctx context.Context, iprot thrift.TProtocol) error {
+	if v, err := iprot.ReadI64(ctx); err != nil {
+		return thrift.PrependError("error reading field 3: ", err)
+	} else {
+		p.Timestamp = &v
+	}
+	return nil
 }
 
-func (p *TGet)  ReadField7(ctx context.Context, iprot thrift.TProtocol) error {
-  _, _, size, err := iprot.ReadMapBegin(ctx)
-  if err != nil {
-    return thrift.PrependError("error reading map begin: ", err)
-  }
-  tMap := make(map[string][]byte, size)
-  p.Attributes =  tMap
-  for i := 0; i < size; i ++ {
-var _key3 string
-    if v, err := iprot.ReadString(ctx); err != nil {
-    return thrift.PrependError("error reading field 0: ", err)
-} else {
-    _key3 = v
+func (p *TGet) ReadField4(ctx context.Context, iprot thrift.TProtocol) error {
+	p.TimeRange = &TTimeRange{}
+	if err := p.TimeRange.Read(ctx, iprot); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", p.TimeRange), err)
+	}
+	return nil
 }
-var _val4 []byte
-    if v, err := iprot.ReadBinary(ctx); err != nil {
-    return thrift.PrependError("error reading field 0: ", err)
-} else {
-    _val4 = v
+
+func (p *TGet) ReadField5(ctx context.Context, iprot thrift.TProtocol) error {
+	if v, err := iprot.ReadI32(ctx); err != nil {
+		return thrift.PrependError("error reading field 5: ", err)
+	} else {
+		p.MaxVersions = &v
+	}
+	return nil
 }
-    p.Attributes[_key3] = _val4
-  }
-  if err := iprot.ReadMapEnd(ctx); err != nil {
-    return thrift.PrependError("error reading map end: ", err)
-  }
-  return nil
+
+func (p *TGet) ReadField6(ctx context.Context, iprot thrift.TProtocol) error {
+	if v, err := iprot.ReadBinary(ctx); err != nil {
+		return thrift.PrependError("error reading field 6: ", err)
+	} else {
+		p.FilterString = v
+	}
+	return nil
+}
+
+func (p *TGet) ReadField7(ctx context.Context, iprot thrift.TProtocol) error {
+	_, _, size, err := iprot.ReadMapBegin(ctx)
+	if err != nil {
+		return thrift.PrependError("error reading map begin: ", err)
+	}
+	tMap := make(map[string][]byte, size)
+	p.Attributes = tMap
+	for i := 0; i < size; i++ {
+		var _key3 string
+		if v, err := iprot.ReadString(ctx); err != nil {
+			return thrift.PrependError("error reading field 0: ", err)
+		} else {
+			_key3 = v
+		}
+		var _val4 []byte
+		if v, err := iprot.ReadBinary(ctx); err != nil {
+			return thrift.PrependError("error reading field 0: ", err)
+		} else {
+			_val4 = v
+		}
+		p.Attributes[_key3] = _val4
+	}
+	if err := iprot.ReadMapEnd(ctx); err != nil {
+		return thrift.PrependError("error reading map end: ", err)
+	}
+	return nil
 }
 
 func (p *TGet) Write(ctx context.Context, oprot thrift.TProtocol) error {
-  if err := oprot.WriteStructBegin(ctx, "TGet"); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err) }
-  if p != nil {
-    if err := p.writeField1(ctx, oprot); err != nil { return err }
-    if err := p.writeField2(ctx, oprot); err != nil { return err }
-    if err := p.writeField3(ctx, oprot); err != nil { return err }
-    if err := p.writeField4(ctx, oprot); err != nil { return err }
-    if err := p.writeField5(ctx, oprot); err != nil { return err }
-    if err := p.writeField6(ctx, oprot); err != nil { return err }
-    if err := p.writeField7(ctx, oprot); err != nil { return err }
-  }
-  if err := oprot.WriteFieldStop(ctx); err != nil {
-    return thrift.PrependError("write field stop error: ", err) }
-  if err := oprot.WriteStructEnd(ctx); err != nil {
-    return thrift.PrependError("write struct stop error: ", err) }
-  return nil
+	if err := oprot.WriteStructBegin(ctx, "TGet"); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err)
+	}
+	if p != nil {
+		if err := p.writeField1(ctx, oprot); err != nil {
+			return err
+		}
+		if err := p.writeField2(ctx, oprot); err != nil {
+			return err
+		}
+		if err := p.writeField3(ctx, oprot); err != nil {
+			return err
+		}
+		if err := p.writeField4(ctx, oprot); err != nil {
+			return err
+		}
+		if err := p.writeField5(ctx, oprot); err != nil {
+			return err
+		}
+		if err := p.writeField6(ctx, oprot); err != nil {
+			return err
+		}
+		if err := p.writeField7(ctx, oprot); err != nil {
+			return err
+		}
+	}
+	if err := oprot.WriteFieldStop(ctx); err != nil {
+		return thrift.PrependError("write field stop error: ", err)
+	}
+	if err := oprot.WriteStructEnd(ctx); err != nil {
+		return thrift.PrependError("write struct stop error: ", err)
+	}
+	return nil
 }
 
 func (p *TGet) writeField1(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if err := oprot.WriteFieldBegin(ctx, "row", thrift.STRING, 1); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:row: ", p), err) }
-  if err := oprot.WriteBinary(ctx, p.Row); err != nil {
-  return thrift.PrependError(fmt.Sprintf("%T.row (1) field write error: ", p), err) }
-  if err := oprot.WriteFieldEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field end error 1:row: ", p), err) }
-  return err
+	if err := oprot.WriteFieldBegin(ctx, "row", thrift.STRING, 1); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:row: ", p), err)
+	}
+	if err := oprot.WriteBinary(ctx, p.Row); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T.row (1) field write error: ", p), err)
+	}
+	if err := oprot.WriteFieldEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field end error 1:row: ", p), err)
+	}
+	return err
 }
 
 func (p *TGet) writeField2(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if p.IsSetColumns() {
-    if err := oprot.WriteFieldBegin(ctx, "columns", thrift.LIST, 2); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field begin error 2:columns: ", p), err) }
-    if err := oprot.WriteListBegin(ctx, thrift.STRUCT, len(p.Columns)); err != nil {
-      return thrift.PrependError("error writing list begin: ", err)
-    }
-    for _, v := range p.Columns {
-      if err := v.Write(ctx, oprot); err != nil {
-        return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", v), err)
-      }
-    }
-    if err := oprot.WriteListEnd(ctx); err != nil {
-      return thrift.PrependError("error writing list end: ", err)
-    }
-    if err := oprot.WriteFieldEnd(ctx); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field end error 2:columns: ", p), err) }
-  }
-  return err
+	if p.IsSetColumns() {
+		if err := oprot.WriteFieldBegin(ctx, "columns", thrift.LIST, 2); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field begin error 2:columns: ", p), err)
+		}
+		if err := oprot.WriteListBegin(ctx, thrift.STRUCT, len(p.Columns)); err != nil {
+			return thrift.PrependError("error writing list begin: ", err)
+		}
+		for _, v := range p.Columns {
+			if err := v.Write(ctx, oprot); err != nil {
+				return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", v), err)
+			}
+		}
+		if err := oprot.WriteListEnd(ctx); err != nil {
+			return thrift.PrependError("error writing list end: ", err)
+		}
+		if err := oprot.WriteFieldEnd(ctx); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field end error 2:columns: ", p), err)
+		}
+	}
+	return err
 }
 
 func (p *TGet) writeField3(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if p.IsSetTimestamp() {
-    if err := oprot.WriteFieldBegin(ctx, "timestamp", thrift.I64, 3); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field begin error 3:timestamp: ", p), err) }
-    if err := oprot.WriteI64(ctx, int64(*p.Timestamp)); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T.timestamp (3) field write error: ", p), err) }
-    if err := oprot.WriteFieldEnd(ctx); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field end error 3:timestamp: ", p), err) }
-  }
-  return err
+	if p.IsSetTimestamp() {
+		if err := oprot.WriteFieldBegin(ctx, "timestamp", thrift.I64, 3); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field begin error 3:timestamp: ", p), err)
+		}
+		if err := oprot.WriteI64(ctx, int64(*p.Timestamp)); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T.timestamp (3) field write error: ", p), err)
+		}
+		if err := oprot.WriteFieldEnd(ctx); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field end error 3:timestamp: ", p), err)
+		}
+	}
+	return err
 }
 
 func (p *TGet) writeField4(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if p.IsSetTimeRange() {
-    if err := oprot.WriteFieldBegin(ctx, "timeRange", thrift.STRUCT, 4); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field begin error 4:timeRange: ", p), err) }
-    if err := p.TimeRange.Write(ctx, oprot); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", p.TimeRange), err)
-    }
-    if err := oprot.WriteFieldEnd(ctx); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field end error 4:timeRange: ", p), err) }
-  }
-  return err
+	if p.IsSetTimeRange() {
+		if err := oprot.WriteFieldBegin(ctx, "timeRange", thrift.STRUCT, 4); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field begin error 4:timeRange: ", p), err)
+		}
+		if err := p.TimeRange.Write(ctx, oprot); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", p.TimeRange), err)
+		}
+		if err := oprot.WriteFieldEnd(ctx); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field end error 4:timeRange: ", p), err)
+		}
+	}
+	return err
 }
 
 func (p *TGet) writeField5(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if p.IsSetMaxVersions() {
-    if err := oprot.WriteFieldBegin(ctx, "maxVersions", thrift.I32, 5); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field begin error 5:maxVersions: ", p), err) }
-    if err := oprot.WriteI32(ctx, int32(*p.MaxVersions)); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T.maxVersions (5) field write error: ", p), err) }
-    if err := oprot.WriteFieldEnd(ctx); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field end error 5:maxVersions: ", p), err) }
-  }
-  return err
+	if p.IsSetMaxVersions() {
+		if err := oprot.WriteFieldBegin(ctx, "maxVersions", thrift.I32, 5); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field begin error 5:maxVersions: ", p), err)
+		}
+		if err := oprot.WriteI32(ctx, int32(*p.MaxVersions)); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T.maxVersions (5) field write error: ", p), err)
+		}
+		if err := oprot.WriteFieldEnd(ctx); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field end error 5:maxVersions: ", p), err)
+		}
+	}
+	return err
 }
 
 func (p *TGet) writeField6(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if p.IsSetFilterString() {
-    if err := oprot.WriteFieldBegin(ctx, "filterString", thrift.STRING, 6); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field begin error 6:filterString: ", p), err) }
-    if err := oprot.WriteBinary(ctx, p.FilterString); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T.filterString (6) field write error: ", p), err) }
-    if err := oprot.WriteFieldEnd(ctx); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field end error 6:filterString: ", p), err) }
-  }
-  return err
+	if p.IsSetFilterString() {
+		if err := oprot.WriteFieldBegin(ctx, "filterString", thrift.STRING, 6); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field begin error 6:filterString: ", p), err)
+		}
+		if err := oprot.WriteBinary(ctx, p.FilterString); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T.filterString (6) field write error: ", p), err)
+		}
+		if err := oprot.WriteFieldEnd(ctx); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field end error 6:filterString: ", p), err)
+		}
+	}
+	return err
 }
 
 func (p *TGet) writeField7(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if p.IsSetAttributes() {
-    if err := oprot.WriteFieldBegin(ctx, "attributes", thrift.MAP, 7); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field begin error 7:attributes: ", p), err) }
-    if err := oprot.WriteMapBegin(ctx, thrift.STRING, thrift.STRING, len(p.Attributes)); err != nil {
-      return thrift.PrependError("error writing map begin: ", err)
-    }
-    for k, v := range p.Attributes {
-      if err := oprot.WriteString(ctx, string(k)); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T. (0) field write error: ", p), err) }
-      if err := oprot.WriteBinary(ctx, v); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T. (0) field write error: ", p), err) }
-    }
-    if err := oprot.WriteMapEnd(ctx); err != nil {
-      return thrift.PrependError("error writing map end: ", err)
-    }
-    if err := oprot.WriteFieldEnd(ctx); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field end error 7:attributes: ", p), err) }
-  }
-  return err
+	if p.IsSetAttributes() {
+		if err := oprot.WriteFieldBegin(ctx, "attributes", thrift.MAP, 7); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field begin error 7:attributes: ", p), err)
+		}
+		if err := oprot.WriteMapBegin(ctx, thrift.STRING, thrift.STRING, len(p.Attributes)); err != nil {
+			return thrift.PrependError("error writing map begin: ", err)
+		}
+		for k, v := range p.Attributes {
+			if err := oprot.WriteString(ctx, string(k)); err != nil {
+				return thrift.PrependError(fmt.Sprintf("%T. (0) field write error: ", p), err)
+			}
+			if err := oprot.WriteBinary(ctx, v); err != nil {
+				return thrift.PrependError(fmt.Sprintf("%T. (0) field write error: ", p), err)
+			}
+		}
+		if err := oprot.WriteMapEnd(ctx); err != nil {
+			return thrift.PrependError("error writing map end: ", err)
+		}
+		if err := oprot.WriteFieldEnd(ctx); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field end error 7:attributes: ", p), err)
+		}
+	}
+	return err
 }
 
 func (p *TGet) Equals(other *TGet) bool {
-  if p == other {
-    return true
-  } else if p == nil || other == nil {
-    return false
-  }
-  if bytes.Compare(p.Row, other.Row) != 0 { return false }
-  if len(p.Columns) != len(other.Columns) { return false }
-  for i, _tgt := range p.Columns {
-    _src5 := other.Columns[i]
-    if !_tgt.Equals(_src5) { return false }
-  }
-  if p.Timestamp != other.Timestamp {
-    if p.Timestamp == nil || other.Timestamp == nil {
-      return false
-    }
-    if (*p.Timestamp) != (*other.Timestamp) { return false }
-  }
-  if !p.TimeRange.Equals(other.TimeRange) { return false }
-  if p.MaxVersions != other.MaxVersions {
-    if p.MaxVersions == nil || other.MaxVersions == nil {
-      return false
-    }
-    if (*p.MaxVersions) != (*other.MaxVersions) { return false }
-  }
-  if bytes.Compare(p.FilterString, other.FilterString) != 0 { return false }
-  if len(p.Attributes) != len(other.Attributes) { return false }
-  for k, _tgt := range p.Attributes {
-    _src6 := other.Attributes[k]
-    if bytes.Compare(_tgt, _src6) != 0 { return false }
-  }
-  return true
+	if p == other {
+		return true
+	} else if p == nil || other == nil {
+		return false
+	}
+	if bytes.Compare(p.Row, other.Row) != 0 {
+		return false
+	}
+	if len(p.Columns) != len(other.Columns) {
+		return false
+	}
+	for i, _tgt := range p.Columns {
+		_src5 := other.Columns[i]
+		if !_tgt.Equals(_src5) {
+			return false
+		}
+	}
+	if p.Timestamp != other.Timestamp {
+		if p.Timestamp == nil || other.Timestamp == nil {
+			return false
+		}
+		if (*p.Timestamp) != (*other.Timestamp) {
+			return false
+		}
+	}
+	if !p.TimeRange.Equals(other.TimeRange) {
+		return false
+	}
+	if p.MaxVersions != other.MaxVersions {
+		if p.MaxVersions == nil || other.MaxVersions == nil {
+			return false
+		}
+		if (*p.MaxVersions) != (*other.MaxVersions) {
+			return false
+		}
+	}
+	if bytes.Compare(p.FilterString, other.FilterString) != 0 {
+		return false
+	}
+	if len(p.Attributes) != len(other.Attributes) {
+		return false
+	}
+	for k, _tgt := range p.Attributes {
+		_src6 := other.Attributes[k]
+		if bytes.Compare(_tgt, _src6) != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 func (p *TGet) String() string {
-  if p == nil {
-    return "<nil>"
-  }
-  return fmt.Sprintf("TGet(%+v)", *p)
+	if p == nil {
+		return "<nil>"
+	}
+	return fmt.Sprintf("TGet(%+v)", *p)
 }
 
 // Attributes:
-//  - Row
-//  - ColumnValues
-//  - Timestamp
-//  - Attributes
-//  - Durability
+//   - Row
+//   - ColumnValues
+//   - Timestamp
+//   - Attributes
+//   - Durability
 type TPut struct {
-  Row []byte `thrift:"row,1,required" db:"row" json:"row"`
-  ColumnValues []*TColumnValue `thrift:"columnValues,2,required" db:"columnValues" json:"columnValues"`
-  Timestamp *int64 `thrift:"timestamp,3" db:"timestamp" json:"timestamp,omitempty"`
-  // unused field # 4
-  Attributes map[string][]byte `thrift:"attributes,5" db:"attributes" json:"attributes,omitempty"`
-  Durability *TDurability `thrift:"durability,6" db:"durability" json:"durability,omitempty"`
+	Row          []byte          `thrift:"row,1,required" db:"row" json:"row"`
+	ColumnValues []*TColumnValue `thrift:"columnValues,2,required" db:"columnValues" json:"columnValues"`
+	Timestamp    *int64          `thrift:"timestamp,3" db:"timestamp" json:"timestamp,omitempty"`
+	// unused field # 4
+	Attributes map[string][]byte `thrift:"attributes,5" db:"attributes" json:"attributes,omitempty"`
+	Durability *TDurability      `thrift:"durability,6" db:"durability" json:"durability,omitempty"`
 }
 
 func NewTPut() *TPut {
-  return &TPut{}
+	return &TPut{}
 }
 
-
 func (p *TPut) GetRow() []byte {
-  return p.Row
+	return p.Row
 }
 
 func (p *TPut) GetColumnValues() []*TColumnValue {
-  return p.ColumnValues
+	return p.ColumnValues
 }
+
 var TPut_Timestamp_DEFAULT int64
+
 func (p *TPut) GetTimestamp() int64 {
-  if !p.IsSetTimestamp() {
-    return TPut_Timestamp_DEFAULT
-  }
-return *p.Timestamp
+	if !p.IsSetTimestamp() {
+		return TPut_Timestamp_DEFAULT
+	}
+	return *p.Timestamp
 }
+
 var TPut_Attributes_DEFAULT map[string][]byte
 
 func (p *TPut) GetAttributes() map[string][]byte {
-  return p.Attributes
+	return p.Attributes
 }
+
 var TPut_Durability_DEFAULT TDurability
+
 func (p *TPut) GetDurability() TDurability {
-  if !p.IsSetDurability() {
-    return TPut_Durability_DEFAULT
-  }
-return *p.Durability
+	if !p.IsSetDurability() {
+		return TPut_Durability_DEFAULT
+	}
+	return *p.Durability
 }
 func (p *TPut) IsSetTimestamp() bool {
-  return p.Timestamp != nil
+	return p.Timestamp != nil
 }
 
 func (p *TPut) IsSetAttributes() bool {
-  return p.Attributes != nil
+	return p.Attributes != nil
 }
 
 func (p *TPut) IsSetDurability() bool {
-  return p.Durability != nil
+	return p.Durability != nil
 }
 
 func (p *TPut) Read(ctx context.Context, iprot thrift.TProtocol) error {
-  if _, err := iprot.ReadStructBegin(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
-  }
+	if _, err := iprot.ReadStructBegin(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
+	}
 
-  var issetRow bool = false;
-  var issetColumnValues bool = false;
+	var issetRow bool = false
+	var issetColumnValues bool = false
 
-  for {
-    _, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
-    if err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
-    }
-    if fieldTypeId == thrift.STOP { break; }
-    switch fieldId {
-    case 1:
-      if fieldTypeId == thrift.STRING {
-        if err := p.ReadField1(ctx, iprot); err != nil {
-          return err
-        }
-        issetRow = true
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    case 2:
-      if fieldTypeId == thrift.LIST {
-        if err := p.ReadField2(ctx, iprot); err != nil {
-          return err
-        }
-        issetColumnValues = true
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    case 3:
-      if fieldTypeId == thrift.I64 {
-        if err := p.ReadField3(ctx, iprot); err != nil {
-          return err
-        }
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    case 5:
-      if fieldTypeId == thrift.MAP {
-        if err := p.ReadField5(ctx, iprot); err != nil {
-          return err
-        }
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    case 6:
-      if fieldTypeId == thrift.I32 {
-        if err := p.ReadField6(ctx, iprot); err != nil {
-          return err
-        }
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    default:
-      if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-        return err
-      }
-    }
-    if err := iprot.ReadFieldEnd(ctx); err != nil {
-      return err
-    }
-  }
-  if err := iprot.ReadStructEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
-  }
-  if !issetRow{
-    return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field Row is not set"));
-  }
-  if !issetColumnValues{
-    return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field ColumnValues is not set"));
-  }
-  return nil
-}
-
-func (p *TPut)  ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
-  if v, err := iprot.ReadBinary(ctx); err != nil {
-  return thrift.PrependError("error reading field 1: ", err)
-} else {
-  p.Row = v
-}
-  return nil
+	for {
+		_, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
+		if err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
+		}
+		if fieldTypeId == thrift.STOP {
+			break
+		}
+		switch fieldId {
+		case 1:
+			if fieldTypeId == thrift.STRING {
+				if err := p.ReadField1(ctx, iprot); err != nil {
+					return err
+				}
+				issetRow = true
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		case 2:
+			if fieldTypeId == thrift.LIST {
+				if err := p.ReadField2(ctx, iprot); err != nil {
+					return err
+				}
+				issetColumnValues = true
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		case 3:
+			if fieldTypeId == thrift.I64 {
+				if err := p.ReadField3(ctx, iprot); err != nil {
+					return err
+				}
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		case 5:
+			if fieldTypeId == thrift.MAP {
+				if err := p.ReadField5(ctx, iprot); err != nil {
+					return err
+				}
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		case 6:
+			if fieldTypeId == thrift.I32 {
+				if err := p.ReadField6(ctx, iprot); err != nil {
+					return err
+				}
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		default:
+			if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+				return err
+			}
+		}
+		if err := iprot.ReadFieldEnd(ctx); err != nil {
+			return err
+		}
+	}
+	if err := iprot.ReadStructEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
+	}
+	if !issetRow {
+		return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field Row is not set"))
+	}
+	if !issetColumnValues {
+		return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field ColumnValues is not set"))
+	}
+	return nil
 }
 
-func (p *TPut)  ReadField2(ctx context.Context, iprot thrift.TProtocol) error {
-  _, size, err := iprot.ReadListBegin(ctx)
-  if err != nil {
-    return thrift.PrependError("error reading list begin: ", err)
-  }
-  tSlice := make([]*TColumnValue, 0, size)
-  p.ColumnValues =  tSlice
-  for i := 0; i < size; i ++ {
-    _elem7 := &TColumnValue{}
-    if err := _elem7.Read(ctx, iprot); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", _elem7), err)
-    }
-    p.ColumnValues = append(p.ColumnValues, _elem7)
-  }
-  if err := iprot.ReadListEnd(ctx); err != nil {
-    return thrift.PrependError("error reading list end: ", err)
-  }
-  return nil
+func (p *TPut) ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
+	if v, err := iprot.ReadBinary(ctx); err != nil {
+		return thrift.PrependError("error reading field 1: ", err)
+	} else {
+		p.Row = v
+	}
+	return nil
 }
 
-func (p *TPut)  ReadField3(ctx context.Context, iprot thrift.TProtocol) error {
-  if v, err := iprot.ReadI64(ctx); err != nil {
-  return thrift.PrependError("error reading field 3: ", err)
-} else {
-  p.Timestamp = &v
-}
-  return nil
-}
-
-func (p *TPut)  ReadField5(ctx context.Context, iprot thrift.TProtocol) error {
-  _, _, size, err := iprot.ReadMapBegin(ctx)
-  if err != nil {
-    return thrift.PrependError("error reading map begin: ", err)
-  }
-  tMap := make(map[string][]byte, size)
-  p.Attributes =  tMap
-  for i := 0; i < size; i ++ {
-var _key8 string
-    if v, err := iprot.ReadString(ctx); err != nil {
-    return thrift.PrependError("error reading field 0: ", err)
-} else {
-    _key8 = v
-}
-var _val9 []byte
-    if v, err := iprot.ReadBinary(ctx); err != nil {
-    return thrift.PrependError("error reading field 0: ", err)
-} else {
-    _val9 = v
-}
-    p.Attributes[_key8] = _val9
-  }
-  if err := iprot.ReadMapEnd(ctx); err != nil {
-    return thrift.PrependError("error reading map end: ", err)
-  }
-  return nil
+func (p *TPut) ReadField2(ctx context.Context, iprot thrift.TProtocol) error {
+	_, size, err := iprot.ReadListBegin(ctx)
+	if err != nil {
+		return thrift.PrependError("error reading list begin: ", err)
+	}
+	tSlice := make([]*TColumnValue, 0, size)
+	p.ColumnValues = tSlice
+	for i := 0; i < size; i++ {
+		_elem7 := &TColumnValue{}
+		if err := _elem7.Read(ctx, iprot); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", _elem7), err)
+		}
+		p.ColumnValues = append(p.ColumnValues, _elem7)
+	}
+	if err := iprot.ReadListEnd(ctx); err != nil {
+		return thrift.PrependError("error reading list end: ", err)
+	}
+	return nil
 }
 
-func (p *TPut)  ReadField6(ctx context.Context, iprot thrift.TProtocol) error {
-  if v, err := iprot.ReadI32(ctx); err != nil {
-  return thrift.PrependError("error reading field 6: ", err)
-} else {
-  temp := TDurability(v)
-  p.Durability = &temp
+func (p *TPut) ReadField3(ctx context.Context, iprot thrift.TProtocol) error {
+	if v, err := iprot.ReadI64(ctx); err != nil {
+		return thrift.PrependError("error reading field 3: ", err)
+	} else {
+		p.Timestamp = &v
+	}
+	return nil
 }
-  return nil
+
+func (p *TPut) ReadField5(ctx context.Context, iprot thrift.TProtocol) error {
+	_, _, size, err := iprot.ReadMapBegin(ctx)
+	if err != nil {
+		return thrift.PrependError("error reading map begin: ", err)
+	}
+	tMap := make(map[string][]byte, size)
+	p.Attributes = tMap
+	for i := 0; i < size; i++ {
+		var _key8 string
+		if v, err := iprot.ReadString(ctx); err != nil {
+			return thrift.PrependError("error reading field 0: ", err)
+		} else {
+			_key8 = v
+		}
+		var _val9 []byte
+		if v, err := iprot.ReadBinary(ctx); err != nil {
+			return thrift.PrependError("error reading field 0: ", err)
+		} else {
+			_val9 = v
+		}
+		p.Attributes[_key8] = _val9
+	}
+	if err := iprot.ReadMapEnd(ctx); err != nil {
+		return thrift.PrependError("error reading map end: ", err)
+	}
+	return nil
+}
+
+func (p *TPut) ReadField6(ctx context.Context, iprot thrift.TProtocol) error {
+	if v, err := iprot.ReadI32(ctx); err != nil {
+		return thrift.PrependError("error reading field 6: ", err)
+	} else {
+		temp := TDurability(v)
+		p.Durability = &temp
+	}
+	return nil
 }
 
 func (p *TPut) Write(ctx context.Context, oprot thrift.TProtocol) error {
-  if err := oprot.WriteStructBegin(ctx, "TPut"); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err) }
-  if p != nil {
-    if err := p.writeField1(ctx, oprot); err != nil { return err }
-    if err := p.writeField2(ctx, oprot); err != nil { return err }
-    if err := p.writeField3(ctx, oprot); err != nil { return err }
-    if err := p.writeField5(ctx, oprot); err != nil { return err }
-    if err := p.writeField6(ctx, oprot); err != nil { return err }
-  }
-  if err := oprot.WriteFieldStop(ctx); err != nil {
-    return thrift.PrependError("write field stop error: ", err) }
-  if err := oprot.WriteStructEnd(ctx); err != nil {
-    return thrift.PrependError("write struct stop error: ", err) }
-  return nil
+	if err := oprot.WriteStructBegin(ctx, "TPut"); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err)
+	}
+	if p != nil {
+		if err := p.writeField1(ctx, oprot); err != nil {
+			return err
+		}
+		if err := p.writeField2(ctx, oprot); err != nil {
+			return err
+		}
+		if err := p.writeField3(ctx, oprot); err != nil {
+			return err
+		}
+		if err := p.writeField5(ctx, oprot); err != nil {
+			return err
+		}
+		if err := p.writeField6(ctx, oprot); err != nil {
+			return err
+		}
+	}
+	if err := oprot.WriteFieldStop(ctx); err != nil {
+		return thrift.PrependError("write field stop error: ", err)
+	}
+	if err := oprot.WriteStructEnd(ctx); err != nil {
+		return thrift.PrependError("write struct stop error: ", err)
+	}
+	return nil
 }
 
 func (p *TPut) writeField1(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if err := oprot.WriteFieldBegin(ctx, "row", thrift.STRING, 1); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:row: ", p), err) }
-  if err := oprot.WriteBinary(ctx, p.Row); err != nil {
-  return thrift.PrependError(fmt.Sprintf("%T.row (1) field write error: ", p), err) }
-  if err := oprot.WriteFieldEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field end error 1:row: ", p), err) }
-  return err
+	if err := oprot.WriteFieldBegin(ctx, "row", thrift.STRING, 1); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:row: ", p), err)
+	}
+	if err := oprot.WriteBinary(ctx, p.Row); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T.row (1) field write error: ", p), err)
+	}
+	if err := oprot.WriteFieldEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field end error 1:row: ", p), err)
+	}
+	return err
 }
 
 func (p *TPut) writeField2(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if err := oprot.WriteFieldBegin(ctx, "columnValues", thrift.LIST, 2); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field begin error 2:columnValues: ", p), err) }
-  if err := oprot.WriteListBegin(ctx, thrift.STRUCT, len(p.ColumnValues)); err != nil {
-    return thrift.PrependError("error writing list begin: ", err)
-  }
-  for _, v := range p.ColumnValues {
-    if err := v.Write(ctx, oprot); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", v), err)
-    }
-  }
-  if err := oprot.WriteListEnd(ctx); err != nil {
-    return thrift.PrependError("error writing list end: ", err)
-  }
-  if err := oprot.WriteFieldEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field end error 2:columnValues: ", p), err) }
-  return err
+	if err := oprot.WriteFieldBegin(ctx, "columnValues", thrift.LIST, 2); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field begin error 2:columnValues: ", p), err)
+	}
+	if err := oprot.WriteListBegin(ctx, thrift.STRUCT, len(p.ColumnValues)); err != nil {
+		return thrift.PrependError("error writing list begin: ", err)
+	}
+	for _, v := range p.ColumnValues {
+		if err := v.Write(ctx, oprot); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", v), err)
+		}
+	}
+	if err := oprot.WriteListEnd(ctx); err != nil {
+		return thrift.PrependError("error writing list end: ", err)
+	}
+	if err := oprot.WriteFieldEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field end error 2:columnValues: ", p), err)
+	}
+	return err
 }
 
 func (p *TPut) writeField3(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if p.IsSetTimestamp() {
-    if err := oprot.WriteFieldBegin(ctx, "timestamp", thrift.I64, 3); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field begin error 3:timestamp: ", p), err) }
-    if err := oprot.WriteI64(ctx, int64(*p.Timestamp)); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T.timestamp (3) field write error: ", p), err) }
-    if err := oprot.WriteFieldEnd(ctx); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field end error 3:timestamp: ", p), err) }
-  }
-  return err
+	if p.IsSetTimestamp() {
+		if err := oprot.WriteFieldBegin(ctx, "timestamp", thrift.I64, 3); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field begin error 3:timestamp: ", p), err)
+		}
+		if err := oprot.WriteI64(ctx, int64(*p.Timestamp)); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T.timestamp (3) field write error: ", p), err)
+		}
+		if err := oprot.WriteFieldEnd(ctx); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field end error 3:timestamp: ", p), err)
+		}
+	}
+	return err
 }
 
 func (p *TPut) writeField5(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if p.IsSetAttributes() {
-    if err := oprot.WriteFieldBegin(ctx, "attributes", thrift.MAP, 5); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field begin error 5:attributes: ", p), err) }
-    if err := oprot.WriteMapBegin(ctx, thrift.STRING, thrift.STRING, len(p.Attributes)); err != nil {
-      return thrift.PrependError("error writing map begin: ", err)
-    }
-    for k, v := range p.Attributes {
-      if err := oprot.WriteString(ctx, string(k)); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T. (0) field write error: ", p), err) }
-      if err := oprot.WriteBinary(ctx, v); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T. (0) field write error: ", p), err) }
-    }
-    if err := oprot.WriteMapEnd(ctx); err != nil {
-      return thrift.PrependError("error writing map end: ", err)
-    }
-    if err := oprot.WriteFieldEnd(ctx); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field end error 5:attributes: ", p), err) }
-  }
-  return err
+	if p.IsSetAttributes() {
+		if err := oprot.WriteFieldBegin(ctx, "attributes", thrift.MAP, 5); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field begin error 5:attributes: ", p), err)
+		}
+		if err := oprot.WriteMapBegin(ctx, thrift.STRING, thrift.STRING, len(p.Attributes)); err != nil {
+			return thrift.PrependError("error writing map begin: ", err)
+		}
+		for k, v := range p.Attributes {
+			if err := oprot.WriteString(ctx, string(k)); err != nil {
+				return thrift.PrependError(fmt.Sprintf("%T. (0) field write error: ", p), err)
+			}
+			if err := oprot.WriteBinary(ctx, v); err != nil {
+				return thrift.PrependError(fmt.Sprintf("%T. (0) field write error: ", p), err)
+			}
+		}
+		if err := oprot.WriteMapEnd(ctx); err != nil {
+			return thrift.PrependError("error writing map end: ", err)
+		}
+		if err := oprot.WriteFieldEnd(ctx); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field end error 5:attributes: ", p), err)
+		}
+	}
+	return err
 }
 
 func (p *TPut) writeField6(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if p.IsSetDurability() {
-    if err := oprot.WriteFieldBegin(ctx, "durability", thrift.I32, 6); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field begin error 6:durability: ", p), err) }
-    if err := oprot.WriteI32(ctx, int32(*p.Durability)); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T.durability (6) field write error: ", p), err) }
-    if err := oprot.WriteFieldEnd(ctx); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field end error 6:durability: ", p), err) }
-  }
-  return err
+	if p.IsSetDurability() {
+		if err := oprot.WriteFieldBegin(ctx, "durability", thrift.I32, 6); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field begin error 6:durability: ", p), err)
+		}
+		if err := oprot.WriteI32(ctx, int32(*p.Durability)); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T.durability (6) field write error: ", p), err)
+		}
+		if err := oprot.WriteFieldEnd(ctx); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field end error 6:durability: ", p), err)
+		}
+	}
+	return err
 }
 
 func (p *TPut) Equals(other *TPut) bool {
-  if p == other {
-    return true
-  } else if p == nil || other == nil {
-    return false
-  }
-  if bytes.Compare(p.Row, other.Row) != 0 { return false }
-  if len(p.ColumnValues) != len(other.ColumnValues) { return false }
-  for i, _tgt := range p.ColumnValues {
-    _src10 := other.ColumnValues[i]
-    if !_tgt.Equals(_src10) { return false }
-  }
-  if p.Timestamp != other.Timestamp {
-    if p.Timestamp == nil || other.Timestamp == nil {
-      return false
-    }
-    if (*p.Timestamp) != (*other.Timestamp) { return false }
-  }
-  if len(p.Attributes) != len(other.Attributes) { return false }
-  for k, _tgt := range p.Attributes {
-    _src11 := other.Attributes[k]
-    if bytes.Compare(_tgt, _src11) != 0 { return false }
-  }
-  if p.Durability != other.Durability {
-    if p.Durability == nil || other.Durability == nil {
-      return false
-    }
-    if (*p.Durability) != (*other.Durability) { return false }
-  }
-  return true
+	if p == other {
+		return true
+	} else if p == nil || other == nil {
+		return false
+	}
+	if bytes.Compare(p.Row, other.Row) != 0 {
+		return false
+	}
+	if len(p.ColumnValues) != len(other.ColumnValues) {
+		return false
+	}
+	for i, _tgt := range p.ColumnValues {
+		_src10 := other.ColumnValues[i]
+		if !_tgt.Equals(_src10) {
+			return false
+		}
+	}
+	if p.Timestamp != other.Timestamp {
+		if p.Timestamp == nil || other.Timestamp == nil {
+			return false
+		}
+		if (*p.Timestamp) != (*other.Timestamp) {
+			return false
+		}
+	}
+	if len(p.Attributes) != len(other.Attributes) {
+		return false
+	}
+	for k, _tgt := range p.Attributes {
+		_src11 := other.Attributes[k]
+		if bytes.Compare(_tgt, _src11) != 0 {
+			return false
+		}
+	}
+	if p.Durability != other.Durability {
+		if p.Durability == nil || other.Durability == nil {
+			return false
+		}
+		if (*p.Durability) != (*other.Durability) {
+			return false
+		}
+	}
+	return true
 }
 
 func (p *TPut) String() string {
-  if p == nil {
-    return "<nil>"
-  }
-  return fmt.Sprintf("TPut(%+v)", *p)
+	if p == nil {
+		return "<nil>"
+	}
+	return fmt.Sprintf("TPut(%+v)", *p)
 }
 
 // Attributes:
-//  - Row
-//  - Columns
-//  - Timestamp
-//  - DeleteType
-//  - Attributes
-//  - Durability
+//   - Row
+//   - Columns
+//   - Timestamp
+//   - DeleteType
+//   - Attributes
+//   - Durability
 type TDelete struct {
-  Row []byte `thrift:"row,1,required" db:"row" json:"row"`
-  Columns []*TColumn `thrift:"columns,2" db:"columns" json:"columns,omitempty"`
-  Timestamp *int64 `thrift:"timestamp,3" db:"timestamp" json:"timestamp,omitempty"`
-  DeleteType TDeleteType `thrift:"deleteType,4" db:"deleteType" json:"deleteType"`
-  // unused field # 5
-  Attributes map[string][]byte `thrift:"attributes,6" db:"attributes" json:"attributes,omitempty"`
-  Durability *TDurability `thrift:"durability,7" db:"durability" json:"durability,omitempty"`
+	Row        []byte      `thrift:"row,1,required" db:"row" json:"row"`
+	Columns    []*TColumn  `thrift:"columns,2" db:"columns" json:"columns,omitempty"`
+	Timestamp  *int64      `thrift:"timestamp,3" db:"timestamp" json:"timestamp,omitempty"`
+	DeleteType TDeleteType `thrift:"deleteType,4" db:"deleteType" json:"deleteType"`
+	// unused field # 5
+	Attributes map[string][]byte `thrift:"attributes,6" db:"attributes" json:"attributes,omitempty"`
+	Durability *TDurability      `thrift:"durability,7" db:"durability" json:"durability,omitempty"`
 }
 
 func NewTDelete() *TDelete {
-  return &TDelete{
-DeleteType: 1,
+	return &TDelete{
+		DeleteType: 1,
+	}
 }
-}
-
 
 func (p *TDelete) GetRow() []byte {
-  return p.Row
+	return p.Row
 }
+
 var TDelete_Columns_DEFAULT []*TColumn
 
 func (p *TDelete) GetColumns() []*TColumn {
-  return p.Columns
+	return p.Columns
 }
+
 var TDelete_Timestamp_DEFAULT int64
+
 func (p *TDelete) GetTimestamp() int64 {
-  if !p.IsSetTimestamp() {
-    return TDelete_Timestamp_DEFAULT
-  }
-return *p.Timestamp
+	if !p.IsSetTimestamp() {
+		return TDelete_Timestamp_DEFAULT
+	}
+	return *p.Timestamp
 }
+
 var TDelete_DeleteType_DEFAULT TDeleteType = 1
 
 func (p *TDelete) GetDeleteType() TDeleteType {
-  return p.DeleteType
+	return p.DeleteType
 }
+
 var TDelete_Attributes_DEFAULT map[string][]byte
 
 func (p *TDelete) GetAttributes() map[string][]byte {
-  return p.Attributes
+	return p.Attributes
 }
+
 var TDelete_Durability_DEFAULT TDurability
+
 func (p *TDelete) GetDurability() TDurability {
-  if !p.IsSetDurability() {
-    return TDelete_Durability_DEFAULT
-  }
-return *p.Durability
+	if !p.IsSetDurability() {
+		return TDelete_Durability_DEFAULT
+	}
+	return *p.Durability
 }
 func (p *TDelete) IsSetColumns() bool {
-  return p.Columns != nil
+	return p.Columns != nil
 }
 
 func (p *TDelete) IsSetTimestamp() bool {
-  return p.Timestamp != nil
+	return p.Timestamp != nil
 }
 
 func (p *TDelete) IsSetDeleteType() bool {
-  return p.DeleteType != TDelete_DeleteType_DEFAULT
+	return p.DeleteType != TDelete_DeleteType_DEFAULT
 }
 
 func (p *TDelete) IsSetAttributes() bool {
-  return p.Attributes != nil
+	return p.Attributes != nil
 }
 
 func (p *TDelete) IsSetDurability() bool {
-  return p.Durability != nil
+	return p.Durability != nil
 }
 
 func (p *TDelete) Read(ctx context.Context, iprot thrift.TProtocol) error {
-  if _, err := iprot.ReadStructBegin(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
-  }
+	if _, err := iprot.ReadStructBegin(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
+	}
 
-  var issetRow bool = false;
+	var issetRow bool = false
 
-  for {
-    _, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
-    if err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
-    }
-    if fieldTypeId == thrift.STOP { break; }
-    switch fieldId {
-    case 1:
-      if fieldTypeId == thrift.STRING {
-        if err := p.ReadField1(ctx, iprot); err != nil {
-          return err
-        }
-        issetRow = true
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    case 2:
-      if fieldTypeId == thrift.LIST {
-        if err := p.ReadField2(ctx, iprot); err != nil {
-          return err
-        }
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    case 3:
-      if fieldTypeId == thrift.I64 {
-        if err := p.ReadField3(ctx, iprot); err != nil {
-          return err
-        }
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    case 4:
-      if fieldTypeId == thrift.I32 {
-        if err := p.ReadField4(ctx, iprot); err != nil {
-          return err
-        }
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    case 6:
-      if fieldTypeId == thrift.MAP {
-        if err := p.ReadField6(ctx, iprot); err != nil {
-          return err
-        }
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    case 7:
-      if fieldTypeId == thrift.I32 {
-        if err := p.ReadField7(ctx, iprot); err != nil {
-          return err
-        }
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    default:
-      if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-        return err
-      }
-    }
-    if err := iprot.ReadFieldEnd(ctx); err != nil {
-      return err
-    }
-  }
-  if err := iprot.ReadStructEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
-  }
-  if !issetRow{
-    return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field Row is not set"));
-  }
-  return nil
-}
-
-func (p *TDelete)  ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
-  if v, err := iprot.ReadBinary(ctx); err != nil {
-  return thrift.PrependError("error reading field 1: ", err)
-} else {
-  p.Row = v
-}
-  return nil
+	for {
+		_, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
+		if err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
+		}
+		if fieldTypeId == thrift.STOP {
+			break
+		}
+		switch fieldId {
+		case 1:
+			if fieldTypeId == thrift.STRING {
+				if err := p.ReadField1(ctx, iprot); err != nil {
+					return err
+				}
+				issetRow = true
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		case 2:
+			if fieldTypeId == thrift.LIST {
+				if err := p.ReadField2(ctx, iprot); err != nil {
+					return err
+				}
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		case 3:
+			if fieldTypeId == thrift.I64 {
+				if err := p.ReadField3(ctx, iprot); err != nil {
+					return err
+				}
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		case 4:
+			if fieldTypeId == thrift.I32 {
+				if err := p.ReadField4(ctx, iprot); err != nil {
+					return err
+				}
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		case 6:
+			if fieldTypeId == thrift.MAP {
+				if err := p.ReadField6(ctx, iprot); err != nil {
+					return err
+				}
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		case 7:
+			if fieldTypeId == thrift.I32 {
+				if err := p.ReadField7(ctx, iprot); err != nil {
+					return err
+				}
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		default:
+			if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+				return err
+			}
+		}
+		if err := iprot.ReadFieldEnd(ctx); err != nil {
+			return err
+		}
+	}
+	if err := iprot.ReadStructEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
+	}
+	if !issetRow {
+		return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field Row is not set"))
+	}
+	return nil
 }
 
-func (p *TDelete)  ReadField2(ctx context.Context, iprot thrift.TProtocol) error {
-  _, size, err := iprot.ReadListBegin(ctx)
-  if err != nil {
-    return thrift.PrependError("error reading list begin: ", err)
-  }
-  tSlice := make([]*TColumn, 0, size)
-  p.Columns =  tSlice
-  for i := 0; i < size; i ++ {
-    _elem12 := &TColumn{}
-    if err := _elem12.Read(ctx, iprot); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", _elem12), err)
-    }
-    p.Columns = append(p.Columns, _elem12)
-  }
-  if err := iprot.ReadListEnd(ctx); err != nil {
-    return thrift.PrependError("error reading list end: ", err)
-  }
-  return nil
+func (p *TDelete) ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
+	if v, err := iprot.ReadBinary(ctx); err != nil {
+		return thrift.PrependError("error reading field 1: ", err)
+	} else {
+		p.Row = v
+	}
+	return nil
 }
 
-func (p *TDelete)  ReadField3(ctx context.Context, iprot thrift.TProtocol) error {
-  if v, err := iprot.ReadI64(ctx); err != nil {
-  return thrift.PrependError("error reading field 3: ", err)
-} else {
-  p.Timestamp = &v
-}
-  return nil
-}
-
-func (p *TDelete)  ReadField4(ctx context.Context, iprot thrift.TProtocol) error {
-  if v, err := iprot.ReadI32(ctx); err != nil {
-  return thrift.PrependError("error reading field 4: ", err)
-} else {
-  temp := TDeleteType(v)
-  p.DeleteType = temp
-}
-  return nil
-}
-
-func (p *TDelete)  ReadField6(ctx context.Context, iprot thrift.TProtocol) error {
-  _, _, size, err := iprot.ReadMapBegin(ctx)
-  if err != nil {
-    return thrift.PrependError("error reading map begin: ", err)
-  }
-  tMap := make(map[string][]byte, size)
-  p.Attributes =  tMap
-  for i := 0; i < size; i ++ {
-var _key13 string
-    if v, err := iprot.ReadString(ctx); err != nil {
-    return thrift.PrependError("error reading field 0: ", err)
-} else {
-    _key13 = v
-}
-var _val14 []byte
-    if v, err := iprot.ReadBinary(ctx); err != nil {
-    return thrift.PrependError("error reading field 0: ", err)
-} else {
-    _val14 = v
-}
-    p.Attributes[_key13] = _val14
-  }
-  if err := iprot.ReadMapEnd(ctx); err != nil {
-    return thrift.PrependError("error reading map end: ", err)
-  }
-  return nil
+func (p *TDelete) ReadField2(ctx context.Context, iprot thrift.TProtocol) error {
+	_, size, err := iprot.ReadListBegin(ctx)
+	if err != nil {
+		return thrift.PrependError("error reading list begin: ", err)
+	}
+	tSlice := make([]*TColumn, 0, size)
+	p.Columns = tSlice
+	for i := 0; i < size; i++ {
+		_elem12 := &TColumn{}
+		if err := _elem12.Read(ctx, iprot); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", _elem12), err)
+		}
+		p.Columns = append(p.Columns, _elem12)
+	}
+	if err := iprot.ReadListEnd(ctx); err != nil {
+		return thrift.PrependError("error reading list end: ", err)
+	}
+	return nil
 }
 
-func (p *TDelete)  ReadField7(ctx context.Context, iprot thrift.TProtocol) error {
-  if v, err := iprot.ReadI32(ctx); err != nil {
-  return thrift.PrependError("error reading field 7: ", err)
-} else {
-  temp := TDurability(v)
-  p.Durability = &temp
+func (p *TDelete) ReadField3(ctx context.Context, iprot thrift.TProtocol) error {
+	if v, err := iprot.ReadI64(ctx); err != nil {
+		return thrift.PrependError("error reading field 3: ", err)
+	} else {
+		p.Timestamp = &v
+	}
+	return nil
 }
-  return nil
+
+func (p *TDelete) ReadField4(ctx context.Context, iprot thrift.TProtocol) error {
+	if v, err := iprot.ReadI32(ctx); err != nil {
+		return thrift.PrependError("error reading field 4: ", err)
+	} else {
+		temp := TDeleteType(v)
+		p.DeleteType = temp
+	}
+	return nil
+}
+
+func (p *TDelete) ReadField6(ctx context.Context, iprot thrift.TProtocol) error {
+	_, _, size, err := iprot.ReadMapBegin(ctx)
+	if err != nil {
+		return thrift.PrependError("error reading map begin: ", err)
+	}
+	tMap := make(map[string][]byte, size)
+	p.Attributes = tMap
+	for i := 0; i < size; i++ {
+		var _key13 string
+		if v, err := iprot.ReadString(ctx); err != nil {
+			return thrift.PrependError("error reading field 0: ", err)
+		} else {
+			_key13 = v
+		}
+		var _val14 []byte
+		if v, err := iprot.ReadBinary(ctx); err != nil {
+			return thrift.PrependError("error reading field 0: ", err)
+		} else {
+			_val14 = v
+		}
+		p.Attributes[_key13] = _val14
+	}
+	if err := iprot.ReadMapEnd(ctx); err != nil {
+		return thrift.PrependError("error reading map end: ", err)
+	}
+	return nil
+}
+
+func (p *TDelete) ReadField7(ctx context.Context, iprot thrift.TProtocol) error {
+	if v, err := iprot.ReadI32(ctx); err != nil {
+		return thrift.PrependError("error reading field 7: ", err)
+	} else {
+		temp := TDurability(v)
+		p.Durability = &temp
+	}
+	return nil
 }
 
 func (p *TDelete) Write(ctx context.Context, oprot thrift.TProtocol) error {
-  if err := oprot.WriteStructBegin(ctx, "TDelete"); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err) }
-  if p != nil {
-    if err := p.writeField1(ctx, oprot); err != nil { return err }
-    if err := p.writeField2(ctx, oprot); err != nil { return err }
-    if err := p.writeField3(ctx, oprot); err != nil { return err }
-    if err := p.writeField4(ctx, oprot); err != nil { return err }
-    if err := p.writeField6(ctx, oprot); err != nil { return err }
-    if err := p.writeField7(ctx, oprot); err != nil { return err }
-  }
-  if err := oprot.WriteFieldStop(ctx); err != nil {
-    return thrift.PrependError("write field stop error: ", err) }
-  if err := oprot.WriteStructEnd(ctx); err != nil {
-    return thrift.PrependError("write struct stop error: ", err) }
-  return nil
+	if err := oprot.WriteStructBegin(ctx, "TDelete"); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err)
+	}
+	if p != nil {
+		if err := p.writeField1(ctx, oprot); err != nil {
+			return err
+		}
+		if err := p.writeField2(ctx, oprot); err != nil {
+			return err
+		}
+		if err := p.writeField3(ctx, oprot); err != nil {
+			return err
+		}
+		if err := p.writeField4(ctx, oprot); err != nil {
+			return err
+		}
+		if err := p.writeField6(ctx, oprot); err != nil {
+			return err
+		}
+		if err := p.writeField7(ctx, oprot); err != nil {
+			return err
+		}
+	}
+	if err := oprot.WriteFieldStop(ctx); err != nil {
+		return thrift.PrependError("write field stop error: ", err)
+	}
+	if err := oprot.WriteStructEnd(ctx); err != nil {
+		return thrift.PrependError("write struct stop error: ", err)
+	}
+	return nil
 }
 
 func (p *TDelete) writeField1(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if err := oprot.WriteFieldBegin(ctx, "row", thrift.STRING, 1); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:row: ", p), err) }
-  if err := oprot.WriteBinary(ctx, p.Row); err != nil {
-  return thrift.PrependError(fmt.Sprintf("%T.row (1) field write error: ", p), err) }
-  if err := oprot.WriteFieldEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field end error 1:row: ", p), err) }
-  return err
+	if err := oprot.WriteFieldBegin(ctx, "row", thrift.STRING, 1); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:row: ", p), err)
+	}
+	if err := oprot.WriteBinary(ctx, p.Row); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T.row (1) field write error: ", p), err)
+	}
+	if err := oprot.WriteFieldEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field end error 1:row: ", p), err)
+	}
+	return err
 }
 
 func (p *TDelete) writeField2(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if p.IsSetColumns() {
-    if err := oprot.WriteFieldBegin(ctx, "columns", thrift.LIST, 2); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field begin error 2:columns: ", p), err) }
-    if err := oprot.WriteListBegin(ctx, thrift.STRUCT, len(p.Columns)); err != nil {
-      return thrift.PrependError("error writing list begin: ", err)
-    }
-    for _, v := range p.Columns {
-      if err := v.Write(ctx, oprot); err != nil {
-        return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", v), err)
-      }
-    }
-    if err := oprot.WriteListEnd(ctx); err != nil {
-      return thrift.PrependError("error writing list end: ", err)
-    }
-    if err := oprot.WriteFieldEnd(ctx); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field end error 2:columns: ", p), err) }
-  }
-  return err
+	if p.IsSetColumns() {
+		if err := oprot.WriteFieldBegin(ctx, "columns", thrift.LIST, 2); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field begin error 2:columns: ", p), err)
+		}
+		if err := oprot.WriteListBegin(ctx, thrift.STRUCT, len(p.Columns)); err != nil {
+			return thrift.PrependError("error writing list begin: ", err)
+		}
+		for _, v := range p.Columns {
+			if err := v.Write(ctx, oprot); err != nil {
+				return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", v), err)
+			}
+		}
+		if err := oprot.WriteListEnd(ctx); err != nil {
+			return thrift.PrependError("error writing list end: ", err)
+		}
+		if err := oprot.WriteFieldEnd(ctx); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field end error 2:columns: ", p), err)
+		}
+	}
+	return err
 }
 
 func (p *TDelete) writeField3(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if p.IsSetTimestamp() {
-    if err := oprot.WriteFieldBegin(ctx, "timestamp", thrift.I64, 3); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field begin error 3:timestamp: ", p), err) }
-    if err := oprot.WriteI64(ctx, int64(*p.Timestamp)); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T.timestamp (3) field write error: ", p), err) }
-    if err := oprot.WriteFieldEnd(ctx); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field end error 3:timestamp: ", p), err) }
-  }
-  return err
+	if p.IsSetTimestamp() {
+		if err := oprot.WriteFieldBegin(ctx, "timestamp", thrift.I64, 3); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field begin error 3:timestamp: ", p), err)
+		}
+		if err := oprot.WriteI64(ctx, int64(*p.Timestamp)); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T.timestamp (3) field write error: ", p), err)
+		}
+		if err := oprot.WriteFieldEnd(ctx); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field end error 3:timestamp: ", p), err)
+		}
+	}
+	return err
 }
 
 func (p *TDelete) writeField4(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if p.IsSetDeleteType() {
-    if err := oprot.WriteFieldBegin(ctx, "deleteType", thrift.I32, 4); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field begin error 4:deleteType: ", p), err) }
-    if err := oprot.WriteI32(ctx, int32(p.DeleteType)); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T.deleteType (4) field write error: ", p), err) }
-    if err := oprot.WriteFieldEnd(ctx); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field end error 4:deleteType: ", p), err) }
-  }
-  return err
+	if p.IsSetDeleteType() {
+		if err := oprot.WriteFieldBegin(ctx, "deleteType", thrift.I32, 4); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field begin error 4:deleteType: ", p), err)
+		}
+		if err := oprot.WriteI32(ctx, int32(p.DeleteType)); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T.deleteType (4) field write error: ", p), err)
+		}
+		if err := oprot.WriteFieldEnd(ctx); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field end error 4:deleteType: ", p), err)
+		}
+	}
+	return err
 }
 
 func (p *TDelete) writeField6(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if p.IsSetAttributes() {
-    if err := oprot.WriteFieldBegin(ctx, "attributes", thrift.MAP, 6); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field begin error 6:attributes: ", p), err) }
-    if err := oprot.WriteMapBegin(ctx, thrift.STRING, thrift.STRING, len(p.Attributes)); err != nil {
-      return thrift.PrependError("error writing map begin: ", err)
-    }
-    for k, v := range p.Attributes {
-      if err := oprot.WriteString(ctx, string(k)); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T. (0) field write error: ", p), err) }
-      if err := oprot.WriteBinary(ctx, v); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T. (0) field write error: ", p), err) }
-    }
-    if err := oprot.WriteMapEnd(ctx); err != nil {
-      return thrift.PrependError("error writing map end: ", err)
-    }
-    if err := oprot.WriteFieldEnd(ctx); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field end error 6:attributes: ", p), err) }
-  }
-  return err
+	if p.IsSetAttributes() {
+		if err := oprot.WriteFieldBegin(ctx, "attributes", thrift.MAP, 6); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field begin error 6:attributes: ", p), err)
+		}
+		if err := oprot.WriteMapBegin(ctx, thrift.STRING, thrift.STRING, len(p.Attributes)); err != nil {
+			return thrift.PrependError("error writing map begin: ", err)
+		}
+		for k, v := range p.Attributes {
+			if err := oprot.WriteString(ctx, string(k)); err != nil {
+				return thrift.PrependError(fmt.Sprintf("%T. (0) field write error: ", p), err)
+			}
+			if err := oprot.WriteBinary(ctx, v); err != nil {
+				return thrift.PrependError(fmt.Sprintf("%T. (0) field write error: ", p), err)
+			}
+		}
+		if err := oprot.WriteMapEnd(ctx); err != nil {
+			return thrift.PrependError("error writing map end: ", err)
+		}
+		if err := oprot.WriteFieldEnd(ctx); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field end error 6:attributes: ", p), err)
+		}
+	}
+	return err
 }
 
 func (p *TDelete) writeField7(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if p.IsSetDurability() {
-    if err := oprot.WriteFieldBegin(ctx, "durability", thrift.I32, 7); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field begin error 7:durability: ", p), err) }
-    if err := oprot.WriteI32(ctx, int32(*p.Durability)); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T.durability (7) field write error: ", p), err) }
-    if err := oprot.WriteFieldEnd(ctx); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field end error 7:durability: ", p), err) }
-  }
-  return err
+	if p.IsSetDurability() {
+		if err := oprot.WriteFieldBegin(ctx, "durability", thrift.I32, 7); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field begin error 7:durability: ", p), err)
+		}
+		if err := oprot.WriteI32(ctx, int32(*p.Durability)); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T.durability (7) field write error: ", p), err)
+		}
+		if err := oprot.WriteFieldEnd(ctx); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field end error 7:durability: ", p), err)
+		}
+	}
+	return err
 }
 
 func (p *TDelete) Equals(other *TDelete) bool {
-  if p == other {
-    return true
-  } else if p == nil || other == nil {
-    return false
-  }
-  if bytes.Compare(p.Row, other.Row) != 0 { return false }
-  if len(p.Columns) != len(other.Columns) { return false }
-  for i, _tgt := range p.Columns {
-    _src15 := other.Columns[i]
-    if !_tgt.Equals(_src15) { return false }
-  }
-  if p.Timestamp != other.Timestamp {
-    if p.Timestamp == nil || other.Timestamp == nil {
-      return false
-    }
-    if (*p.Timestamp) != (*other.Timestamp) { return false }
-  }
-  if p.DeleteType != other.DeleteType { return false }
-  if len(p.Attributes) != len(other.Attributes) { return false }
-  for k, _tgt := range p.Attributes {
-    _src16 := other.Attributes[k]
-    if bytes.Compare(_tgt, _src16) != 0 { return false }
-  }
-  if p.Durability != other.Durability {
-    if p.Durability == nil || other.Durability == nil {
-      return false
-    }
-    if (*p.Durability) != (*other.Durability) { return false }
-  }
-  return true
+	if p == other {
+		return true
+	} else if p == nil || other == nil {
+		return false
+	}
+	if bytes.Compare(p.Row, other.Row) != 0 {
+		return false
+	}
+	if len(p.Columns) != len(other.Columns) {
+		return false
+	}
+	for i, _tgt := range p.Columns {
+		_src15 := other.Columns[i]
+		if !_tgt.Equals(_src15) {
+			return false
+		}
+	}
+	if p.Timestamp != other.Timestamp {
+		if p.Timestamp == nil || other.Timestamp == nil {
+			return false
+		}
+		if (*p.Timestamp) != (*other.Timestamp) {
+			return false
+		}
+	}
+	if p.DeleteType != other.DeleteType {
+		return false
+	}
+	if len(p.Attributes) != len(other.Attributes) {
+		return false
+	}
+	for k, _tgt := range p.Attributes {
+		_src16 := other.Attributes[k]
+		if bytes.Compare(_tgt, _src16) != 0 {
+			return false
+		}
+	}
+	if p.Durability != other.Durability {
+		if p.Durability == nil || other.Durability == nil {
+			return false
+		}
+		if (*p.Durability) != (*other.Durability) {
+			return false
+		}
+	}
+	return true
 }
 
 func (p *TDelete) String() string {
-  if p == nil {
-    return "<nil>"
-  }
-  return fmt.Sprintf("TDelete(%+v)", *p)
+	if p == nil {
+		return "<nil>"
+	}
+	return fmt.Sprintf("TDelete(%+v)", *p)
 }
 
 // Attributes:
-//  - Row
-//  - Columns
-//  - Attributes
-//  - Durability
-//  - ReturnResults
+//   - Row
+//   - Columns
+//   - Attributes
+//   - Durability
+//   - ReturnResults
 type TIncrement struct {
-  Row []byte `thrift:"row,1,required" db:"row" json:"row"`
-  Columns []*TColumnIncrement `thrift:"columns,2,required" db:"columns" json:"columns"`
-  // unused field # 3
-  Attributes map[string][]byte `thrift:"attributes,4" db:"attributes" json:"attributes,omitempty"`
-  Durability *TDurability `thrift:"durability,5" db:"durability" json:"durability,omitempty"`
-  // unused field # 6
-  ReturnResults *bool `thrift:"returnResults,7" db:"returnResults" json:"returnResults,omitempty"`
+	Row     []byte              `thrift:"row,1,required" db:"row" json:"row"`
+	Columns []*TColumnIncrement `thrift:"columns,2,required" db:"columns" json:"columns"`
+	// unused field # 3
+	Attributes map[string][]byte `thrift:"attributes,4" db:"attributes" json:"attributes,omitempty"`
+	Durability *TDurability      `thrift:"durability,5" db:"durability" json:"durability,omitempty"`
+	// unused field # 6
+	ReturnResults *bool `thrift:"returnResults,7" db:"returnResults" json:"returnResults,omitempty"`
 }
 
 func NewTIncrement() *TIncrement {
-  return &TIncrement{}
+	return &TIncrement{}
 }
 
-
 func (p *TIncrement) GetRow() []byte {
-  return p.Row
+	return p.Row
 }
 
 func (p *TIncrement) GetColumns() []*TColumnIncrement {
-  return p.Columns
+	return p.Columns
 }
+
 var TIncrement_Attributes_DEFAULT map[string][]byte
 
 func (p *TIncrement) GetAttributes() map[string][]byte {
-  return p.Attributes
+	return p.Attributes
 }
+
 var TIncrement_Durability_DEFAULT TDurability
+
 func (p *TIncrement) GetDurability() TDurability {
-  if !p.IsSetDurability() {
-    return TIncrement_Durability_DEFAULT
-  }
-return *p.Durability
+	if !p.IsSetDurability() {
+		return TIncrement_Durability_DEFAULT
+	}
+	return *p.Durability
 }
+
 var TIncrement_ReturnResults_DEFAULT bool
+
 func (p *TIncrement) GetReturnResults() bool {
-  if !p.IsSetReturnResults() {
-    return TIncrement_ReturnResults_DEFAULT
-  }
-return *p.ReturnResults
+	if !p.IsSetReturnResults() {
+		return TIncrement_ReturnResults_DEFAULT
+	}
+	return *p.ReturnResults
 }
 func (p *TIncrement) IsSetAttributes() bool {
-  return p.Attributes != nil
+	return p.Attributes != nil
 }
 
 func (p *TIncrement) IsSetDurability() bool {
-  return p.Durability != nil
+	return p.Durability != nil
 }
 
 func (p *TIncrement) IsSetReturnResults() bool {
-  return p.ReturnResults != nil
+	return p.ReturnResults != nil
 }
 
 func (p *TIncrement) Read(ctx context.Context, iprot thrift.TProtocol) error {
-  if _, err := iprot.ReadStructBegin(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
-  }
+	if _, err := iprot.ReadStructBegin(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
+	}
 
-  var issetRow bool = false;
-  var issetColumns bool = false;
+	var issetRow bool = false
+	var issetColumns bool = false
 
-  for {
-    _, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
-    if err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
-    }
-    if fieldTypeId == thrift.STOP { break; }
-    switch fieldId {
-    case 1:
-      if fieldTypeId == thrift.STRING {
-        if err := p.ReadField1(ctx, iprot); err != nil {
-          return err
-        }
-        issetRow = true
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    case 2:
-      if fieldTypeId == thrift.LIST {
-        if err := p.ReadField2(ctx, iprot); err != nil {
-          return err
-        }
-        issetColumns = true
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    case 4:
-      if fieldTypeId == thrift.MAP {
-        if err := p.ReadField4(ctx, iprot); err != nil {
-          return err
-        }
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    case 5:
-      if fieldTypeId == thrift.I32 {
-        if err := p.ReadField5(ctx, iprot); err != nil {
-          return err
-        }
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    case 7:
-      if fieldTypeId == thrift.BOOL {
-        if err := p.ReadField7(ctx, iprot); err != nil {
-          return err
-        }
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    default:
-      if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-        return err
-      }
-    }
-    if err := iprot.ReadFieldEnd(ctx); err != nil {
-      return err
-    }
-  }
-  if err := iprot.ReadStructEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
-  }
-  if !issetRow{
-    return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field Row is not set"));
-  }
-  if !issetColumns{
-    return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field Columns is not set"));
-  }
-  return nil
-}
-
-func (p *TIncrement)  ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
-  if v, err := iprot.ReadBinary(ctx); err != nil {
-  return thrift.PrependError("error reading field 1: ", err)
-} else {
-  p.Row = v
-}
-  return nil
+	for {
+		_, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
+		if err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
+		}
+		if fieldTypeId == thrift.STOP {
+			break
+		}
+		switch fieldId {
+		case 1:
+			if fieldTypeId == thrift.STRING {
+				if err := p.ReadField1(ctx, iprot); err != nil {
+					return err
+				}
+				issetRow = true
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		case 2:
+			if fieldTypeId == thrift.LIST {
+				if err := p.ReadField2(ctx, iprot); err != nil {
+					return err
+				}
+				issetColumns = true
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		case 4:
+			if fieldTypeId == thrift.MAP {
+				if err := p.ReadField4(ctx, iprot); err != nil {
+					return err
+				}
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		case 5:
+			if fieldTypeId == thrift.I32 {
+				if err := p.ReadField5(ctx, iprot); err != nil {
+					return err
+				}
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		case 7:
+			if fieldTypeId == thrift.BOOL {
+				if err := p.ReadField7(ctx, iprot); err != nil {
+					return err
+				}
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		default:
+			if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+				return err
+			}
+		}
+		if err := iprot.ReadFieldEnd(ctx); err != nil {
+			return err
+		}
+	}
+	if err := iprot.ReadStructEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
+	}
+	if !issetRow {
+		return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field Row is not set"))
+	}
+	if !issetColumns {
+		return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field Columns is not set"))
+	}
+	return nil
 }
 
-func (p *TIncrement)  ReadField2(ctx context.Context, iprot thrift.TProtocol) error {
-  _, size, err := iprot.ReadListBegin(ctx)
-  if err != nil {
-    return thrift.PrependError("error reading list begin: ", err)
-  }
-  tSlice := make([]*TColumnIncrement, 0, size)
-  p.Columns =  tSlice
-  for i := 0; i < size; i ++ {
-    _elem17 := &TColumnIncrement{
-    Amount: 1,
-}
-    if err := _elem17.Read(ctx, iprot); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", _elem17), err)
-    }
-    p.Columns = append(p.Columns, _elem17)
-  }
-  if err := iprot.ReadListEnd(ctx); err != nil {
-    return thrift.PrependError("error reading list end: ", err)
-  }
-  return nil
+func (p *TIncrement) ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
+	if v, err := iprot.ReadBinary(ctx); err != nil {
+		return thrift.PrependError("error reading field 1: ", err)
+	} else {
+		p.Row = v
+	}
+	return nil
 }
 
-func (p *TIncrement)  ReadField4(ctx context.Context, iprot thrift.TProtocol) error {
-  _, _, size, err := iprot.ReadMapBegin(ctx)
-  if err != nil {
-    return thrift.PrependError("error reading map begin: ", err)
-  }
-  tMap := make(map[string][]byte, size)
-  p.Attributes =  tMap
-  for i := 0; i < size; i ++ {
-var _key18 string
-    if v, err := iprot.ReadString(ctx); err != nil {
-    return thrift.PrependError("error reading field 0: ", err)
-} else {
-    _key18 = v
-}
-var _val19 []byte
-    if v, err := iprot.ReadBinary(ctx); err != nil {
-    return thrift.PrependError("error reading field 0: ", err)
-} else {
-    _val19 = v
-}
-    p.Attributes[_key18] = _val19
-  }
-  if err := iprot.ReadMapEnd(ctx); err != nil {
-    return thrift.PrependError("error reading map end: ", err)
-  }
-  return nil
+func (p *TIncrement) ReadField2(ctx context.Context, iprot thrift.TProtocol) error {
+	_, size, err := iprot.ReadListBegin(ctx)
+	if err != nil {
+		return thrift.PrependError("error reading list begin: ", err)
+	}
+	tSlice := make([]*TColumnIncrement, 0, size)
+	p.Columns = tSlice
+	for i := 0; i < size; i++ {
+		_elem17 := &TColumnIncrement{
+			Amount: 1,
+		}
+		if err := _elem17.Read(ctx, iprot); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", _elem17), err)
+		}
+		p.Columns = append(p.Columns, _elem17)
+	}
+	if err := iprot.ReadListEnd(ctx); err != nil {
+		return thrift.PrependError("error reading list end: ", err)
+	}
+	return nil
 }
 
-func (p *TIncrement)  ReadField5(ctx context.Context, iprot thrift.TProtocol) error {
-  if v, err := iprot.ReadI32(ctx); err != nil {
-  return thrift.PrependError("error reading field 5: ", err)
-} else {
-  temp := TDurability(v)
-  p.Durability = &temp
-}
-  return nil
+func (p *TIncrement) ReadField4(ctx context.Context, iprot thrift.TProtocol) error {
+	_, _, size, err := iprot.ReadMapBegin(ctx)
+	if err != nil {
+		return thrift.PrependError("error reading map begin: ", err)
+	}
+	tMap := make(map[string][]byte, size)
+	p.Attributes = tMap
+	for i := 0; i < size; i++ {
+		var _key18 string
+		if v, err := iprot.ReadString(ctx); err != nil {
+			return thrift.PrependError("error reading field 0: ", err)
+		} else {
+			_key18 = v
+		}
+		var _val19 []byte
+		if v, err := iprot.ReadBinary(ctx); err != nil {
+			return thrift.PrependError("error reading field 0: ", err)
+		} else {
+			_val19 = v
+		}
+		p.Attributes[_key18] = _val19
+	}
+	if err := iprot.ReadMapEnd(ctx); err != nil {
+		return thrift.PrependError("error reading map end: ", err)
+	}
+	return nil
 }
 
-func (p *TIncrement)  ReadField7(ctx context.Context, iprot thrift.TProtocol) error {
-  if v, err := iprot.ReadBool(ctx); err != nil {
-  return thrift.PrependError("error reading field 7: ", err)
-} else {
-  p.ReturnResults = &v
+func (p *TIncrement) ReadField5(ctx context.Context, iprot thrift.TProtocol) error {
+	if v, err := iprot.ReadI32(ctx); err != nil {
+		return thrift.PrependError("error reading field 5: ", err)
+	} else {
+		temp := TDurability(v)
+		p.Durability = &temp
+	}
+	return nil
 }
-  return nil
+
+func (p *TIncrement) ReadField7(ctx context.Context, iprot thrift.TProtocol) error {
+	if v, err := iprot.ReadBool(ctx); err != nil {
+		return thrift.PrependError("error reading field 7: ", err)
+	} else {
+		p.ReturnResults = &v
+	}
+	return nil
 }
 
 func (p *TIncrement) Write(ctx context.Context, oprot thrift.TProtocol) error {
-  if err := oprot.WriteStructBegin(ctx, "TIncrement"); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err) }
-  if p != nil {
-    if err := p.writeField1(ctx, oprot); err != nil { return err }
-    if err := p.writeField2(ctx, oprot); err != nil { return err }
-    if err := p.writeField4(ctx, oprot); err != nil { return err }
-    if err := p.writeField5(ctx, oprot); err != nil { return err }
-    if err := p.writeField7(ctx, oprot); err != nil { return err }
-  }
-  if err := oprot.WriteFieldStop(ctx); err != nil {
-    return thrift.PrependError("write field stop error: ", err) }
-  if err := oprot.WriteStructEnd(ctx); err != nil {
-    return thrift.PrependError("write struct stop error: ", err) }
-  return nil
+	if err := oprot.WriteStructBegin(ctx, "TIncrement"); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err)
+	}
+	if p != nil {
+		if err := p.writeField1(ctx, oprot); err != nil {
+			return err
+		}
+		if err := p.writeField2(ctx, oprot); err != nil {
+			return err
+		}
+		if err := p.writeField4(ctx, oprot); err != nil {
+			return err
+		}
+		if err := p.writeField5(ctx, oprot); err != nil {
+			return err
+		}
+		if err := p.writeField7(ctx, oprot); err != nil {
+			return err
+		}
+	}
+	if err := oprot.WriteFieldStop(ctx); err != nil {
+		return thrift.PrependError("write field stop error: ", err)
+	}
+	if err := oprot.WriteStructEnd(ctx); err != nil {
+		return thrift.PrependError("write struct stop error: ", err)
+	}
+	return nil
 }
 
 func (p *TIncrement) writeField1(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if err := oprot.WriteFieldBegin(ctx, "row", thrift.STRING, 1); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:row: ", p), err) }
-  if err := oprot.WriteBinary(ctx, p.Row); err != nil {
-  return thrift.PrependError(fmt.Sprintf("%T.row (1) field write error: ", p), err) }
-  if err := oprot.WriteFieldEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field end error 1:row: ", p), err) }
-  return err
+	if err := oprot.WriteFieldBegin(ctx, "row", thrift.STRING, 1); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:row: ", p), err)
+	}
+	if err := oprot.WriteBinary(ctx, p.Row); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T.row (1) field write error: ", p), err)
+	}
+	if err := oprot.WriteFieldEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field end error 1:row: ", p), err)
+	}
+	return err
 }
 
 func (p *TIncrement) writeField2(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if err := oprot.WriteFieldBegin(ctx, "columns", thrift.LIST, 2); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field begin error 2:columns: ", p), err) }
-  if err := oprot.WriteListBegin(ctx, thrift.STRUCT, len(p.Columns)); err != nil {
-    return thrift.PrependError("error writing list begin: ", err)
-  }
-  for _, v := range p.Columns {
-    if err := v.Write(ctx, oprot); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", v), err)
-    }
-  }
-  if err := oprot.WriteListEnd(ctx); err != nil {
-    return thrift.PrependError("error writing list end: ", err)
-  }
-  if err := oprot.WriteFieldEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field end error 2:columns: ", p), err) }
-  return err
+	if err := oprot.WriteFieldBegin(ctx, "columns", thrift.LIST, 2); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field begin error 2:columns: ", p), err)
+	}
+	if err := oprot.WriteListBegin(ctx, thrift.STRUCT, len(p.Columns)); err != nil {
+		return thrift.PrependError("error writing list begin: ", err)
+	}
+	for _, v := range p.Columns {
+		if err := v.Write(ctx, oprot); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", v), err)
+		}
+	}
+	if err := oprot.WriteListEnd(ctx); err != nil {
+		return thrift.PrependError("error writing list end: ", err)
+	}
+	if err := oprot.WriteFieldEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field end error 2:columns: ", p), err)
+	}
+	return err
 }
 
 func (p *TIncrement) writeField4(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if p.IsSetAttributes() {
-    if err := oprot.WriteFieldBegin(ctx, "attributes", thrift.MAP, 4); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field begin error 4:attributes: ", p), err) }
-    if err := oprot.WriteMapBegin(ctx, thrift.STRING, thrift.STRING, len(p.Attributes)); err != nil {
-      return thrift.PrependError("error writing map begin: ", err)
-    }
-    for k, v := range p.Attributes {
-      if err := oprot.WriteString(ctx, string(k)); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T. (0) field write error: ", p), err) }
-      if err := oprot.WriteBinary(ctx, v); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T. (0) field write error: ", p), err) }
-    }
-    if err := oprot.WriteMapEnd(ctx); err != nil {
-      return thrift.PrependError("error writing map end: ", err)
-    }
-    if err := oprot.WriteFieldEnd(ctx); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field end error 4:attributes: ", p), err) }
-  }
-  return err
+	if p.IsSetAttributes() {
+		if err := oprot.WriteFieldBegin(ctx, "attributes", thrift.MAP, 4); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field begin error 4:attributes: ", p), err)
+		}
+		if err := oprot.WriteMapBegin(ctx, thrift.STRING, thrift.STRING, len(p.Attributes)); err != nil {
+			return thrift.PrependError("error writing map begin: ", err)
+		}
+		for k, v := range p.Attributes {
+			if err := oprot.WriteString(ctx, string(k)); err != nil {
+				return thrift.PrependError(fmt.Sprintf("%T. (0) field write error: ", p), err)
+			}
+			if err := oprot.WriteBinary(ctx, v); err != nil {
+				return thrift.PrependError(fmt.Sprintf("%T. (0) field write error: ", p), err)
+			}
+		}
+		if err := oprot.WriteMapEnd(ctx); err != nil {
+			return thrift.PrependError("error writing map end: ", err)
+		}
+		if err := oprot.WriteFieldEnd(ctx); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field end error 4:attributes: ", p), err)
+		}
+	}
+	return err
 }
 
 func (p *TIncrement) writeField5(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if p.IsSetDurability() {
-    if err := oprot.WriteFieldBegin(ctx, "durability", thrift.I32, 5); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field begin error 5:durability: ", p), err) }
-    if err := oprot.WriteI32(ctx, int32(*p.Durability)); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T.durability (5) field write error: ", p), err) }
-    if err := oprot.WriteFieldEnd(ctx); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field end error 5:durability: ", p), err) }
-  }
-  return err
+	if p.IsSetDurability() {
+		if err := oprot.WriteFieldBegin(ctx, "durability", thrift.I32, 5); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field begin error 5:durability: ", p), err)
+		}
+		if err := oprot.WriteI32(ctx, int32(*p.Durability)); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T.durability (5) field write error: ", p), err)
+		}
+		if err := oprot.WriteFieldEnd(ctx); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field end error 5:durability: ", p), err)
+		}
+	}
+	return err
 }
 
 func (p *TIncrement) writeField7(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if p.IsSetReturnResults() {
-    if err := oprot.WriteFieldBegin(ctx, "returnResults", thrift.BOOL, 7); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field begin error 7:returnResults: ", p), err) }
-    if err := oprot.WriteBool(ctx, bool(*p.ReturnResults)); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T.returnResults (7) field write error: ", p), err) }
-    if err := oprot.WriteFieldEnd(ctx); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field end error 7:returnResults: ", p), err) }
-  }
-  return err
+	if p.IsSetReturnResults() {
+		if err := oprot.WriteFieldBegin(ctx, "returnResults", thrift.BOOL, 7); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field begin error 7:returnResults: ", p), err)
+		}
+		if err := oprot.WriteBool(ctx, bool(*p.ReturnResults)); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T.returnResults (7) field write error: ", p), err)
+		}
+		if err := oprot.WriteFieldEnd(ctx); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field end error 7:returnResults: ", p), err)
+		}
+	}
+	return err
 }
 
 func (p *TIncrement) Equals(other *TIncrement) bool {
-  if p == other {
-    return true
-  } else if p == nil || other == nil {
-    return false
-  }
-  if bytes.Compare(p.Row, other.Row) != 0 { return false }
-  if len(p.Columns) != len(other.Columns) { return false }
-  for i, _tgt := range p.Columns {
-    _src20 := other.Columns[i]
-    if !_tgt.Equals(_src20) { return false }
-  }
-  if len(p.Attributes) != len(other.Attributes) { return false }
-  for k, _tgt := range p.Attributes {
-    _src21 := other.Attributes[k]
-    if bytes.Compare(_tgt, _src21) != 0 { return false }
-  }
-  if p.Durability != other.Durability {
-    if p.Durability == nil || other.Durability == nil {
-      return false
-    }
-    if (*p.Durability) != (*other.Durability) { return false }
-  }
-  if p.ReturnResults != other.ReturnResults {
-    if p.ReturnResults == nil || other.ReturnResults == nil {
-      return false
-    }
-    if (*p.ReturnResults) != (*other.ReturnResults) { return false }
-  }
-  return true
+	if p == other {
+		return true
+	} else if p == nil || other == nil {
+		return false
+	}
+	if bytes.Compare(p.Row, other.Row) != 0 {
+		return false
+	}
+	if len(p.Columns) != len(other.Columns) {
+		return false
+	}
+	for i, _tgt := range p.Columns {
+		_src20 := other.Columns[i]
+		if !_tgt.Equals(_src20) {
+			return false
+		}
+	}
+	if len(p.Attributes) != len(other.Attributes) {
+		return false
+	}
+	for k, _tgt := range p.Attributes {
+		_src21 := other.Attributes[k]
+		if bytes.Compare(_tgt, _src21) != 0 {
+			return false
+		}
+	}
+	if p.Durability != other.Durability {
+		if p.Durability == nil || other.Durability == nil {
+			return false
+		}
+		if (*p.Durability) != (*other.Durability) {
+			return false
+		}
+	}
+	if p.ReturnResults != other.ReturnResults {
+		if p.ReturnResults == nil || other.ReturnResults == nil {
+			return false
+		}
+		if (*p.ReturnResults) != (*other.ReturnResults) {
+			return false
+		}
+	}
+	return true
 }
 
 func (p *TIncrement) String() string {
-  if p == nil {
-    return "<nil>"
-  }
-  return fmt.Sprintf("TIncrement(%+v)", *p)
+	if p == nil {
+		return "<nil>"
+	}
+	return fmt.Sprintf("TIncrement(%+v)", *p)
 }
 
 // Attributes:
-//  - StartRow
-//  - StopRow
-//  - Columns
-//  - Caching
-//  - MaxVersions
-//  - TimeRange
-//  - FilterString
-//  - BatchSize
-//  - Attributes
-//  - Reversed
-//  - CacheBlocks
-//  - Limit
+//   - StartRow
+//   - StopRow
+//   - Columns
+//   - Caching
+//   - MaxVersions
+//   - TimeRange
+//   - FilterString
+//   - BatchSize
+//   - Attributes
+//   - Reversed
+//   - CacheBlocks
+//   - Limit
 type TScan struct {
-  StartRow []byte `thrift:"startRow,1" db:"startRow" json:"startRow,omitempty"`
-  StopRow []byte `thrift:"stopRow,2" db:"stopRow" json:"stopRow,omitempty"`
-  Columns []*TColumn `thrift:"columns,3" db:"columns" json:"columns,omitempty"`
-  Caching *int32 `thrift:"caching,4" db:"caching" json:"caching,omitempty"`
-  MaxVersions int32 `thrift:"maxVersions,5" db:"maxVersions" json:"maxVersions"`
-  TimeRange *TTimeRange `thrift:"timeRange,6" db:"timeRange" json:"timeRange,omitempty"`
-  FilterString []byte `thrift:"filterString,7" db:"filterString" json:"filterString,omitempty"`
-  BatchSize *int32 `thrift:"batchSize,8" db:"batchSize" json:"batchSize,omitempty"`
-  Attributes map[string][]byte `thrift:"attributes,9" db:"attributes" json:"attributes,omitempty"`
-  // unused field # 10
-  Reversed *bool `thrift:"reversed,11" db:"reversed" json:"reversed,omitempty"`
-  CacheBlocks *bool `thrift:"cacheBlocks,12" db:"cacheBlocks" json:"cacheBlocks,omitempty"`
-  // unused fields # 13 to 14
-  Limit *int32 `thrift:"limit,15" db:"limit" json:"limit,omitempty"`
+	StartRow     []byte            `thrift:"startRow,1" db:"startRow" json:"startRow,omitempty"`
+	StopRow      []byte            `thrift:"stopRow,2" db:"stopRow" json:"stopRow,omitempty"`
+	Columns      []*TColumn        `thrift:"columns,3" db:"columns" json:"columns,omitempty"`
+	Caching      *int32            `thrift:"caching,4" db:"caching" json:"caching,omitempty"`
+	MaxVersions  int32             `thrift:"maxVersions,5" db:"maxVersions" json:"maxVersions"`
+	TimeRange    *TTimeRange       `thrift:"timeRange,6" db:"timeRange" json:"timeRange,omitempty"`
+	FilterString []byte            `thrift:"filterString,7" db:"filterString" json:"filterString,omitempty"`
+	BatchSize    *int32            `thrift:"batchSize,8" db:"batchSize" json:"batchSize,omitempty"`
+	Attributes   map[string][]byte `thrift:"attributes,9" db:"attributes" json:"attributes,omitempty"`
+	// unused field # 10
+	Reversed    *bool `thrift:"reversed,11" db:"reversed" json:"reversed,omitempty"`
+	CacheBlocks *bool `thrift:"cacheBlocks,12" db:"cacheBlocks" json:"cacheBlocks,omitempty"`
+	// unused fields # 13 to 14
+	Limit *int32 `thrift:"limit,15" db:"limit" json:"limit,omitempty"`
 }
 
 func NewTScan() *TScan {
-  return &TScan{
-MaxVersions: 1,
-}
+	return &TScan{
+		MaxVersions: 1,
+	}
 }
 
 var TScan_StartRow_DEFAULT []byte
 
 func (p *TScan) GetStartRow() []byte {
-  return p.StartRow
+	return p.StartRow
 }
+
 var TScan_StopRow_DEFAULT []byte
 
 func (p *TScan) GetStopRow() []byte {
-  return p.StopRow
+	return p.StopRow
 }
+
 var TScan_Columns_DEFAULT []*TColumn
 
 func (p *TScan) GetColumns() []*TColumn {
-  return p.Columns
+	return p.Columns
 }
+
 var TScan_Caching_DEFAULT int32
+
 func (p *TScan) GetCaching() int32 {
-  if !p.IsSetCaching() {
-    return TScan_Caching_DEFAULT
-  }
-return *p.Caching
+	if !p.IsSetCaching() {
+		return TScan_Caching_DEFAULT
+	}
+	return *p.Caching
 }
+
 var TScan_MaxVersions_DEFAULT int32 = 1
 
 func (p *TScan) GetMaxVersions() int32 {
-  return p.MaxVersions
+	return p.MaxVersions
 }
+
 var TScan_TimeRange_DEFAULT *TTimeRange
+
 func (p *TScan) GetTimeRange() *TTimeRange {
-  if !p.IsSetTimeRange() {
-    return TScan_TimeRange_DEFAULT
-  }
-return p.TimeRange
+	if !p.IsSetTimeRange() {
+		return TScan_TimeRange_DEFAULT
+	}
+	return p.TimeRange
 }
+
 var TScan_FilterString_DEFAULT []byte
 
 func (p *TScan) GetFilterString() []byte {
-  return p.FilterString
+	return p.FilterString
 }
+
 var TScan_BatchSize_DEFAULT int32
+
 func (p *TScan) GetBatchSize() int32 {
-  if !p.IsSetBatchSize() {
-    return TScan_BatchSize_DEFAULT
-  }
-return *p.BatchSize
+	if !p.IsSetBatchSize() {
+		return TScan_BatchSize_DEFAULT
+	}
+	return *p.BatchSize
 }
+
 var TScan_Attributes_DEFAULT map[string][]byte
 
 func (p *TScan) GetAttributes() map[string][]byte {
-  return p.Attributes
+	return p.Attributes
 }
+
 var TScan_Reversed_DEFAULT bool
+
 func (p *TScan) GetReversed() bool {
-  if !p.IsSetReversed() {
-    return TScan_Reversed_DEFAULT
-  }
-return *p.Reversed
+	if !p.IsSetReversed() {
+		return TScan_Reversed_DEFAULT
+	}
+	return *p.Reversed
 }
+
 var TScan_CacheBlocks_DEFAULT bool
+
 func (p *TScan) GetCacheBlocks() bool {
-  if !p.IsSetCacheBlocks() {
-    return TScan_CacheBlocks_DEFAULT
-  }
-return *p.CacheBlocks
+	if !p.IsSetCacheBlocks() {
+		return TScan_CacheBlocks_DEFAULT
+	}
+	return *p.CacheBlocks
 }
+
 var TScan_Limit_DEFAULT int32
+
 func (p *TScan) GetLimit() int32 {
-  if !p.IsSetLimit() {
-    return TScan_Limit_DEFAULT
-  }
-return *p.Limit
+	if !p.IsSetLimit() {
+		return TScan_Limit_DEFAULT
+	}
+	return *p.Limit
 }
 func (p *TScan) IsSetStartRow() bool {
-  return p.StartRow != nil
+	return p.StartRow != nil
 }
 
 func (p *TScan) IsSetStopRow() bool {
-  return p.StopRow != nil
+	return p.StopRow != nil
 }
 
 func (p *TScan) IsSetColumns() bool {
-  return p.Columns != nil
+	return p.Columns != nil
 }
 
 func (p *TScan) IsSetCaching() bool {
-  return p.Caching != nil
+	return p.Caching != nil
 }
 
 func (p *TScan) IsSetMaxVersions() bool {
-  return p.MaxVersions != TScan_MaxVersions_DEFAULT
+	return p.MaxVersions != TScan_MaxVersions_DEFAULT
 }
 
 func (p *TScan) IsSetTimeRange() bool {
-  return p.TimeRange != nil
+	return p.TimeRange != nil
 }
 
 func (p *TScan) IsSetFilterString() bool {
-  return p.FilterString != nil
+	return p.FilterString != nil
 }
 
 func (p *TScan) IsSetBatchSize() bool {
-  return p.BatchSize != nil
+	return p.BatchSize != nil
 }
 
 func (p *TScan) IsSetAttributes() bool {
-  return p.Attributes != nil
+	return p.Attributes != nil
 }
 
 func (p *TScan) IsSetReversed() bool {
-  return p.Reversed != nil
+	return p.Reversed != nil
 }
 
 func (p *TScan) IsSetCacheBlocks() bool {
-  return p.CacheBlocks != nil
+	return p.CacheBlocks != nil
 }
 
 func (p *TScan) IsSetLimit() bool {
-  return p.Limit != nil
+	return p.Limit != nil
 }
 
 func (p *TScan) Read(ctx context.Context, iprot thrift.TProtocol) error {
-  if _, err := iprot.ReadStructBegin(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
-  }
+	if _, err := iprot.ReadStructBegin(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
+	}
 
-
-  for {
-    _, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
-    if err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
-    }
-    if fieldTypeId == thrift.STOP { break; }
-    switch fieldId {
-    case 1:
-      if fieldTypeId == thrift.STRING {
-        if err := p.ReadField1(ctx, iprot); err != nil {
-          return err
-        }
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    case 2:
-      if fieldTypeId == thrift.STRING {
-        if err := p.ReadField2(ctx, iprot); err != nil {
-          return err
-        }
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    case 3:
-      if fieldTypeId == thrift.LIST {
-        if err := p.ReadField3(ctx, iprot); err != nil {
-          return err
-        }
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    case 4:
-      if fieldTypeId == thrift.I32 {
-        if err := p.ReadField4(ctx, iprot); err != nil {
-          return err
-        }
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    case 5:
-      if fieldTypeId == thrift.I32 {
-        if err := p.ReadField5(ctx, iprot); err != nil {
-          return err
-        }
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    case 6:
-      if fieldTypeId == thrift.STRUCT {
-        if err := p.ReadField6(ctx, iprot); err != nil {
-          return err
-        }
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    case 7:
-      if fieldTypeId == thrift.STRING {
-        if err := p.ReadField7(ctx, iprot); err != nil {
-          return err
-        }
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    case 8:
-      if fieldTypeId == thrift.I32 {
-        if err := p.ReadField8(ctx, iprot); err != nil {
-          return err
-        }
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    case 9:
-      if fieldTypeId == thrift.MAP {
-        if err := p.ReadField9(ctx, iprot); err != nil {
-          return err
-        }
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    case 11:
-      if fieldTypeId == thrift.BOOL {
-        if err := p.ReadField11(ctx, iprot); err != nil {
-          return err
-        }
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    case 12:
-      if fieldTypeId == thrift.BOOL {
-        if err := p.ReadField12(ctx, iprot); err != nil {
-          return err
-        }
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    case 15:
-      if fieldTypeId == thrift.I32 {
-        if err := p.ReadField15(ctx, iprot); err != nil {
-          return err
-        }
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    default:
-      if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-        return err
-      }
-    }
-    if err := iprot.ReadFieldEnd(ctx); err != nil {
-      return err
-    }
-  }
-  if err := iprot.ReadStructEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
-  }
-  return nil
-}
-
-func (p *TScan)  ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
-  if v, err := iprot.ReadBinary(ctx); err != nil {
-  return thrift.PrependError("error reading field 1: ", err)
-} else {
-  p.StartRow = v
-}
-  return nil
+	for {
+		_, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
+		if err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
+		}
+		if fieldTypeId == thrift.STOP {
+			break
+		}
+		switch fieldId {
+		case 1:
+			if fieldTypeId == thrift.STRING {
+				if err := p.ReadField1(ctx, iprot); err != nil {
+					return err
+				}
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		case 2:
+			if fieldTypeId == thrift.STRING {
+				if err := p.ReadField2(ctx, iprot); err != nil {
+					return err
+				}
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		case 3:
+			if fieldTypeId == thrift.LIST {
+				if err := p.ReadField3(ctx, iprot); err != nil {
+					return err
+				}
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		case 4:
+			if fieldTypeId == thrift.I32 {
+				if err := p.ReadField4(ctx, iprot); err != nil {
+					return err
+				}
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		case 5:
+			if fieldTypeId == thrift.I32 {
+				if err := p.ReadField5(ctx, iprot); err != nil {
+					return err
+				}
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		case 6:
+			if fieldTypeId == thrift.STRUCT {
+				if err := p.ReadField6(ctx, iprot); err != nil {
+					return err
+				}
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		case 7:
+			if fieldTypeId == thrift.STRING {
+				if err := p.ReadField7(ctx, iprot); err != nil {
+					return err
+				}
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		case 8:
+			if fieldTypeId == thrift.I32 {
+				if err := p.ReadField8(ctx, iprot); err != nil {
+					return err
+				}
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		case 9:
+			if fieldTypeId == thrift.MAP {
+				if err := p.ReadField9(ctx, iprot); err != nil {
+					return err
+				}
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		case 11:
+			if fieldTypeId == thrift.BOOL {
+				if err := p.ReadField11(ctx, iprot); err != nil {
+					return err
+				}
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		case 12:
+			if fieldTypeId == thrift.BOOL {
+				if err := p.ReadField12(ctx, iprot); err != nil {
+					return err
+				}
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		case 15:
+			if fieldTypeId == thrift.I32 {
+				if err := p.ReadField15(ctx, iprot); err != nil {
+					return err
+				}
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		default:
+			if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+				return err
+			}
+		}
+		if err := iprot.ReadFieldEnd(ctx); err != nil {
+			return err
+		}
+	}
+	if err := iprot.ReadStructEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
+	}
+	return nil
 }
 
-func (p *TScan)  ReadField2(ctx context.Context, iprot thrift.TProtocol) error {
-  if v, err := iprot.ReadBinary(ctx); err != nil {
-  return thrift.PrependError("error reading field 2: ", err)
-} else {
-  p.StopRow = v
-}
-  return nil
-}
-
-func (p *TScan)  ReadField3(ctx context.Context, iprot thrift.TProtocol) error {
-  _, size, err := iprot.ReadListBegin(ctx)
-  if err != nil {
-    return thrift.PrependError("error reading list begin: ", err)
-  }
-  tSlice := make([]*TColumn, 0, size)
-  p.Columns =  tSlice
-  for i := 0; i < size; i ++ {
-    _elem22 := &TColumn{}
-    if err := _elem22.Read(ctx, iprot); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", _elem22), err)
-    }
-    p.Columns = append(p.Columns, _elem22)
-  }
-  if err := iprot.ReadListEnd(ctx); err != nil {
-    return thrift.PrependError("error reading list end: ", err)
-  }
-  return nil
+func (p *TScan) ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
+	if v, err := iprot.ReadBinary(ctx); err != nil {
+		return thrift.PrependError("error reading field 1: ", err)
+	} else {
+		p.StartRow = v
+	}
+	return nil
 }
 
-func (p *TScan)  ReadField4(ctx context.Context, iprot thrift.TProtocol) error {
-  if v, err := iprot.ReadI32(ctx); err != nil {
-  return thrift.PrependError("error reading field 4: ", err)
-} else {
-  p.Caching = &v
-}
-  return nil
-}
-
-func (p *TScan)  ReadField5(ctx context.Context, iprot thrift.TProtocol) error {
-  if v, err := iprot.ReadI32(ctx); err != nil {
-  return thrift.PrependError("error reading field 5: ", err)
-} else {
-  p.MaxVersions = v
-}
-  return nil
+func (p *TScan) ReadField2(ctx context.Context, iprot thrift.TProtocol) error {
+	if v, err := iprot.ReadBinary(ctx); err != nil {
+		return thrift.PrependError("error reading field 2: ", err)
+	} else {
+		p.StopRow = v
+	}
+	return nil
 }
 
-func (p *TScan)  ReadField6(ctx context.Context, iprot thrift.TProtocol) error {
-  p.TimeRange = &TTimeRange{}
-  if err := p.TimeRange.Read(ctx, iprot); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", p.TimeRange), err)
-  }
-  return nil
+func (p *TScan) ReadField3(ctx context.Context, iprot thrift.TProtocol) error {
+	_, size, err := iprot.ReadListBegin(ctx)
+	if err != nil {
+		return thrift.PrependError("error reading list begin: ", err)
+	}
+	tSlice := make([]*TColumn, 0, size)
+	p.Columns = tSlice
+	for i := 0; i < size; i++ {
+		_elem22 := &TColumn{}
+		if err := _elem22.Read(ctx, iprot); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", _elem22), err)
+		}
+		p.Columns = append(p.Columns, _elem22)
+	}
+	if err := iprot.ReadListEnd(ctx); err != nil {
+		return thrift.PrependError("error reading list end: ", err)
+	}
+	return nil
 }
 
-func (p *TScan)  ReadField7(ctx context.Context, iprot thrift.TProtocol) error {
-  if v, err := iprot.ReadBinary(ctx); err != nil {
-  return thrift.PrependError("error reading field 7: ", err)
-} else {
-  p.FilterString = v
-}
-  return nil
-}
-
-func (p *TScan)  ReadField8(ctx context.Context, iprot thrift.TProtocol) error {
-  if v, err := iprot.ReadI32(ctx); err != nil {
-  return thrift.PrependError("error reading field 8: ", err)
-} else {
-  p.BatchSize = &v
-}
-  return nil
+func (p *TScan) ReadField4(ctx context.Context, iprot thrift.TProtocol) error {
+	if v, err := iprot.ReadI32(ctx); err != nil {
+		return thrift.PrependError("error reading field 4: ", err)
+	} else {
+		p.Caching = &v
+	}
+	return nil
 }
 
-func (p *TScan)  ReadField9(ctx context.Context, iprot thrift.TProtocol) error {
-  _, _, size, err := iprot.ReadMapBegin(ctx)
-  if err != nil {
-    return thrift.PrependError("error reading map begin: ", err)
-  }
-  tMap := make(map[string][]byte, size)
-  p.Attributes =  tMap
-  for i := 0; i < size; i ++ {
-var _key23 string
-    if v, err := iprot.ReadString(ctx); err != nil {
-    return thrift.PrependError("error reading field 0: ", err)
-} else {
-    _key23 = v
-}
-var _val24 []byte
-    if v, err := iprot.ReadBinary(ctx); err != nil {
-    return thrift.PrependError("error reading field 0: ", err)
-} else {
-    _val24 = v
-}
-    p.Attributes[_key23] = _val24
-  }
-  if err := iprot.ReadMapEnd(ctx); err != nil {
-    return thrift.PrependError("error reading map end: ", err)
-  }
-  return nil
+func (p *TScan) ReadField5(ctx context.Context, iprot thrift.TProtocol) error {
+	if v, err := iprot.ReadI32(ctx); err != nil {
+		return thrift.PrependError("error reading field 5: ", err)
+	} else {
+		p.MaxVersions = v
+	}
+	return nil
 }
 
-func (p *TScan)  ReadField11(ctx context.Context, iprot thrift.TProtocol) error {
-  if v, err := iprot.ReadBool(ctx); err != nil {
-  return thrift.PrependError("error reading field 11: ", err)
-} else {
-  p.Reversed = &v
-}
-  return nil
-}
-
-func (p *TScan)  ReadField12(ctx context.Context, iprot thrift.TProtocol) error {
-  if v, err := iprot.ReadBool(ctx); err != nil {
-  return thrift.PrependError("error reading field 12: ", err)
-} else {
-  p.CacheBlocks = &v
-}
-  return nil
+func (p *TScan) ReadField6(ctx context.Context, iprot thrift.TProtocol) error {
+	p.TimeRange = &TTimeRange{}
+	if err := p.TimeRange.Read(ctx, iprot); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", p.TimeRange), err)
+	}
+	return nil
 }
 
-func (p *TScan)  ReadField15(ctx context.Context, iprot thrift.TProtocol) error {
-  if v, err := iprot.ReadI32(ctx); err != nil {
-  return thrift.PrependError("error reading field 15: ", err)
-} else {
-  p.Limit = &v
+func (p *TScan) ReadField7(ctx context.Context, iprot thrift.TProtocol) error {
+	if v, err := iprot.ReadBinary(ctx); err != nil {
+		return thrift.PrependError("error reading field 7: ", err)
+	} else {
+		p.FilterString = v
+	}
+	return nil
 }
-  return nil
+
+func (p *TScan) ReadField8(ctx context.Context, iprot thrift.TProtocol) error {
+	if v, err := iprot.ReadI32(ctx); err != nil {
+		return thrift.PrependError("error reading field 8: ", err)
+	} else {
+		p.BatchSize = &v
+	}
+	return nil
+}
+
+func (p *TScan) ReadField9(ctx context.Context, iprot thrift.TProtocol) error {
+	_, _, size, err := iprot.ReadMapBegin(ctx)
+	if err != nil {
+		return thrift.PrependError("error reading map begin: ", err)
+	}
+	tMap := make(map[string][]byte, size)
+	p.Attributes = tMap
+	for i := 0; i < size; i++ {
+		var _key23 string
+		if v, err := iprot.ReadString(ctx); err != nil {
+			return thrift.PrependError("error reading field 0: ", err)
+		} else {
+			_key23 = v
+		}
+		var _val24 []byte
+		if v, err := iprot.ReadBinary(ctx); err != nil {
+			return thrift.PrependError("error reading field 0: ", err)
+		} else {
+			_val24 = v
+		}
+		p.Attributes[_key23] = _val24
+	}
+	if err := iprot.ReadMapEnd(ctx); err != nil {
+		return thrift.PrependError("error reading map end: ", err)
+	}
+	return nil
+}
+
+func (p *TScan) ReadField11(ctx context.Context, iprot thrift.TProtocol) error {
+	if v, err := iprot.ReadBool(ctx); err != nil {
+		return thrift.PrependError("error reading field 11: ", err)
+	} else {
+		p.Reversed = &v
+	}
+	return nil
+}
+
+func (p *TScan) ReadField12(ctx context.Context, iprot thrift.TProtocol) error {
+	if v, err := iprot.ReadBool(ctx); err != nil {
+		return thrift.PrependError("error reading field 12: ", err)
+	} else {
+		p.CacheBlocks = &v
+	}
+	return nil
+}
+
+func (p *TScan) ReadField15(ctx context.Context, iprot thrift.TProtocol) error {
+	if v, err := iprot.ReadI32(ctx); err != nil {
+		return thrift.PrependError("error reading field 15: ", err)
+	} else {
+		p.Limit = &v
+	}
+	return nil
 }
 
 func (p *TScan) Write(ctx context.Context, oprot thrift.TProtocol) error {
-  if err := oprot.WriteStructBegin(ctx, "TScan"); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err) }
-  if p != nil {
-    if err := p.writeField1(ctx, oprot); err != nil { return err }
-    if err := p.writeField2(ctx, oprot); err != nil { return err }
-    if err := p.writeField3(ctx, oprot); err != nil { return err }
-    if err := p.writeField4(ctx, oprot); err != nil { return err }
-    if err := p.writeField5(ctx, oprot); err != nil { return err }
-    if err := p.writeField6(ctx, oprot); err != nil { return err }
-    if err := p.writeField7(ctx, oprot); err != nil { return err }
-    if err := p.writeField8(ctx, oprot); err != nil { return err }
-    if err := p.writeField9(ctx, oprot); err != nil { return err }
-    if err := p.writeField11(ctx, oprot); err != nil { return err }
-    if err := p.writeField12(ctx, oprot); err != nil { return err }
-    if err := p.writeField15(ctx, oprot); err != nil { return err }
-  }
-  if err := oprot.WriteFieldStop(ctx); err != nil {
-    return thrift.PrependError("write field stop error: ", err) }
-  if err := oprot.WriteStructEnd(ctx); err != nil {
-    return thrift.PrependError("write struct stop error: ", err) }
-  return nil
+	if err := oprot.WriteStructBegin(ctx, "TScan"); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err)
+	}
+	if p != nil {
+		if err := p.writeField1(ctx, oprot); err != nil {
+			return err
+		}
+		if err := p.writeField2(ctx, oprot); err != nil {
+			return err
+		}
+		if err := p.writeField3(ctx, oprot); err != nil {
+			return err
+		}
+		if err := p.writeField4(ctx, oprot); err != nil {
+			return err
+		}
+		if err := p.writeField5(ctx, oprot); err != nil {
+			return err
+		}
+		if err := p.writeField6(ctx, oprot); err != nil {
+			return err
+		}
+		if err := p.writeField7(ctx, oprot); err != nil {
+			return err
+		}
+		if err := p.writeField8(ctx, oprot); err != nil {
+			return err
+		}
+		if err := p.writeField9(ctx, oprot); err != nil {
+			return err
+		}
+		if err := p.writeField11(ctx, oprot); err != nil {
+			return err
+		}
+		if err := p.writeField12(ctx, oprot); err != nil {
+			return err
+		}
+		if err := p.writeField15(ctx, oprot); err != nil {
+			return err
+		}
+	}
+	if err := oprot.WriteFieldStop(ctx); err != nil {
+		return thrift.PrependError("write field stop error: ", err)
+	}
+	if err := oprot.WriteStructEnd(ctx); err != nil {
+		return thrift.PrependError("write struct stop error: ", err)
+	}
+	return nil
 }
 
 func (p *TScan) writeField1(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if p.IsSetStartRow() {
-    if err := oprot.WriteFieldBegin(ctx, "startRow", thrift.STRING, 1); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:startRow: ", p), err) }
-    if err := oprot.WriteBinary(ctx, p.StartRow); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T.startRow (1) field write error: ", p), err) }
-    if err := oprot.WriteFieldEnd(ctx); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field end error 1:startRow: ", p), err) }
-  }
-  return err
+	if p.IsSetStartRow() {
+		if err := oprot.WriteFieldBegin(ctx, "startRow", thrift.STRING, 1); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:startRow: ", p), err)
+		}
+		if err := oprot.WriteBinary(ctx, p.StartRow); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T.startRow (1) field write error: ", p), err)
+		}
+		if err := oprot.WriteFieldEnd(ctx); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field end error 1:startRow: ", p), err)
+		}
+	}
+	return err
 }
 
 func (p *TScan) writeField2(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if p.IsSetStopRow() {
-    if err := oprot.WriteFieldBegin(ctx, "stopRow", thrift.STRING, 2); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field begin error 2:stopRow: ", p), err) }
-    if err := oprot.WriteBinary(ctx, p.StopRow); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T.stopRow (2) field write error: ", p), err) }
-    if err := oprot.WriteFieldEnd(ctx); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field end error 2:stopRow: ", p), err) }
-  }
-  return err
+	if p.IsSetStopRow() {
+		if err := oprot.WriteFieldBegin(ctx, "stopRow", thrift.STRING, 2); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field begin error 2:stopRow: ", p), err)
+		}
+		if err := oprot.WriteBinary(ctx, p.StopRow); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T.stopRow (2) field write error: ", p), err)
+		}
+		if err := oprot.WriteFieldEnd(ctx); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field end error 2:stopRow: ", p), err)
+		}
+	}
+	return err
 }
 
 func (p *TScan) writeField3(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if p.IsSetColumns() {
-    if err := oprot.WriteFieldBegin(ctx, "columns", thrift.LIST, 3); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field begin error 3:columns: ", p), err) }
-    if err := oprot.WriteListBegin(ctx, thrift.STRUCT, len(p.Columns)); err != nil {
-      return thrift.PrependError("error writing list begin: ", err)
-    }
-    for _, v := range p.Columns {
-      if err := v.Write(ctx, oprot); err != nil {
-        return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", v), err)
-      }
-    }
-    if err := oprot.WriteListEnd(ctx); err != nil {
-      return thrift.PrependError("error writing list end: ", err)
-    }
-    if err := oprot.WriteFieldEnd(ctx); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field end error 3:columns: ", p), err) }
-  }
-  return err
+	if p.IsSetColumns() {
+		if err := oprot.WriteFieldBegin(ctx, "columns", thrift.LIST, 3); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field begin error 3:columns: ", p), err)
+		}
+		if err := oprot.WriteListBegin(ctx, thrift.STRUCT, len(p.Columns)); err != nil {
+			return thrift.PrependError("error writing list begin: ", err)
+		}
+		for _, v := range p.Columns {
+			if err := v.Write(ctx, oprot); err != nil {
+				return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", v), err)
+			}
+		}
+		if err := oprot.WriteListEnd(ctx); err != nil {
+			return thrift.PrependError("error writing list end: ", err)
+		}
+		if err := oprot.WriteFieldEnd(ctx); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field end error 3:columns: ", p), err)
+		}
+	}
+	return err
 }
 
 func (p *TScan) writeField4(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if p.IsSetCaching() {
-    if err := oprot.WriteFieldBegin(ctx, "caching", thrift.I32, 4); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field begin error 4:caching: ", p), err) }
-    if err := oprot.WriteI32(ctx, int32(*p.Caching)); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T.caching (4) field write error: ", p), err) }
-    if err := oprot.WriteFieldEnd(ctx); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field end error 4:caching: ", p), err) }
-  }
-  return err
+	if p.IsSetCaching() {
+		if err := oprot.WriteFieldBegin(ctx, "caching", thrift.I32, 4); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field begin error 4:caching: ", p), err)
+		}
+		if err := oprot.WriteI32(ctx, int32(*p.Caching)); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T.caching (4) field write error: ", p), err)
+		}
+		if err := oprot.WriteFieldEnd(ctx); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field end error 4:caching: ", p), err)
+		}
+	}
+	return err
 }
 
 func (p *TScan) writeField5(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if p.IsSetMaxVersions() {
-    if err := oprot.WriteFieldBegin(ctx, "maxVersions", thrift.I32, 5); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field begin error 5:maxVersions: ", p), err) }
-    if err := oprot.WriteI32(ctx, int32(p.MaxVersions)); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T.maxVersions (5) field write error: ", p), err) }
-    if err := oprot.WriteFieldEnd(ctx); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field end error 5:maxVersions: ", p), err) }
-  }
-  return err
+	if p.IsSetMaxVersions() {
+		if err := oprot.WriteFieldBegin(ctx, "maxVersions", thrift.I32, 5); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field begin error 5:maxVersions: ", p), err)
+		}
+		if err := oprot.WriteI32(ctx, int32(p.MaxVersions)); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T.maxVersions (5) field write error: ", p), err)
+		}
+		if err := oprot.WriteFieldEnd(ctx); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field end error 5:maxVersions: ", p), err)
+		}
+	}
+	return err
 }
 
 func (p *TScan) writeField6(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if p.IsSetTimeRange() {
-    if err := oprot.WriteFieldBegin(ctx, "timeRange", thrift.STRUCT, 6); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field begin error 6:timeRange: ", p), err) }
-    if err := p.TimeRange.Write(ctx, oprot); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", p.TimeRange), err)
-    }
-    if err := oprot.WriteFieldEnd(ctx); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field end error 6:timeRange: ", p), err) }
-  }
-  return err
+	if p.IsSetTimeRange() {
+		if err := oprot.WriteFieldBegin(ctx, "timeRange", thrift.STRUCT, 6); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field begin error 6:timeRange: ", p), err)
+		}
+		if err := p.TimeRange.Write(ctx, oprot); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", p.TimeRange), err)
+		}
+		if err := oprot.WriteFieldEnd(ctx); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field end error 6:timeRange: ", p), err)
+		}
+	}
+	return err
 }
 
 func (p *TScan) writeField7(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if p.IsSetFilterString() {
-    if err := oprot.WriteFieldBegin(ctx, "filterString", thrift.STRING, 7); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field begin error 7:filterString: ", p), err) }
-    if err := oprot.WriteBinary(ctx, p.FilterString); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T.filterString (7) field write error: ", p), err) }
-    if err := oprot.WriteFieldEnd(ctx); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field end error 7:filterString: ", p), err) }
-  }
-  return err
+	if p.IsSetFilterString() {
+		if err := oprot.WriteFieldBegin(ctx, "filterString", thrift.STRING, 7); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field begin error 7:filterString: ", p), err)
+		}
+		if err := oprot.WriteBinary(ctx, p.FilterString); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T.filterString (7) field write error: ", p), err)
+		}
+		if err := oprot.WriteFieldEnd(ctx); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field end error 7:filterString: ", p), err)
+		}
+	}
+	return err
 }
 
 func (p *TScan) writeField8(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if p.IsSetBatchSize() {
-    if err := oprot.WriteFieldBegin(ctx, "batchSize", thrift.I32, 8); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field begin error 8:batchSize: ", p), err) }
-    if err := oprot.WriteI32(ctx, int32(*p.BatchSize)); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T.batchSize (8) field write error: ", p), err) }
-    if err := oprot.WriteFieldEnd(ctx); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field end error 8:batchSize: ", p), err) }
-  }
-  return err
+	if p.IsSetBatchSize() {
+		if err := oprot.WriteFieldBegin(ctx, "batchSize", thrift.I32, 8); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field begin error 8:batchSize: ", p), err)
+		}
+		if err := oprot.WriteI32(ctx, int32(*p.BatchSize)); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T.batchSize (8) field write error: ", p), err)
+		}
+		if err := oprot.WriteFieldEnd(ctx); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field end error 8:batchSize: ", p), err)
+		}
+	}
+	return err
 }
 
 func (p *TScan) writeField9(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if p.IsSetAttributes() {
-    if err := oprot.WriteFieldBegin(ctx, "attributes", thrift.MAP, 9); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field begin error 9:attributes: ", p), err) }
-    if err := oprot.WriteMapBegin(ctx, thrift.STRING, thrift.STRING, len(p.Attributes)); err != nil {
-      return thrift.PrependError("error writing map begin: ", err)
-    }
-    for k, v := range p.Attributes {
-      if err := oprot.WriteString(ctx, string(k)); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T. (0) field write error: ", p), err) }
-      if err := oprot.WriteBinary(ctx, v); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T. (0) field write error: ", p), err) }
-    }
-    if err := oprot.WriteMapEnd(ctx); err != nil {
-      return thrift.PrependError("error writing map end: ", err)
-    }
-    if err := oprot.WriteFieldEnd(ctx); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field end error 9:attributes: ", p), err) }
-  }
-  return err
+	if p.IsSetAttributes() {
+		if err := oprot.WriteFieldBegin(ctx, "attributes", thrift.MAP, 9); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field begin error 9:attributes: ", p), err)
+		}
+		if err := oprot.WriteMapBegin(ctx, thrift.STRING, thrift.STRING, len(p.Attributes)); err != nil {
+			return thrift.PrependError("error writing map begin: ", err)
+		}
+		for k, v := range p.Attributes {
+			if err := oprot.WriteString(ctx, string(k)); err != nil {
+				return thrift.PrependError(fmt.Sprintf("%T. (0) field write error: ", p), err)
+			}
+			if err := oprot.WriteBinary(ctx, v); err != nil {
+				return thrift.PrependError(fmt.Sprintf("%T. (0) field write error: ", p), err)
+			}
+		}
+		if err := oprot.WriteMapEnd(ctx); err != nil {
+			return thrift.PrependError("error writing map end: ", err)
+		}
+		if err := oprot.WriteFieldEnd(ctx); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field end error 9:attributes: ", p), err)
+		}
+	}
+	return err
 }
 
 func (p *TScan) writeField11(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if p.IsSetReversed() {
-    if err := oprot.WriteFieldBegin(ctx, "reversed", thrift.BOOL, 11); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field begin error 11:reversed: ", p), err) }
-    if err := oprot.WriteBool(ctx, bool(*p.Reversed)); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T.reversed (11) field write error: ", p), err) }
-    if err := oprot.WriteFieldEnd(ctx); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field end error 11:reversed: ", p), err) }
-  }
-  return err
+	if p.IsSetReversed() {
+		if err := oprot.WriteFieldBegin(ctx, "reversed", thrift.BOOL, 11); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field begin error 11:reversed: ", p), err)
+		}
+		if err := oprot.WriteBool(ctx, bool(*p.Reversed)); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T.reversed (11) field write error: ", p), err)
+		}
+		if err := oprot.WriteFieldEnd(ctx); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field end error 11:reversed: ", p), err)
+		}
+	}
+	return err
 }
 
 func (p *TScan) writeField12(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if p.IsSetCacheBlocks() {
-    if err := oprot.WriteFieldBegin(ctx, "cacheBlocks", thrift.BOOL, 12); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field begin error 12:cacheBlocks: ", p), err) }
-    if err := oprot.WriteBool(ctx, bool(*p.CacheBlocks)); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T.cacheBlocks (12) field write error: ", p), err) }
-    if err := oprot.WriteFieldEnd(ctx); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field end error 12:cacheBlocks: ", p), err) }
-  }
-  return err
+	if p.IsSetCacheBlocks() {
+		if err := oprot.WriteFieldBegin(ctx, "cacheBlocks", thrift.BOOL, 12); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field begin error 12:cacheBlocks: ", p), err)
+		}
+		if err := oprot.WriteBool(ctx, bool(*p.CacheBlocks)); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T.cacheBlocks (12) field write error: ", p), err)
+		}
+		if err := oprot.WriteFieldEnd(ctx); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field end error 12:cacheBlocks: ", p), err)
+		}
+	}
+	return err
 }
 
 func (p *TScan) writeField15(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if p.IsSetLimit() {
-    if err := oprot.WriteFieldBegin(ctx, "limit", thrift.I32, 15); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field begin error 15:limit: ", p), err) }
-    if err := oprot.WriteI32(ctx, int32(*p.Limit)); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T.limit (15) field write error: ", p), err) }
-    if err := oprot.WriteFieldEnd(ctx); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field end error 15:limit: ", p), err) }
-  }
-  return err
+	if p.IsSetLimit() {
+		if err := oprot.WriteFieldBegin(ctx, "limit", thrift.I32, 15); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field begin error 15:limit: ", p), err)
+		}
+		if err := oprot.WriteI32(ctx, int32(*p.Limit)); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T.limit (15) field write error: ", p), err)
+		}
+		if err := oprot.WriteFieldEnd(ctx); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field end error 15:limit: ", p), err)
+		}
+	}
+	return err
 }
 
 func (p *TScan) Equals(other *TScan) bool {
-  if p == other {
-    return true
-  } else if p == nil || other == nil {
-    return false
-  }
-  if bytes.Compare(p.StartRow, other.StartRow) != 0 { return false }
-  if bytes.Compare(p.StopRow, other.StopRow) != 0 { return false }
-  if len(p.Columns) != len(other.Columns) { return false }
-  for i, _tgt := range p.Columns {
-    _src25 := other.Columns[i]
-    if !_tgt.Equals(_src25) { return false }
-  }
-  if p.Caching != other.Caching {
-    if p.Caching == nil || other.Caching == nil {
-      return false
-    }
-    if (*p.Caching) != (*other.Caching) { return false }
-  }
-  if p.MaxVersions != other.MaxVersions { return false }
-  if !p.TimeRange.Equals(other.TimeRange) { return false }
-  if bytes.Compare(p.FilterString, other.FilterString) != 0 { return false }
-  if p.BatchSize != other.BatchSize {
-    if p.BatchSize == nil || other.BatchSize == nil {
-      return false
-    }
-    if (*p.BatchSize) != (*other.BatchSize) { return false }
-  }
-  if len(p.Attributes) != len(other.Attributes) { return false }
-  for k, _tgt := range p.Attributes {
-    _src26 := other.Attributes[k]
-    if bytes.Compare(_tgt, _src26) != 0 { return false }
-  }
-  if p.Reversed != other.Reversed {
-    if p.Reversed == nil || other.Reversed == nil {
-      return false
-    }
-    if (*p.Reversed) != (*other.Reversed) { return false }
-  }
-  if p.CacheBlocks != other.CacheBlocks {
-    if p.CacheBlocks == nil || other.CacheBlocks == nil {
-      return false
-    }
-    if (*p.CacheBlocks) != (*other.CacheBlocks) { return false }
-  }
-  if p.Limit != other.Limit {
-    if p.Limit == nil || other.Limit == nil {
-      return false
-    }
-    if (*p.Limit) != (*other.Limit) { return false }
-  }
-  return true
+	if p == other {
+		return true
+	} else if p == nil || other == nil {
+		return false
+	}
+	if bytes.Compare(p.StartRow, other.StartRow) != 0 {
+		return false
+	}
+	if bytes.Compare(p.StopRow, other.StopRow) != 0 {
+		return false
+	}
+	if len(p.Columns) != len(other.Columns) {
+		return false
+	}
+	for i, _tgt := range p.Columns {
+		_src25 := other.Columns[i]
+		if !_tgt.Equals(_src25) {
+			return false
+		}
+	}
+	if p.Caching != other.Caching {
+		if p.Caching == nil || other.Caching == nil {
+			return false
+		}
+		if (*p.Caching) != (*other.Caching) {
+			return false
+		}
+	}
+	if p.MaxVersions != other.MaxVersions {
+		return false
+	}
+	if !p.TimeRange.Equals(other.TimeRange) {
+		return false
+	}
+	if bytes.Compare(p.FilterString, other.FilterString) != 0 {
+		return false
+	}
+	if p.BatchSize != other.BatchSize {
+		if p.BatchSize == nil || other.BatchSize == nil {
+			return false
+		}
+		if (*p.BatchSize) != (*other.BatchSize) {
+			return false
+		}
+	}
+	if len(p.Attributes) != len(other.Attributes) {
+		return false
+	}
+	for k, _tgt := range p.Attributes {
+		_src26 := other.Attributes[k]
+		if bytes.Compare(_tgt, _src26) != 0 {
+			return false
+		}
+	}
+	if p.Reversed != other.Reversed {
+		if p.Reversed == nil || other.Reversed == nil {
+			return false
+		}
+		if (*p.Reversed) != (*other.Reversed) {
+			return false
+		}
+	}
+	if p.CacheBlocks != other.CacheBlocks {
+		if p.CacheBlocks == nil || other.CacheBlocks == nil {
+			return false
+		}
+		if (*p.CacheBlocks) != (*other.CacheBlocks) {
+			return false
+		}
+	}
+	if p.Limit != other.Limit {
+		if p.Limit == nil || other.Limit == nil {
+			return false
+		}
+		if (*p.Limit) != (*other.Limit) {
+			return false
+		}
+	}
+	return true
 }
 
 func (p *TScan) String() string {
-  if p == nil {
-    return "<nil>"
-  }
-  return fmt.Sprintf("TScan(%+v)", *p)
+	if p == nil {
+		return "<nil>"
+	}
+	return fmt.Sprintf("TScan(%+v)", *p)
 }
 
 // Attributes:
-//  - Put
-//  - DeleteSingle
+//   - Put
+//   - DeleteSingle
 type TMutation struct {
-  Put *TPut `thrift:"put,1" db:"put" json:"put,omitempty"`
-  DeleteSingle *TDelete `thrift:"deleteSingle,2" db:"deleteSingle" json:"deleteSingle,omitempty"`
+	Put          *TPut    `thrift:"put,1" db:"put" json:"put,omitempty"`
+	DeleteSingle *TDelete `thrift:"deleteSingle,2" db:"deleteSingle" json:"deleteSingle,omitempty"`
 }
 
 func NewTMutation() *TMutation {
-  return &TMutation{}
+	return &TMutation{}
 }
 
 var TMutation_Put_DEFAULT *TPut
+
 func (p *TMutation) GetPut() *TPut {
-  if !p.IsSetPut() {
-    return TMutation_Put_DEFAULT
-  }
-return p.Put
+	if !p.IsSetPut() {
+		return TMutation_Put_DEFAULT
+	}
+	return p.Put
 }
+
 var TMutation_DeleteSingle_DEFAULT *TDelete
+
 func (p *TMutation) GetDeleteSingle() *TDelete {
-  if !p.IsSetDeleteSingle() {
-    return TMutation_DeleteSingle_DEFAULT
-  }
-return p.DeleteSingle
+	if !p.IsSetDeleteSingle() {
+		return TMutation_DeleteSingle_DEFAULT
+	}
+	return p.DeleteSingle
 }
 func (p *TMutation) CountSetFieldsTMutation() int {
-  count := 0
-  if (p.IsSetPut()) {
-    count++
-  }
-  if (p.IsSetDeleteSingle()) {
-    count++
-  }
-  return count
+	count := 0
+	if p.IsSetPut() {
+		count++
+	}
+	if p.IsSetDeleteSingle() {
+		count++
+	}
+	return count
 
 }
 
 func (p *TMutation) IsSetPut() bool {
-  return p.Put != nil
+	return p.Put != nil
 }
 
 func (p *TMutation) IsSetDeleteSingle() bool {
-  return p.DeleteSingle != nil
+	return p.DeleteSingle != nil
 }
 
 func (p *TMutation) Read(ctx context.Context, iprot thrift.TProtocol) error {
-  if _, err := iprot.ReadStructBegin(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
-  }
+	if _, err := iprot.ReadStructBegin(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
+	}
 
-
-  for {
-    _, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
-    if err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
-    }
-    if fieldTypeId == thrift.STOP { break; }
-    switch fieldId {
-    case 1:
-      if fieldTypeId == thrift.STRUCT {
-        if err := p.ReadField1(ctx, iprot); err != nil {
-          return err
-        }
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    case 2:
-      if fieldTypeId == thrift.STRUCT {
-        if err := p.ReadField2(ctx, iprot); err != nil {
-          return err
-        }
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    default:
-      if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-        return err
-      }
-    }
-    if err := iprot.ReadFieldEnd(ctx); err != nil {
-      return err
-    }
-  }
-  if err := iprot.ReadStructEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
-  }
-  return nil
+	for {
+		_, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
+		if err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
+		}
+		if fieldTypeId == thrift.STOP {
+			break
+		}
+		switch fieldId {
+		case 1:
+			if fieldTypeId == thrift.STRUCT {
+				if err := p.ReadField1(ctx, iprot); err != nil {
+					return err
+				}
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		case 2:
+			if fieldTypeId == thrift.STRUCT {
+				if err := p.ReadField2(ctx, iprot); err != nil {
+					return err
+				}
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		default:
+			if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+				return err
+			}
+		}
+		if err := iprot.ReadFieldEnd(ctx); err != nil {
+			return err
+		}
+	}
+	if err := iprot.ReadStructEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
+	}
+	return nil
 }
 
-func (p *TMutation)  ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
-  p.Put = &TPut{}
-  if err := p.Put.Read(ctx, iprot); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", p.Put), err)
-  }
-  return nil
+func (p *TMutation) ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
+	p.Put = &TPut{}
+	if err := p.Put.Read(ctx, iprot); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", p.Put), err)
+	}
+	return nil
 }
 
-func (p *TMutation)  ReadField2(ctx context.Context, iprot thrift.TProtocol) error {
-  p.DeleteSingle = &TDelete{
-  DeleteType: 1,
-}
-  if err := p.DeleteSingle.Read(ctx, iprot); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", p.DeleteSingle), err)
-  }
-  return nil
+func (p *TMutation) ReadField2(ctx context.Context, iprot thrift.TProtocol) error {
+	p.DeleteSingle = &TDelete{
+		DeleteType: 1,
+	}
+	if err := p.DeleteSingle.Read(ctx, iprot); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", p.DeleteSingle), err)
+	}
+	return nil
 }
 
 func (p *TMutation) Write(ctx context.Context, oprot thrift.TProtocol) error {
-  if c := p.CountSetFieldsTMutation(); c != 1 {
-    return fmt.Errorf("%T write union: exactly one field must be set (%d set)", p, c)
-  }
-  if err := oprot.WriteStructBegin(ctx, "TMutation"); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err) }
-  if p != nil {
-    if err := p.writeField1(ctx, oprot); err != nil { return err }
-    if err := p.writeField2(ctx, oprot); err != nil { return err }
-  }
-  if err := oprot.WriteFieldStop(ctx); err != nil {
-    return thrift.PrependError("write field stop error: ", err) }
-  if err := oprot.WriteStructEnd(ctx); err != nil {
-    return thrift.PrependError("write struct stop error: ", err) }
-  return nil
+	if c := p.CountSetFieldsTMutation(); c != 1 {
+		return fmt.Errorf("%T write union: exactly one field must be set (%d set)", p, c)
+	}
+	if err := oprot.WriteStructBegin(ctx, "TMutation"); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err)
+	}
+	if p != nil {
+		if err := p.writeField1(ctx, oprot); err != nil {
+			return err
+		}
+		if err := p.writeField2(ctx, oprot); err != nil {
+			return err
+		}
+	}
+	if err := oprot.WriteFieldStop(ctx); err != nil {
+		return thrift.PrependError("write field stop error: ", err)
+	}
+	if err := oprot.WriteStructEnd(ctx); err != nil {
+		return thrift.PrependError("write struct stop error: ", err)
+	}
+	return nil
 }
 
 func (p *TMutation) writeField1(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if p.IsSetPut() {
-    if err := oprot.WriteFieldBegin(ctx, "put", thrift.STRUCT, 1); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:put: ", p), err) }
-    if err := p.Put.Write(ctx, oprot); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", p.Put), err)
-    }
-    if err := oprot.WriteFieldEnd(ctx); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field end error 1:put: ", p), err) }
-  }
-  return err
+	if p.IsSetPut() {
+		if err := oprot.WriteFieldBegin(ctx, "put", thrift.STRUCT, 1); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:put: ", p), err)
+		}
+		if err := p.Put.Write(ctx, oprot); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", p.Put), err)
+		}
+		if err := oprot.WriteFieldEnd(ctx); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field end error 1:put: ", p), err)
+		}
+	}
+	return err
 }
 
 func (p *TMutation) writeField2(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if p.IsSetDeleteSingle() {
-    if err := oprot.WriteFieldBegin(ctx, "deleteSingle", thrift.STRUCT, 2); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field begin error 2:deleteSingle: ", p), err) }
-    if err := p.DeleteSingle.Write(ctx, oprot); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", p.DeleteSingle), err)
-    }
-    if err := oprot.WriteFieldEnd(ctx); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field end error 2:deleteSingle: ", p), err) }
-  }
-  return err
+	if p.IsSetDeleteSingle() {
+		if err := oprot.WriteFieldBegin(ctx, "deleteSingle", thrift.STRUCT, 2); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field begin error 2:deleteSingle: ", p), err)
+		}
+		if err := p.DeleteSingle.Write(ctx, oprot); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", p.DeleteSingle), err)
+		}
+		if err := oprot.WriteFieldEnd(ctx); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field end error 2:deleteSingle: ", p), err)
+		}
+	}
+	return err
 }
 
 func (p *TMutation) Equals(other *TMutation) bool {
-  if p == other {
-    return true
-  } else if p == nil || other == nil {
-    return false
-  }
-  if !p.Put.Equals(other.Put) { return false }
-  if !p.DeleteSingle.Equals(other.DeleteSingle) { return false }
-  return true
+	if p == other {
+		return true
+	} else if p == nil || other == nil {
+		return false
+	}
+	if !p.Put.Equals(other.Put) {
+		return false
+	}
+	if !p.DeleteSingle.Equals(other.DeleteSingle) {
+		return false
+	}
+	return true
 }
 
 func (p *TMutation) String() string {
-  if p == nil {
-    return "<nil>"
-  }
-  return fmt.Sprintf("TMutation(%+v)", *p)
+	if p == nil {
+		return "<nil>"
+	}
+	return fmt.Sprintf("TMutation(%+v)", *p)
 }
 
 // Attributes:
-//  - Row
-//  - Mutations
+//   - Row
+//   - Mutations
 type TRowMutations struct {
-  Row []byte `thrift:"row,1,required" db:"row" json:"row"`
-  Mutations []*TMutation `thrift:"mutations,2,required" db:"mutations" json:"mutations"`
+	Row       []byte       `thrift:"row,1,required" db:"row" json:"row"`
+	Mutations []*TMutation `thrift:"mutations,2,required" db:"mutations" json:"mutations"`
 }
 
 func NewTRowMutations() *TRowMutations {
-  return &TRowMutations{}
+	return &TRowMutations{}
 }
 
-
 func (p *TRowMutations) GetRow() []byte {
-  return p.Row
+	return p.Row
 }
 
 func (p *TRowMutations) GetMutations() []*TMutation {
-  return p.Mutations
+	return p.Mutations
 }
 func (p *TRowMutations) Read(ctx context.Context, iprot thrift.TProtocol) error {
-  if _, err := iprot.ReadStructBegin(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
-  }
+	if _, err := iprot.ReadStructBegin(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
+	}
 
-  var issetRow bool = false;
-  var issetMutations bool = false;
+	var issetRow bool = false
+	var issetMutations bool = false
 
-  for {
-    _, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
-    if err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
-    }
-    if fieldTypeId == thrift.STOP { break; }
-    switch fieldId {
-    case 1:
-      if fieldTypeId == thrift.STRING {
-        if err := p.ReadField1(ctx, iprot); err != nil {
-          return err
-        }
-        issetRow = true
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    case 2:
-      if fieldTypeId == thrift.LIST {
-        if err := p.ReadField2(ctx, iprot); err != nil {
-          return err
-        }
-        issetMutations = true
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    default:
-      if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-        return err
-      }
-    }
-    if err := iprot.ReadFieldEnd(ctx); err != nil {
-      return err
-    }
-  }
-  if err := iprot.ReadStructEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
-  }
-  if !issetRow{
-    return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field Row is not set"));
-  }
-  if !issetMutations{
-    return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field Mutations is not set"));
-  }
-  return nil
+	for {
+		_, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
+		if err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
+		}
+		if fieldTypeId == thrift.STOP {
+			break
+		}
+		switch fieldId {
+		case 1:
+			if fieldTypeId == thrift.STRING {
+				if err := p.ReadField1(ctx, iprot); err != nil {
+					return err
+				}
+				issetRow = true
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		case 2:
+			if fieldTypeId == thrift.LIST {
+				if err := p.ReadField2(ctx, iprot); err != nil {
+					return err
+				}
+				issetMutations = true
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		default:
+			if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+				return err
+			}
+		}
+		if err := iprot.ReadFieldEnd(ctx); err != nil {
+			return err
+		}
+	}
+	if err := iprot.ReadStructEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
+	}
+	if !issetRow {
+		return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field Row is not set"))
+	}
+	if !issetMutations {
+		return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field Mutations is not set"))
+	}
+	return nil
 }
 
-func (p *TRowMutations)  ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
-  if v, err := iprot.ReadBinary(ctx); err != nil {
-  return thrift.PrependError("error reading field 1: ", err)
-} else {
-  p.Row = v
-}
-  return nil
+func (p *TRowMutations) ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
+	if v, err := iprot.ReadBinary(ctx); err != nil {
+		return thrift.PrependError("error reading field 1: ", err)
+	} else {
+		p.Row = v
+	}
+	return nil
 }
 
-func (p *TRowMutations)  ReadField2(ctx context.Context, iprot thrift.TProtocol) error {
-  _, size, err := iprot.ReadListBegin(ctx)
-  if err != nil {
-    return thrift.PrependError("error reading list begin: ", err)
-  }
-  tSlice := make([]*TMutation, 0, size)
-  p.Mutations =  tSlice
-  for i := 0; i < size; i ++ {
-    _elem27 := &TMutation{}
-    if err := _elem27.Read(ctx, iprot); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", _elem27), err)
-    }
-    p.Mutations = append(p.Mutations, _elem27)
-  }
-  if err := iprot.ReadListEnd(ctx); err != nil {
-    return thrift.PrependError("error reading list end: ", err)
-  }
-  return nil
+func (p *TRowMutations) ReadField2(ctx context.Context, iprot thrift.TProtocol) error {
+	_, size, err := iprot.ReadListBegin(ctx)
+	if err != nil {
+		return thrift.PrependError("error reading list begin: ", err)
+	}
+	tSlice := make([]*TMutation, 0, size)
+	p.Mutations = tSlice
+	for i := 0; i < size; i++ {
+		_elem27 := &TMutation{}
+		if err := _elem27.Read(ctx, iprot); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", _elem27), err)
+		}
+		p.Mutations = append(p.Mutations, _elem27)
+	}
+	if err := iprot.ReadListEnd(ctx); err != nil {
+		return thrift.PrependError("error reading list end: ", err)
+	}
+	return nil
 }
 
 func (p *TRowMutations) Write(ctx context.Context, oprot thrift.TProtocol) error {
-  if err := oprot.WriteStructBegin(ctx, "TRowMutations"); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err) }
-  if p != nil {
-    if err := p.writeField1(ctx, oprot); err != nil { return err }
-    if err := p.writeField2(ctx, oprot); err != nil { return err }
-  }
-  if err := oprot.WriteFieldStop(ctx); err != nil {
-    return thrift.PrependError("write field stop error: ", err) }
-  if err := oprot.WriteStructEnd(ctx); err != nil {
-    return thrift.PrependError("write struct stop error: ", err) }
-  return nil
+	if err := oprot.WriteStructBegin(ctx, "TRowMutations"); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err)
+	}
+	if p != nil {
+		if err := p.writeField1(ctx, oprot); err != nil {
+			return err
+		}
+		if err := p.writeField2(ctx, oprot); err != nil {
+			return err
+		}
+	}
+	if err := oprot.WriteFieldStop(ctx); err != nil {
+		return thrift.PrependError("write field stop error: ", err)
+	}
+	if err := oprot.WriteStructEnd(ctx); err != nil {
+		return thrift.PrependError("write struct stop error: ", err)
+	}
+	return nil
 }
 
 func (p *TRowMutations) writeField1(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if err := oprot.WriteFieldBegin(ctx, "row", thrift.STRING, 1); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:row: ", p), err) }
-  if err := oprot.WriteBinary(ctx, p.Row); err != nil {
-  return thrift.PrependError(fmt.Sprintf("%T.row (1) field write error: ", p), err) }
-  if err := oprot.WriteFieldEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field end error 1:row: ", p), err) }
-  return err
+	if err := oprot.WriteFieldBegin(ctx, "row", thrift.STRING, 1); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:row: ", p), err)
+	}
+	if err := oprot.WriteBinary(ctx, p.Row); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T.row (1) field write error: ", p), err)
+	}
+	if err := oprot.WriteFieldEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field end error 1:row: ", p), err)
+	}
+	return err
 }
 
 func (p *TRowMutations) writeField2(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if err := oprot.WriteFieldBegin(ctx, "mutations", thrift.LIST, 2); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field begin error 2:mutations: ", p), err) }
-  if err := oprot.WriteListBegin(ctx, thrift.STRUCT, len(p.Mutations)); err != nil {
-    return thrift.PrependError("error writing list begin: ", err)
-  }
-  for _, v := range p.Mutations {
-    if err := v.Write(ctx, oprot); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", v), err)
-    }
-  }
-  if err := oprot.WriteListEnd(ctx); err != nil {
-    return thrift.PrependError("error writing list end: ", err)
-  }
-  if err := oprot.WriteFieldEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field end error 2:mutations: ", p), err) }
-  return err
+	if err := oprot.WriteFieldBegin(ctx, "mutations", thrift.LIST, 2); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field begin error 2:mutations: ", p), err)
+	}
+	if err := oprot.WriteListBegin(ctx, thrift.STRUCT, len(p.Mutations)); err != nil {
+		return thrift.PrependError("error writing list begin: ", err)
+	}
+	for _, v := range p.Mutations {
+		if err := v.Write(ctx, oprot); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", v), err)
+		}
+	}
+	if err := oprot.WriteListEnd(ctx); err != nil {
+		return thrift.PrependError("error writing list end: ", err)
+	}
+	if err := oprot.WriteFieldEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field end error 2:mutations: ", p), err)
+	}
+	return err
 }
 
 func (p *TRowMutations) Equals(other *TRowMutations) bool {
-  if p == other {
-    return true
-  } else if p == nil || other == nil {
-    return false
-  }
-  if bytes.Compare(p.Row, other.Row) != 0 { return false }
-  if len(p.Mutations) != len(other.Mutations) { return false }
-  for i, _tgt := range p.Mutations {
-    _src28 := other.Mutations[i]
-    if !_tgt.Equals(_src28) { return false }
-  }
-  return true
+	if p == other {
+		return true
+	} else if p == nil || other == nil {
+		return false
+	}
+	if bytes.Compare(p.Row, other.Row) != 0 {
+		return false
+	}
+	if len(p.Mutations) != len(other.Mutations) {
+		return false
+	}
+	for i, _tgt := range p.Mutations {
+		_src28 := other.Mutations[i]
+		if !_tgt.Equals(_src28) {
+			return false
+		}
+	}
+	return true
 }
 
 func (p *TRowMutations) String() string {
-  if p == nil {
-    return "<nil>"
-  }
-  return fmt.Sprintf("TRowMutations(%+v)", *p)
+	if p == nil {
+		return "<nil>"
+	}
+	return fmt.Sprintf("TRowMutations(%+v)", *p)
 }
 
 // Attributes:
-//  - RegionId
-//  - TableName
-//  - StartKey
-//  - EndKey
-//  - Offline
-//  - Split
-//  - ReplicaId
+//   - RegionId
+//   - TableName
+//   - StartKey
+//   - EndKey
+//   - Offline
+//   - Split
+//   - ReplicaId
 type THRegionInfo struct {
-  RegionId int64 `thrift:"regionId,1,required" db:"regionId" json:"regionId"`
-  TableName []byte `thrift:"tableName,2,required" db:"tableName" json:"tableName"`
-  StartKey []byte `thrift:"startKey,3" db:"startKey" json:"startKey,omitempty"`
-  EndKey []byte `thrift:"endKey,4" db:"endKey" json:"endKey,omitempty"`
-  Offline *bool `thrift:"offline,5" db:"offline" json:"offline,omitempty"`
-  Split *bool `thrift:"split,6" db:"split" json:"split,omitempty"`
-  ReplicaId *int32 `thrift:"replicaId,7" db:"replicaId" json:"replicaId,omitempty"`
+	RegionId  int64  `thrift:"regionId,1,required" db:"regionId" json:"regionId"`
+	TableName []byte `thrift:"tableName,2,required" db:"tableName" json:"tableName"`
+	StartKey  []byte `thrift:"startKey,3" db:"startKey" json:"startKey,omitempty"`
+	EndKey    []byte `thrift:"endKey,4" db:"endKey" json:"endKey,omitempty"`
+	Offline   *bool  `thrift:"offline,5" db:"offline" json:"offline,omitempty"`
+	Split     *bool  `thrift:"split,6" db:"split" json:"split,omitempty"`
+	ReplicaId *int32 `thrift:"replicaId,7" db:"replicaId" json:"replicaId,omitempty"`
 }
 
 func NewTHRegionInfo() *THRegionInfo {
-  return &THRegionInfo{}
+	return &THRegionInfo{}
 }
 
-
 func (p *THRegionInfo) GetRegionId() int64 {
-  return p.RegionId
+	return p.RegionId
 }
 
 func (p *THRegionInfo) GetTableName() []byte {
-  return p.TableName
+	return p.TableName
 }
+
 var THRegionInfo_StartKey_DEFAULT []byte
 
 func (p *THRegionInfo) GetStartKey() []byte {
-  return p.StartKey
+	return p.StartKey
 }
+
 var THRegionInfo_EndKey_DEFAULT []byte
 
 func (p *THRegionInfo) GetEndKey() []byte {
-  return p.EndKey
+	return p.EndKey
 }
+
 var THRegionInfo_Offline_DEFAULT bool
+
 func (p *THRegionInfo) GetOffline() bool {
-  if !p.IsSetOffline() {
-    return THRegionInfo_Offline_DEFAULT
-  }
-return *p.Offline
+	if !p.IsSetOffline() {
+		return THRegionInfo_Offline_DEFAULT
+	}
+	return *p.Offline
 }
+
 var THRegionInfo_Split_DEFAULT bool
+
 func (p *THRegionInfo) GetSplit() bool {
-  if !p.IsSetSplit() {
-    return THRegionInfo_Split_DEFAULT
-  }
-return *p.Split
+	if !p.IsSetSplit() {
+		return THRegionInfo_Split_DEFAULT
+	}
+	return *p.Split
 }
+
 var THRegionInfo_ReplicaId_DEFAULT int32
+
 func (p *THRegionInfo) GetReplicaId() int32 {
-  if !p.IsSetReplicaId() {
-    return THRegionInfo_ReplicaId_DEFAULT
-  }
-return *p.ReplicaId
+	if !p.IsSetReplicaId() {
+		return THRegionInfo_ReplicaId_DEFAULT
+	}
+	return *p.ReplicaId
 }
 func (p *THRegionInfo) IsSetStartKey() bool {
-  return p.StartKey != nil
+	return p.StartKey != nil
 }
 
 func (p *THRegionInfo) IsSetEndKey() bool {
-  return p.EndKey != nil
+	return p.EndKey != nil
 }
 
 func (p *THRegionInfo) IsSetOffline() bool {
-  return p.Offline != nil
+	return p.Offline != nil
 }
 
 func (p *THRegionInfo) IsSetSplit() bool {
-  return p.Split != nil
+	return p.Split != nil
 }
 
 func (p *THRegionInfo) IsSetReplicaId() bool {
-  return p.ReplicaId != nil
+	return p.ReplicaId != nil
 }
 
 func (p *THRegionInfo) Read(ctx context.Context, iprot thrift.TProtocol) error {
-  if _, err := iprot.ReadStructBegin(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
-  }
+	if _, err := iprot.ReadStructBegin(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
+	}
 
-  var issetRegionId bool = false;
-  var issetTableName bool = false;
+	var issetRegionId bool = false
+	var issetTableName bool = false
 
-  for {
-    _, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
-    if err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
-    }
-    if fieldTypeId == thrift.STOP { break; }
-    switch fieldId {
-    case 1:
-      if fieldTypeId == thrift.I64 {
-        if err := p.ReadField1(ctx, iprot); err != nil {
-          return err
-        }
-        issetRegionId = true
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    case 2:
-      if fieldTypeId == thrift.STRING {
-        if err := p.ReadField2(ctx, iprot); err != nil {
-          return err
-        }
-        issetTableName = true
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    case 3:
-      if fieldTypeId == thrift.STRING {
-        if err := p.ReadField3(ctx, iprot); err != nil {
-          return err
-        }
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    case 4:
-      if fieldTypeId == thrift.STRING {
-        if err := p.ReadField4(ctx, iprot); err != nil {
-          return err
-        }
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    case 5:
-      if fieldTypeId == thrift.BOOL {
-        if err := p.ReadField5(ctx, iprot); err != nil {
-          return err
-        }
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    case 6:
-      if fieldTypeId == thrift.BOOL {
-        if err := p.ReadField6(ctx, iprot); err != nil {
-          return err
-        }
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    case 7:
-      if fieldTypeId == thrift.I32 {
-        if err := p.ReadField7(ctx, iprot); err != nil {
-          return err
-        }
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    default:
-      if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-        return err
-      }
-    }
-    if err := iprot.ReadFieldEnd(ctx); err != nil {
-      return err
-    }
-  }
-  if err := iprot.ReadStructEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
-  }
-  if !issetRegionId{
-    return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field RegionId is not set"));
-  }
-  if !issetTableName{
-    return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field TableName is not set"));
-  }
-  return nil
-}
-
-func (p *THRegionInfo)  ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
-  if v, err := iprot.ReadI64(ctx); err != nil {
-  return thrift.PrependError("error reading field 1: ", err)
-} else {
-  p.RegionId = v
-}
-  return nil
+	for {
+		_, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
+		if err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
+		}
+		if fieldTypeId == thrift.STOP {
+			break
+		}
+		switch fieldId {
+		case 1:
+			if fieldTypeId == thrift.I64 {
+				if err := p.ReadField1(ctx, iprot); err != nil {
+					return err
+				}
+				issetRegionId = true
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		case 2:
+			if fieldTypeId == thrift.STRING {
+				if err := p.ReadField2(ctx, iprot); err != nil {
+					return err
+				}
+				issetTableName = true
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		case 3:
+			if fieldTypeId == thrift.STRING {
+				if err := p.ReadField3(ctx, iprot); err != nil {
+					return err
+				}
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		case 4:
+			if fieldTypeId == thrift.STRING {
+				if err := p.ReadField4(ctx, iprot); err != nil {
+					return err
+				}
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		case 5:
+			if fieldTypeId == thrift.BOOL {
+				if err := p.ReadField5(ctx, iprot); err != nil {
+					return err
+				}
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		case 6:
+			if fieldTypeId == thrift.BOOL {
+				if err := p.ReadField6(ctx, iprot); err != nil {
+					return err
+				}
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		case 7:
+			if fieldTypeId == thrift.I32 {
+				if err := p.ReadField7(ctx, iprot); err != nil {
+					return err
+				}
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		default:
+			if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+				return err
+			}
+		}
+		if err := iprot.ReadFieldEnd(ctx); err != nil {
+			return err
+		}
+	}
+	if err := iprot.ReadStructEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
+	}
+	if !issetRegionId {
+		return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field RegionId is not set"))
+	}
+	if !issetTableName {
+		return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field TableName is not set"))
+	}
+	return nil
 }
 
-func (p *THRegionInfo)  ReadField2(ctx context.Context, iprot thrift.TProtocol) error {
-  if v, err := iprot.ReadBinary(ctx); err != nil {
-  return thrift.PrependError("error reading field 2: ", err)
-} else {
-  p.TableName = v
-}
-  return nil
-}
-
-func (p *THRegionInfo)  ReadField3(ctx context.Context, iprot thrift.TProtocol) error {
-  if v, err := iprot.ReadBinary(ctx); err != nil {
-  return thrift.PrependError("error reading field 3: ", err)
-} else {
-  p.StartKey = v
-}
-  return nil
+func (p *THRegionInfo) ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
+	if v, err := iprot.ReadI64(ctx); err != nil {
+		return thrift.PrependError("error reading field 1: ", err)
+	} else {
+		p.RegionId = v
+	}
+	return nil
 }
 
-func (p *THRegionInfo)  ReadField4(ctx context.Context, iprot thrift.TProtocol) error {
-  if v, err := iprot.ReadBinary(ctx); err != nil {
-  return thrift.PrependError("error reading field 4: ", err)
-} else {
-  p.EndKey = v
-}
-  return nil
-}
-
-func (p *THRegionInfo)  ReadField5(ctx context.Context, iprot thrift.TProtocol) error {
-  if v, err := iprot.ReadBool(ctx); err != nil {
-  return thrift.PrependError("error reading field 5: ", err)
-} else {
-  p.Offline = &v
-}
-  return nil
+func (p *THRegionInfo) ReadField2(ctx context.Context, iprot thrift.TProtocol) error {
+	if v, err := iprot.ReadBinary(ctx); err != nil {
+		return thrift.PrependError("error reading field 2: ", err)
+	} else {
+		p.TableName = v
+	}
+	return nil
 }
 
-func (p *THRegionInfo)  ReadField6(ctx context.Context, iprot thrift.TProtocol) error {
-  if v, err := iprot.ReadBool(ctx); err != nil {
-  return thrift.PrependError("error reading field 6: ", err)
-} else {
-  p.Split = &v
-}
-  return nil
+func (p *THRegionInfo) ReadField3(ctx context.Context, iprot thrift.TProtocol) error {
+	if v, err := iprot.ReadBinary(ctx); err != nil {
+		return thrift.PrependError("error reading field 3: ", err)
+	} else {
+		p.StartKey = v
+	}
+	return nil
 }
 
-func (p *THRegionInfo)  ReadField7(ctx context.Context, iprot thrift.TProtocol) error {
-  if v, err := iprot.ReadI32(ctx); err != nil {
-  return thrift.PrependError("error reading field 7: ", err)
-} else {
-  p.ReplicaId = &v
+func (p *THRegionInfo) ReadField4(ctx context.Context, iprot thrift.TProtocol) error {
+	if v, err := iprot.ReadBinary(ctx); err != nil {
+		return thrift.PrependError("error reading field 4: ", err)
+	} else {
+		p.EndKey = v
+	}
+	return nil
 }
-  return nil
+
+func (p *THRegionInfo) ReadField5(ctx context.Context, iprot thrift.TProtocol) error {
+	if v, err := iprot.ReadBool(ctx); err != nil {
+		return thrift.PrependError("error reading field 5: ", err)
+	} else {
+		p.Offline = &v
+	}
+	return nil
+}
+
+func (p *THRegionInfo) ReadField6(ctx context.Context, iprot thrift.TProtocol) error {
+	if v, err := iprot.ReadBool(ctx); err != nil {
+		return thrift.PrependError("error reading field 6: ", err)
+	} else {
+		p.Split = &v
+	}
+	return nil
+}
+
+func (p *THRegionInfo) ReadField7(ctx context.Context, iprot thrift.TProtocol) error {
+	if v, err := iprot.ReadI32(ctx); err != nil {
+		return thrift.PrependError("error reading field 7: ", err)
+	} else {
+		p.ReplicaId = &v
+	}
+	return nil
 }
 
 func (p *THRegionInfo) Write(ctx context.Context, oprot thrift.TProtocol) error {
-  if err := oprot.WriteStructBegin(ctx, "THRegionInfo"); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err) }
-  if p != nil {
-    if err := p.writeField1(ctx, oprot); err != nil { return err }
-    if err := p.writeField2(ctx, oprot); err != nil { return err }
-    if err := p.writeField3(ctx, oprot); err != nil { return err }
-    if err := p.writeField4(ctx, oprot); err != nil { return err }
-    if err := p.writeField5(ctx, oprot); err != nil { return err }
-    if err := p.writeField6(ctx, oprot); err != nil { return err }
-    if err := p.writeField7(ctx, oprot); err != nil { return err }
-  }
-  if err := oprot.WriteFieldStop(ctx); err != nil {
-    return thrift.PrependError("write field stop error: ", err) }
-  if err := oprot.WriteStructEnd(ctx); err != nil {
-    return thrift.PrependError("write struct stop error: ", err) }
-  return nil
+	if err := oprot.WriteStructBegin(ctx, "THRegionInfo"); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err)
+	}
+	if p != nil {
+		if err := p.writeField1(ctx, oprot); err != nil {
+			return err
+		}
+		if err := p.writeField2(ctx, oprot); err != nil {
+			return err
+		}
+		if err := p.writeField3(ctx, oprot); err != nil {
+			return err
+		}
+		if err := p.writeField4(ctx, oprot); err != nil {
+			return err
+		}
+		if err := p.writeField5(ctx, oprot); err != nil {
+			return err
+		}
+		if err := p.writeField6(ctx, oprot); err != nil {
+			return err
+		}
+		if err := p.writeField7(ctx, oprot); err != nil {
+			return err
+		}
+	}
+	if err := oprot.WriteFieldStop(ctx); err != nil {
+		return thrift.PrependError("write field stop error: ", err)
+	}
+	if err := oprot.WriteStructEnd(ctx); err != nil {
+		return thrift.PrependError("write struct stop error: ", err)
+	}
+	return nil
 }
 
 func (p *THRegionInfo) writeField1(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if err := oprot.WriteFieldBegin(ctx, "regionId", thrift.I64, 1); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:regionId: ", p), err) }
-  if err := oprot.WriteI64(ctx, int64(p.RegionId)); err != nil {
-  return thrift.PrependError(fmt.Sprintf("%T.regionId (1) field write error: ", p), err) }
-  if err := oprot.WriteFieldEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field end error 1:regionId: ", p), err) }
-  return err
+	if err := oprot.WriteFieldBegin(ctx, "regionId", thrift.I64, 1); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:regionId: ", p), err)
+	}
+	if err := oprot.WriteI64(ctx, int64(p.RegionId)); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T.regionId (1) field write error: ", p), err)
+	}
+	if err := oprot.WriteFieldEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field end error 1:regionId: ", p), err)
+	}
+	return err
 }
 
 func (p *THRegionInfo) writeField2(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if err := oprot.WriteFieldBegin(ctx, "tableName", thrift.STRING, 2); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field begin error 2:tableName: ", p), err) }
-  if err := oprot.WriteBinary(ctx, p.TableName); err != nil {
-  return thrift.PrependError(fmt.Sprintf("%T.tableName (2) field write error: ", p), err) }
-  if err := oprot.WriteFieldEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field end error 2:tableName: ", p), err) }
-  return err
+	if err := oprot.WriteFieldBegin(ctx, "tableName", thrift.STRING, 2); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field begin error 2:tableName: ", p), err)
+	}
+	if err := oprot.WriteBinary(ctx, p.TableName); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T.tableName (2) field write error: ", p), err)
+	}
+	if err := oprot.WriteFieldEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field end error 2:tableName: ", p), err)
+	}
+	return err
 }
 
 func (p *THRegionInfo) writeField3(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if p.IsSetStartKey() {
-    if err := oprot.WriteFieldBegin(ctx, "startKey", thrift.STRING, 3); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field begin error 3:startKey: ", p), err) }
-    if err := oprot.WriteBinary(ctx, p.StartKey); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T.startKey (3) field write error: ", p), err) }
-    if err := oprot.WriteFieldEnd(ctx); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field end error 3:startKey: ", p), err) }
-  }
-  return err
+	if p.IsSetStartKey() {
+		if err := oprot.WriteFieldBegin(ctx, "startKey", thrift.STRING, 3); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field begin error 3:startKey: ", p), err)
+		}
+		if err := oprot.WriteBinary(ctx, p.StartKey); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T.startKey (3) field write error: ", p), err)
+		}
+		if err := oprot.WriteFieldEnd(ctx); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field end error 3:startKey: ", p), err)
+		}
+	}
+	return err
 }
 
 func (p *THRegionInfo) writeField4(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if p.IsSetEndKey() {
-    if err := oprot.WriteFieldBegin(ctx, "endKey", thrift.STRING, 4); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field begin error 4:endKey: ", p), err) }
-    if err := oprot.WriteBinary(ctx, p.EndKey); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T.endKey (4) field write error: ", p), err) }
-    if err := oprot.WriteFieldEnd(ctx); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field end error 4:endKey: ", p), err) }
-  }
-  return err
+	if p.IsSetEndKey() {
+		if err := oprot.WriteFieldBegin(ctx, "endKey", thrift.STRING, 4); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field begin error 4:endKey: ", p), err)
+		}
+		if err := oprot.WriteBinary(ctx, p.EndKey); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T.endKey (4) field write error: ", p), err)
+		}
+		if err := oprot.WriteFieldEnd(ctx); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field end error 4:endKey: ", p), err)
+		}
+	}
+	return err
 }
 
 func (p *THRegionInfo) writeField5(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if p.IsSetOffline() {
-    if err := oprot.WriteFieldBegin(ctx, "offline", thrift.BOOL, 5); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field begin error 5:offline: ", p), err) }
-    if err := oprot.WriteBool(ctx, bool(*p.Offline)); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T.offline (5) field write error: ", p), err) }
-    if err := oprot.WriteFieldEnd(ctx); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field end error 5:offline: ", p), err) }
-  }
-  return err
+	if p.IsSetOffline() {
+		if err := oprot.WriteFieldBegin(ctx, "offline", thrift.BOOL, 5); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field begin error 5:offline: ", p), err)
+		}
+		if err := oprot.WriteBool(ctx, bool(*p.Offline)); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T.offline (5) field write error: ", p), err)
+		}
+		if err := oprot.WriteFieldEnd(ctx); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field end error 5:offline: ", p), err)
+		}
+	}
+	return err
 }
 
 func (p *THRegionInfo) writeField6(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if p.IsSetSplit() {
-    if err := oprot.WriteFieldBegin(ctx, "split", thrift.BOOL, 6); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field begin error 6:split: ", p), err) }
-    if err := oprot.WriteBool(ctx, bool(*p.Split)); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T.split (6) field write error: ", p), err) }
-    if err := oprot.WriteFieldEnd(ctx); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field end error 6:split: ", p), err) }
-  }
-  return err
+	if p.IsSetSplit() {
+		if err := oprot.WriteFieldBegin(ctx, "split", thrift.BOOL, 6); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field begin error 6:split: ", p), err)
+		}
+		if err := oprot.WriteBool(ctx, bool(*p.Split)); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T.split (6) field write error: ", p), err)
+		}
+		if err := oprot.WriteFieldEnd(ctx); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field end error 6:split: ", p), err)
+		}
+	}
+	return err
 }
 
 func (p *THRegionInfo) writeField7(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if p.IsSetReplicaId() {
-    if err := oprot.WriteFieldBegin(ctx, "replicaId", thrift.I32, 7); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field begin error 7:replicaId: ", p), err) }
-    if err := oprot.WriteI32(ctx, int32(*p.ReplicaId)); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T.replicaId (7) field write error: ", p), err) }
-    if err := oprot.WriteFieldEnd(ctx); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field end error 7:replicaId: ", p), err) }
-  }
-  return err
+	if p.IsSetReplicaId() {
+		if err := oprot.WriteFieldBegin(ctx, "replicaId", thrift.I32, 7); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field begin error 7:replicaId: ", p), err)
+		}
+		if err := oprot.WriteI32(ctx, int32(*p.ReplicaId)); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T.replicaId (7) field write error: ", p), err)
+		}
+		if err := oprot.WriteFieldEnd(ctx); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field end error 7:replicaId: ", p), err)
+		}
+	}
+	return err
 }
 
 func (p *THRegionInfo) Equals(other *THRegionInfo) bool {
-  if p == other {
-    return true
-  } else if p == nil || other == nil {
-    return false
-  }
-  if p.RegionId != other.RegionId { return false }
-  if bytes.Compare(p.TableName, other.TableName) != 0 { return false }
-  if bytes.Compare(p.StartKey, other.StartKey) != 0 { return false }
-  if bytes.Compare(p.EndKey, other.EndKey) != 0 { return false }
-  if p.Offline != other.Offline {
-    if p.Offline == nil || other.Offline == nil {
-      return false
-    }
-    if (*p.Offline) != (*other.Offline) { return false }
-  }
-  if p.Split != other.Split {
-    if p.Split == nil || other.Split == nil {
-      return false
-    }
-    if (*p.Split) != (*other.Split) { return false }
-  }
-  if p.ReplicaId != other.ReplicaId {
-    if p.ReplicaId == nil || other.ReplicaId == nil {
-      return false
-    }
-    if (*p.ReplicaId) != (*other.ReplicaId) { return false }
-  }
-  return true
+	if p == other {
+		return true
+	} else if p == nil || other == nil {
+		return false
+	}
+	if p.RegionId != other.RegionId {
+		return false
+	}
+	if bytes.Compare(p.TableName, other.TableName) != 0 {
+		return false
+	}
+	if bytes.Compare(p.StartKey, other.StartKey) != 0 {
+		return false
+	}
+	if bytes.Compare(p.EndKey, other.EndKey) != 0 {
+		return false
+	}
+	if p.Offline != other.Offline {
+		if p.Offline == nil || other.Offline == nil {
+			return false
+		}
+		if (*p.Offline) != (*other.Offline) {
+			return false
+		}
+	}
+	if p.Split != other.Split {
+		if p.Split == nil || other.Split == nil {
+			return false
+		}
+		if (*p.Split) != (*other.Split) {
+			return false
+		}
+	}
+	if p.ReplicaId != other.ReplicaId {
+		if p.ReplicaId == nil || other.ReplicaId == nil {
+			return false
+		}
+		if (*p.ReplicaId) != (*other.ReplicaId) {
+			return false
+		}
+	}
+	return true
 }
 
 func (p *THRegionInfo) String() string {
-  if p == nil {
-    return "<nil>"
-  }
-  return fmt.Sprintf("THRegionInfo(%+v)", *p)
+	if p == nil {
+		return "<nil>"
+	}
+	return fmt.Sprintf("THRegionInfo(%+v)", *p)
 }
 
 // Attributes:
-//  - HostName
-//  - Port
-//  - StartCode
+//   - HostName
+//   - Port
+//   - StartCode
 type TServerName struct {
-  HostName string `thrift:"hostName,1,required" db:"hostName" json:"hostName"`
-  Port *int32 `thrift:"port,2" db:"port" json:"port,omitempty"`
-  StartCode *int64 `thrift:"startCode,3" db:"startCode" json:"startCode,omitempty"`
+	HostName  string `thrift:"hostName,1,required" db:"hostName" json:"hostName"`
+	Port      *int32 `thrift:"port,2" db:"port" json:"port,omitempty"`
+	StartCode *int64 `thrift:"startCode,3" db:"startCode" json:"startCode,omitempty"`
 }
 
 func NewTServerName() *TServerName {
-  return &TServerName{}
+	return &TServerName{}
 }
-
 
 func (p *TServerName) GetHostName() string {
-  return p.HostName
+	return p.HostName
 }
+
 var TServerName_Port_DEFAULT int32
+
 func (p *TServerName) GetPort() int32 {
-  if !p.IsSetPort() {
-    return TServerName_Port_DEFAULT
-  }
-return *p.Port
+	if !p.IsSetPort() {
+		return TServerName_Port_DEFAULT
+	}
+	return *p.Port
 }
+
 var TServerName_StartCode_DEFAULT int64
+
 func (p *TServerName) GetStartCode() int64 {
-  if !p.IsSetStartCode() {
-    return TServerName_StartCode_DEFAULT
-  }
-return *p.StartCode
+	if !p.IsSetStartCode() {
+		return TServerName_StartCode_DEFAULT
+	}
+	return *p.StartCode
 }
 func (p *TServerName) IsSetPort() bool {
-  return p.Port != nil
+	return p.Port != nil
 }
 
 func (p *TServerName) IsSetStartCode() bool {
-  return p.StartCode != nil
+	return p.StartCode != nil
 }
 
 func (p *TServerName) Read(ctx context.Context, iprot thrift.TProtocol) error {
-  if _, err := iprot.ReadStructBegin(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
-  }
+	if _, err := iprot.ReadStructBegin(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
+	}
 
-  var issetHostName bool = false;
+	var issetHostName bool = false
 
-  for {
-    _, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
-    if err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
-    }
-    if fieldTypeId == thrift.STOP { break; }
-    switch fieldId {
-    case 1:
-      if fieldTypeId == thrift.STRING {
-        if err := p.ReadField1(ctx, iprot); err != nil {
-          return err
-        }
-        issetHostName = true
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    case 2:
-      if fieldTypeId == thrift.I32 {
-        if err := p.ReadField2(ctx, iprot); err != nil {
-          return err
-        }
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    case 3:
-      if fieldTypeId == thrift.I64 {
-        if err := p.ReadField3(ctx, iprot); err != nil {
-          return err
-        }
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    default:
-      if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-        return err
-      }
-    }
-    if err := iprot.ReadFieldEnd(ctx); err != nil {
-      return err
-    }
-  }
-  if err := iprot.ReadStructEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
-  }
-  if !issetHostName{
-    return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field HostName is not set"));
-  }
-  return nil
-}
-
-func (p *TServerName)  ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
-  if v, err := iprot.ReadString(ctx); err != nil {
-  return thrift.PrependError("error reading field 1: ", err)
-} else {
-  p.HostName = v
-}
-  return nil
+	for {
+		_, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
+		if err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
+		}
+		if fieldTypeId == thrift.STOP {
+			break
+		}
+		switch fieldId {
+		case 1:
+			if fieldTypeId == thrift.STRING {
+				if err := p.ReadField1(ctx, iprot); err != nil {
+					return err
+				}
+				issetHostName = true
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		case 2:
+			if fieldTypeId == thrift.I32 {
+				if err := p.ReadField2(ctx, iprot); err != nil {
+					return err
+				}
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		case 3:
+			if fieldTypeId == thrift.I64 {
+				if err := p.ReadField3(ctx, iprot); err != nil {
+					return err
+				}
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		default:
+			if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+				return err
+			}
+		}
+		if err := iprot.ReadFieldEnd(ctx); err != nil {
+			return err
+		}
+	}
+	if err := iprot.ReadStructEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
+	}
+	if !issetHostName {
+		return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field HostName is not set"))
+	}
+	return nil
 }
 
-func (p *TServerName)  ReadField2(ctx context.Context, iprot thrift.TProtocol) error {
-  if v, err := iprot.ReadI32(ctx); err != nil {
-  return thrift.PrependError("error reading field 2: ", err)
-} else {
-  p.Port = &v
-}
-  return nil
+func (p *TServerName) ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
+	if v, err := iprot.ReadString(ctx); err != nil {
+		return thrift.PrependError("error reading field 1: ", err)
+	} else {
+		p.HostName = v
+	}
+	return nil
 }
 
-func (p *TServerName)  ReadField3(ctx context.Context, iprot thrift.TProtocol) error {
-  if v, err := iprot.ReadI64(ctx); err != nil {
-  return thrift.PrependError("error reading field 3: ", err)
-} else {
-  p.StartCode = &v
+func (p *TServerName) ReadField2(ctx context.Context, iprot thrift.TProtocol) error {
+	if v, err := iprot.ReadI32(ctx); err != nil {
+		return thrift.PrependError("error reading field 2: ", err)
+	} else {
+		p.Port = &v
+	}
+	return nil
 }
-  return nil
+
+func (p *TServerName) ReadField3(ctx context.Context, iprot thrift.TProtocol) error {
+	if v, err := iprot.ReadI64(ctx); err != nil {
+		return thrift.PrependError("error reading field 3: ", err)
+	} else {
+		p.StartCode = &v
+	}
+	return nil
 }
 
 func (p *TServerName) Write(ctx context.Context, oprot thrift.TProtocol) error {
-  if err := oprot.WriteStructBegin(ctx, "TServerName"); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err) }
-  if p != nil {
-    if err := p.writeField1(ctx, oprot); err != nil { return err }
-    if err := p.writeField2(ctx, oprot); err != nil { return err }
-    if err := p.writeField3(ctx, oprot); err != nil { return err }
-  }
-  if err := oprot.WriteFieldStop(ctx); err != nil {
-    return thrift.PrependError("write field stop error: ", err) }
-  if err := oprot.WriteStructEnd(ctx); err != nil {
-    return thrift.PrependError("write struct stop error: ", err) }
-  return nil
+	if err := oprot.WriteStructBegin(ctx, "TServerName"); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err)
+	}
+	if p != nil {
+		if err := p.writeField1(ctx, oprot); err != nil {
+			return err
+		}
+		if err := p.writeField2(ctx, oprot); err != nil {
+			return err
+		}
+		if err := p.writeField3(ctx, oprot); err != nil {
+			return err
+		}
+	}
+	if err := oprot.WriteFieldStop(ctx); err != nil {
+		return thrift.PrependError("write field stop error: ", err)
+	}
+	if err := oprot.WriteStructEnd(ctx); err != nil {
+		return thrift.PrependError("write struct stop error: ", err)
+	}
+	return nil
 }
 
 func (p *TServerName) writeField1(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if err := oprot.WriteFieldBegin(ctx, "hostName", thrift.STRING, 1); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:hostName: ", p), err) }
-  if err := oprot.WriteString(ctx, string(p.HostName)); err != nil {
-  return thrift.PrependError(fmt.Sprintf("%T.hostName (1) field write error: ", p), err) }
-  if err := oprot.WriteFieldEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field end error 1:hostName: ", p), err) }
-  return err
+	if err := oprot.WriteFieldBegin(ctx, "hostName", thrift.STRING, 1); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:hostName: ", p), err)
+	}
+	if err := oprot.WriteString(ctx, string(p.HostName)); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T.hostName (1) field write error: ", p), err)
+	}
+	if err := oprot.WriteFieldEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field end error 1:hostName: ", p), err)
+	}
+	return err
 }
 
 func (p *TServerName) writeField2(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if p.IsSetPort() {
-    if err := oprot.WriteFieldBegin(ctx, "port", thrift.I32, 2); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field begin error 2:port: ", p), err) }
-    if err := oprot.WriteI32(ctx, int32(*p.Port)); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T.port (2) field write error: ", p), err) }
-    if err := oprot.WriteFieldEnd(ctx); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field end error 2:port: ", p), err) }
-  }
-  return err
+	if p.IsSetPort() {
+		if err := oprot.WriteFieldBegin(ctx, "port", thrift.I32, 2); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field begin error 2:port: ", p), err)
+		}
+		if err := oprot.WriteI32(ctx, int32(*p.Port)); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T.port (2) field write error: ", p), err)
+		}
+		if err := oprot.WriteFieldEnd(ctx); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field end error 2:port: ", p), err)
+		}
+	}
+	return err
 }
 
 func (p *TServerName) writeField3(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if p.IsSetStartCode() {
-    if err := oprot.WriteFieldBegin(ctx, "startCode", thrift.I64, 3); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field begin error 3:startCode: ", p), err) }
-    if err := oprot.WriteI64(ctx, int64(*p.StartCode)); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T.startCode (3) field write error: ", p), err) }
-    if err := oprot.WriteFieldEnd(ctx); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field end error 3:startCode: ", p), err) }
-  }
-  return err
+	if p.IsSetStartCode() {
+		if err := oprot.WriteFieldBegin(ctx, "startCode", thrift.I64, 3); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field begin error 3:startCode: ", p), err)
+		}
+		if err := oprot.WriteI64(ctx, int64(*p.StartCode)); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T.startCode (3) field write error: ", p), err)
+		}
+		if err := oprot.WriteFieldEnd(ctx); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field end error 3:startCode: ", p), err)
+		}
+	}
+	return err
 }
 
 func (p *TServerName) Equals(other *TServerName) bool {
-  if p == other {
-    return true
-  } else if p == nil || other == nil {
-    return false
-  }
-  if p.HostName != other.HostName { return false }
-  if p.Port != other.Port {
-    if p.Port == nil || other.Port == nil {
-      return false
-    }
-    if (*p.Port) != (*other.Port) { return false }
-  }
-  if p.StartCode != other.StartCode {
-    if p.StartCode == nil || other.StartCode == nil {
-      return false
-    }
-    if (*p.StartCode) != (*other.StartCode) { return false }
-  }
-  return true
+	if p == other {
+		return true
+	} else if p == nil || other == nil {
+		return false
+	}
+	if p.HostName != other.HostName {
+		return false
+	}
+	if p.Port != other.Port {
+		if p.Port == nil || other.Port == nil {
+			return false
+		}
+		if (*p.Port) != (*other.Port) {
+			return false
+		}
+	}
+	if p.StartCode != other.StartCode {
+		if p.StartCode == nil || other.StartCode == nil {
+			return false
+		}
+		if (*p.StartCode) != (*other.StartCode) {
+			return false
+		}
+	}
+	return true
 }
 
 func (p *TServerName) String() string {
-  if p == nil {
-    return "<nil>"
-  }
-  return fmt.Sprintf("TServerName(%+v)", *p)
+	if p == nil {
+		return "<nil>"
+	}
+	return fmt.Sprintf("TServerName(%+v)", *p)
 }
 
 // Attributes:
-//  - ServerName
-//  - RegionInfo
+//   - ServerName
+//   - RegionInfo
 type THRegionLocation struct {
-  ServerName *TServerName `thrift:"serverName,1,required" db:"serverName" json:"serverName"`
-  RegionInfo *THRegionInfo `thrift:"regionInfo,2,required" db:"regionInfo" json:"regionInfo"`
+	ServerName *TServerName  `thrift:"serverName,1,required" db:"serverName" json:"serverName"`
+	RegionInfo *THRegionInfo `thrift:"regionInfo,2,required" db:"regionInfo" json:"regionInfo"`
 }
 
 func NewTHRegionLocation() *THRegionLocation {
-  return &THRegionLocation{}
+	return &THRegionLocation{}
 }
 
 var THRegionLocation_ServerName_DEFAULT *TServerName
+
 func (p *THRegionLocation) GetServerName() *TServerName {
-  if !p.IsSetServerName() {
-    return THRegionLocation_ServerName_DEFAULT
-  }
-return p.ServerName
+	if !p.IsSetServerName() {
+		return THRegionLocation_ServerName_DEFAULT
+	}
+	return p.ServerName
 }
+
 var THRegionLocation_RegionInfo_DEFAULT *THRegionInfo
+
 func (p *THRegionLocation) GetRegionInfo() *THRegionInfo {
-  if !p.IsSetRegionInfo() {
-    return THRegionLocation_RegionInfo_DEFAULT
-  }
-return p.RegionInfo
+	if !p.IsSetRegionInfo() {
+		return THRegionLocation_RegionInfo_DEFAULT
+	}
+	return p.RegionInfo
 }
 func (p *THRegionLocation) IsSetServerName() bool {
-  return p.ServerName != nil
+	return p.ServerName != nil
 }
 
 func (p *THRegionLocation) IsSetRegionInfo() bool {
-  return p.RegionInfo != nil
+	return p.RegionInfo != nil
 }
 
 func (p *THRegionLocation) Read(ctx context.Context, iprot thrift.TProtocol) error {
-  if _, err := iprot.ReadStructBegin(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
-  }
+	if _, err := iprot.ReadStructBegin(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
+	}
 
-  var issetServerName bool = false;
-  var issetRegionInfo bool = false;
+	var issetServerName bool = false
+	var issetRegionInfo bool = false
 
-  for {
-    _, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
-    if err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
-    }
-    if fieldTypeId == thrift.STOP { break; }
-    switch fieldId {
-    case 1:
-      if fieldTypeId == thrift.STRUCT {
-        if err := p.ReadField1(ctx, iprot); err != nil {
-          return err
-        }
-        issetServerName = true
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    case 2:
-      if fieldTypeId == thrift.STRUCT {
-        if err := p.ReadField2(ctx, iprot); err != nil {
-          return err
-        }
-        issetRegionInfo = true
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    default:
-      if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-        return err
-      }
-    }
-    if err := iprot.ReadFieldEnd(ctx); err != nil {
-      return err
-    }
-  }
-  if err := iprot.ReadStructEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
-  }
-  if !issetServerName{
-    return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field ServerName is not set"));
-  }
-  if !issetRegionInfo{
-    return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field RegionInfo is not set"));
-  }
-  return nil
+	for {
+		_, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
+		if err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
+		}
+		if fieldTypeId == thrift.STOP {
+			break
+		}
+		switch fieldId {
+		case 1:
+			if fieldTypeId == thrift.STRUCT {
+				if err := p.ReadField1(ctx, iprot); err != nil {
+					return err
+				}
+				issetServerName = true
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		case 2:
+			if fieldTypeId == thrift.STRUCT {
+				if err := p.ReadField2(ctx, iprot); err != nil {
+					return err
+				}
+				issetRegionInfo = true
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		default:
+			if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+				return err
+			}
+		}
+		if err := iprot.ReadFieldEnd(ctx); err != nil {
+			return err
+		}
+	}
+	if err := iprot.ReadStructEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
+	}
+	if !issetServerName {
+		return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field ServerName is not set"))
+	}
+	if !issetRegionInfo {
+		return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field RegionInfo is not set"))
+	}
+	return nil
 }
 
-func (p *THRegionLocation)  ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
-  p.ServerName = &TServerName{}
-  if err := p.ServerName.Read(ctx, iprot); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", p.ServerName), err)
-  }
-  return nil
+func (p *THRegionLocation) ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
+	p.ServerName = &TServerName{}
+	if err := p.ServerName.Read(ctx, iprot); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", p.ServerName), err)
+	}
+	return nil
 }
 
-func (p *THRegionLocation)  ReadField2(ctx context.Context, iprot thrift.TProtocol) error {
-  p.RegionInfo = &THRegionInfo{}
-  if err := p.RegionInfo.Read(ctx, iprot); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", p.RegionInfo), err)
-  }
-  return nil
+func (p *THRegionLocation) ReadField2(ctx context.Context, iprot thrift.TProtocol) error {
+	p.RegionInfo = &THRegionInfo{}
+	if err := p.RegionInfo.Read(ctx, iprot); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", p.RegionInfo), err)
+	}
+	return nil
 }
 
 func (p *THRegionLocation) Write(ctx context.Context, oprot thrift.TProtocol) error {
-  if err := oprot.WriteStructBegin(ctx, "THRegionLocation"); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err) }
-  if p != nil {
-    if err := p.writeField1(ctx, oprot); err != nil { return err }
-    if err := p.writeField2(ctx, oprot); err != nil { return err }
-  }
-  if err := oprot.WriteFieldStop(ctx); err != nil {
-    return thrift.PrependError("write field stop error: ", err) }
-  if err := oprot.WriteStructEnd(ctx); err != nil {
-    return thrift.PrependError("write struct stop error: ", err) }
-  return nil
+	if err := oprot.WriteStructBegin(ctx, "THRegionLocation"); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err)
+	}
+	if p != nil {
+		if err := p.writeField1(ctx, oprot); err != nil {
+			return err
+		}
+		if err := p.writeField2(ctx, oprot); err != nil {
+			return err
+		}
+	}
+	if err := oprot.WriteFieldStop(ctx); err != nil {
+		return thrift.PrependError("write field stop error: ", err)
+	}
+	if err := oprot.WriteStructEnd(ctx); err != nil {
+		return thrift.PrependError("write struct stop error: ", err)
+	}
+	return nil
 }
 
 func (p *THRegionLocation) writeField1(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if err := oprot.WriteFieldBegin(ctx, "serverName", thrift.STRUCT, 1); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:serverName: ", p), err) }
-  if err := p.ServerName.Write(ctx, oprot); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", p.ServerName), err)
-  }
-  if err := oprot.WriteFieldEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field end error 1:serverName: ", p), err) }
-  return err
+	if err := oprot.WriteFieldBegin(ctx, "serverName", thrift.STRUCT, 1); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:serverName: ", p), err)
+	}
+	if err := p.ServerName.Write(ctx, oprot); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", p.ServerName), err)
+	}
+	if err := oprot.WriteFieldEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field end error 1:serverName: ", p), err)
+	}
+	return err
 }
 
 func (p *THRegionLocation) writeField2(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if err := oprot.WriteFieldBegin(ctx, "regionInfo", thrift.STRUCT, 2); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field begin error 2:regionInfo: ", p), err) }
-  if err := p.RegionInfo.Write(ctx, oprot); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", p.RegionInfo), err)
-  }
-  if err := oprot.WriteFieldEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field end error 2:regionInfo: ", p), err) }
-  return err
+	if err := oprot.WriteFieldBegin(ctx, "regionInfo", thrift.STRUCT, 2); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field begin error 2:regionInfo: ", p), err)
+	}
+	if err := p.RegionInfo.Write(ctx, oprot); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", p.RegionInfo), err)
+	}
+	if err := oprot.WriteFieldEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field end error 2:regionInfo: ", p), err)
+	}
+	return err
 }
 
 func (p *THRegionLocation) Equals(other *THRegionLocation) bool {
-  if p == other {
-    return true
-  } else if p == nil || other == nil {
-    return false
-  }
-  if !p.ServerName.Equals(other.ServerName) { return false }
-  if !p.RegionInfo.Equals(other.RegionInfo) { return false }
-  return true
+	if p == other {
+		return true
+	} else if p == nil || other == nil {
+		return false
+	}
+	if !p.ServerName.Equals(other.ServerName) {
+		return false
+	}
+	if !p.RegionInfo.Equals(other.RegionInfo) {
+		return false
+	}
+	return true
 }
 
 func (p *THRegionLocation) String() string {
-  if p == nil {
-    return "<nil>"
-  }
-  return fmt.Sprintf("THRegionLocation(%+v)", *p)
+	if p == nil {
+		return "<nil>"
+	}
+	return fmt.Sprintf("THRegionLocation(%+v)", *p)
 }
 
 // Attributes:
-//  - Ns
-//  - Qualifier
+//   - Ns
+//   - Qualifier
 type TTableName struct {
-  Ns []byte `thrift:"ns,1" db:"ns" json:"ns,omitempty"`
-  Qualifier []byte `thrift:"qualifier,2,required" db:"qualifier" json:"qualifier"`
+	Ns        []byte `thrift:"ns,1" db:"ns" json:"ns,omitempty"`
+	Qualifier []byte `thrift:"qualifier,2,required" db:"qualifier" json:"qualifier"`
 }
 
 func NewTTableName() *TTableName {
-  return &TTableName{}
+	return &TTableName{}
 }
 
 var TTableName_Ns_DEFAULT []byte
 
 func (p *TTableName) GetNs() []byte {
-  return p.Ns
+	return p.Ns
 }
 
 func (p *TTableName) GetQualifier() []byte {
-  return p.Qualifier
+	return p.Qualifier
 }
 func (p *TTableName) IsSetNs() bool {
-  return p.Ns != nil
+	return p.Ns != nil
 }
 
 func (p *TTableName) Read(ctx context.Context, iprot thrift.TProtocol) error {
-  if _, err := iprot.ReadStructBegin(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
-  }
+	if _, err := iprot.ReadStructBegin(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
+	}
 
-  var issetQualifier bool = false;
+	var issetQualifier bool = false
 
-  for {
-    _, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
-    if err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
-    }
-    if fieldTypeId == thrift.STOP { break; }
-    switch fieldId {
-    case 1:
-      if fieldTypeId == thrift.STRING {
-        if err := p.ReadField1(ctx, iprot); err != nil {
-          return err
-        }
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    case 2:
-      if fieldTypeId == thrift.STRING {
-        if err := p.ReadField2(ctx, iprot); err != nil {
-          return err
-        }
-        issetQualifier = true
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    default:
-      if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-        return err
-      }
-    }
-    if err := iprot.ReadFieldEnd(ctx); err != nil {
-      return err
-    }
-  }
-  if err := iprot.ReadStructEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
-  }
-  if !issetQualifier{
-    return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field Qualifier is not set"));
-  }
-  return nil
+	for {
+		_, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
+		if err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
+		}
+		if fieldTypeId == thrift.STOP {
+			break
+		}
+		switch fieldId {
+		case 1:
+			if fieldTypeId == thrift.STRING {
+				if err := p.ReadField1(ctx, iprot); err != nil {
+					return err
+				}
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		case 2:
+			if fieldTypeId == thrift.STRING {
+				if err := p.ReadField2(ctx, iprot); err != nil {
+					return err
+				}
+				issetQualifier = true
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		default:
+			if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+				return err
+			}
+		}
+		if err := iprot.ReadFieldEnd(ctx); err != nil {
+			return err
+		}
+	}
+	if err := iprot.ReadStructEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
+	}
+	if !issetQualifier {
+		return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field Qualifier is not set"))
+	}
+	return nil
 }
 
-func (p *TTableName)  ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
-  if v, err := iprot.ReadBinary(ctx); err != nil {
-  return thrift.PrependError("error reading field 1: ", err)
-} else {
-  p.Ns = v
-}
-  return nil
+func (p *TTableName) ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
+	if v, err := iprot.ReadBinary(ctx); err != nil {
+		return thrift.PrependError("error reading field 1: ", err)
+	} else {
+		p.Ns = v
+	}
+	return nil
 }
 
-func (p *TTableName)  ReadField2(ctx context.Context, iprot thrift.TProtocol) error {
-  if v, err := iprot.ReadBinary(ctx); err != nil {
-  return thrift.PrependError("error reading field 2: ", err)
-} else {
-  p.Qualifier = v
-}
-  return nil
+func (p *TTableName) ReadField2(ctx context.Context, iprot thrift.TProtocol) error {
+	if v, err := iprot.ReadBinary(ctx); err != nil {
+		return thrift.PrependError("error reading field 2: ", err)
+	} else {
+		p.Qualifier = v
+	}
+	return nil
 }
 
 func (p *TTableName) Write(ctx context.Context, oprot thrift.TProtocol) error {
-  if err := oprot.WriteStructBegin(ctx, "TTableName"); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err) }
-  if p != nil {
-    if err := p.writeField1(ctx, oprot); err != nil { return err }
-    if err := p.writeField2(ctx, oprot); err != nil { return err }
-  }
-  if err := oprot.WriteFieldStop(ctx); err != nil {
-    return thrift.PrependError("write field stop error: ", err) }
-  if err := oprot.WriteStructEnd(ctx); err != nil {
-    return thrift.PrependError("write struct stop error: ", err) }
-  return nil
+	if err := oprot.WriteStructBegin(ctx, "TTableName"); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err)
+	}
+	if p != nil {
+		if err := p.writeField1(ctx, oprot); err != nil {
+			return err
+		}
+		if err := p.writeField2(ctx, oprot); err != nil {
+			return err
+		}
+	}
+	if err := oprot.WriteFieldStop(ctx); err != nil {
+		return thrift.PrependError("write field stop error: ", err)
+	}
+	if err := oprot.WriteStructEnd(ctx); err != nil {
+		return thrift.PrependError("write struct stop error: ", err)
+	}
+	return nil
 }
 
 func (p *TTableName) writeField1(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if p.IsSetNs() {
-    if err := oprot.WriteFieldBegin(ctx, "ns", thrift.STRING, 1); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:ns: ", p), err) }
-    if err := oprot.WriteBinary(ctx, p.Ns); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T.ns (1) field write error: ", p), err) }
-    if err := oprot.WriteFieldEnd(ctx); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field end error 1:ns: ", p), err) }
-  }
-  return err
+	if p.IsSetNs() {
+		if err := oprot.WriteFieldBegin(ctx, "ns", thrift.STRING, 1); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:ns: ", p), err)
+		}
+		if err := oprot.WriteBinary(ctx, p.Ns); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T.ns (1) field write error: ", p), err)
+		}
+		if err := oprot.WriteFieldEnd(ctx); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field end error 1:ns: ", p), err)
+		}
+	}
+	return err
 }
 
 func (p *TTableName) writeField2(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if err := oprot.WriteFieldBegin(ctx, "qualifier", thrift.STRING, 2); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field begin error 2:qualifier: ", p), err) }
-  if err := oprot.WriteBinary(ctx, p.Qualifier); err != nil {
-  return thrift.PrependError(fmt.Sprintf("%T.qualifier (2) field write error: ", p), err) }
-  if err := oprot.WriteFieldEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field end error 2:qualifier: ", p), err) }
-  return err
+	if err := oprot.WriteFieldBegin(ctx, "qualifier", thrift.STRING, 2); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field begin error 2:qualifier: ", p), err)
+	}
+	if err := oprot.WriteBinary(ctx, p.Qualifier); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T.qualifier (2) field write error: ", p), err)
+	}
+	if err := oprot.WriteFieldEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field end error 2:qualifier: ", p), err)
+	}
+	return err
 }
 
 func (p *TTableName) Equals(other *TTableName) bool {
-  if p == other {
-    return true
-  } else if p == nil || other == nil {
-    return false
-  }
-  if bytes.Compare(p.Ns, other.Ns) != 0 { return false }
-  if bytes.Compare(p.Qualifier, other.Qualifier) != 0 { return false }
-  return true
+	if p == other {
+		return true
+	} else if p == nil || other == nil {
+		return false
+	}
+	if bytes.Compare(p.Ns, other.Ns) != 0 {
+		return false
+	}
+	if bytes.Compare(p.Qualifier, other.Qualifier) != 0 {
+		return false
+	}
+	return true
 }
 
 func (p *TTableName) String() string {
-  if p == nil {
-    return "<nil>"
-  }
-  return fmt.Sprintf("TTableName(%+v)", *p)
+	if p == nil {
+		return "<nil>"
+	}
+	return fmt.Sprintf("TTableName(%+v)", *p)
 }
 
 // Attributes:
-//  - Name
-//  - Attributes
-//  - Configuration
-//  - BlockSize
-//  - BloomFilterType
-//  - CompressionType
-//  - DataBlockEncoding
-//  - MaxVersions
-//  - MinVersions
-//  - TimeToLive
-//  - InMemory
+//   - Name
+//   - Attributes
+//   - Configuration
+//   - BlockSize
+//   - BloomFilterType
+//   - CompressionType
+//   - DataBlockEncoding
+//   - MaxVersions
+//   - MinVersions
+//   - TimeToLive
+//   - InMemory
 type TColumnFamilyDescriptor struct {
-  Name []byte `thrift:"name,1,required" db:"name" json:"name"`
-  Attributes map[string][]byte `thrift:"attributes,2" db:"attributes" json:"attributes,omitempty"`
-  Configuration map[string]string `thrift:"configuration,3" db:"configuration" json:"configuration,omitempty"`
-  BlockSize *int32 `thrift:"blockSize,4" db:"blockSize" json:"blockSize,omitempty"`
-  BloomFilterType *TBloomFilterType `thrift:"bloomFilterType,5" db:"bloomFilterType" json:"bloomFilterType,omitempty"`
-  CompressionType *TCompressionAlgorithm `thrift:"compressionType,6" db:"compressionType" json:"compressionType,omitempty"`
-  // unused field # 7
-  DataBlockEncoding *TDataBlockEncoding `thrift:"dataBlockEncoding,8" db:"dataBlockEncoding" json:"dataBlockEncoding,omitempty"`
-  // unused field # 9
-  MaxVersions *int32 `thrift:"maxVersions,10" db:"maxVersions" json:"maxVersions,omitempty"`
-  MinVersions *int32 `thrift:"minVersions,11" db:"minVersions" json:"minVersions,omitempty"`
-  // unused field # 12
-  TimeToLive *int32 `thrift:"timeToLive,13" db:"timeToLive" json:"timeToLive,omitempty"`
-  // unused fields # 14 to 19
-  InMemory *bool `thrift:"inMemory,20" db:"inMemory" json:"inMemory,omitempty"`
+	Name            []byte                 `thrift:"name,1,required" db:"name" json:"name"`
+	Attributes      map[string][]byte      `thrift:"attributes,2" db:"attributes" json:"attributes,omitempty"`
+	Configuration   map[string]string      `thrift:"configuration,3" db:"configuration" json:"configuration,omitempty"`
+	BlockSize       *int32                 `thrift:"blockSize,4" db:"blockSize" json:"blockSize,omitempty"`
+	BloomFilterType *TBloomFilterType      `thrift:"bloomFilterType,5" db:"bloomFilterType" json:"bloomFilterType,omitempty"`
+	CompressionType *TCompressionAlgorithm `thrift:"compressionType,6" db:"compressionType" json:"compressionType,omitempty"`
+	// unused field # 7
+	DataBlockEncoding *TDataBlockEncoding `thrift:"dataBlockEncoding,8" db:"dataBlockEncoding" json:"dataBlockEncoding,omitempty"`
+	// unused field # 9
+	MaxVersions *int32 `thrift:"maxVersions,10" db:"maxVersions" json:"maxVersions,omitempty"`
+	MinVersions *int32 `thrift:"minVersions,11" db:"minVersions" json:"minVersions,omitempty"`
+	// unused field # 12
+	TimeToLive *int32 `thrift:"timeToLive,13" db:"timeToLive" json:"timeToLive,omitempty"`
+	// unused fields # 14 to 19
+	InMemory *bool `thrift:"inMemory,20" db:"inMemory" json:"inMemory,omitempty"`
 }
 
 func NewTColumnFamilyDescriptor() *TColumnFamilyDescriptor {
-  return &TColumnFamilyDescriptor{}
+	return &TColumnFamilyDescriptor{}
 }
-
 
 func (p *TColumnFamilyDescriptor) GetName() []byte {
-  return p.Name
+	return p.Name
 }
+
 var TColumnFamilyDescriptor_Attributes_DEFAULT map[string][]byte
 
 func (p *TColumnFamilyDescriptor) GetAttributes() map[string][]byte {
-  return p.Attributes
+	return p.Attributes
 }
+
 var TColumnFamilyDescriptor_Configuration_DEFAULT map[string]string
 
 func (p *TColumnFamilyDescriptor) GetConfiguration() map[string]string {
-  return p.Configuration
+	return p.Configuration
 }
+
 var TColumnFamilyDescriptor_BlockSize_DEFAULT int32
+
 func (p *TColumnFamilyDescriptor) GetBlockSize() int32 {
-  if !p.IsSetBlockSize() {
-    return TColumnFamilyDescriptor_BlockSize_DEFAULT
-  }
-return *p.BlockSize
+	if !p.IsSetBlockSize() {
+		return TColumnFamilyDescriptor_BlockSize_DEFAULT
+	}
+	return *p.BlockSize
 }
+
 var TColumnFamilyDescriptor_BloomFilterType_DEFAULT TBloomFilterType
+
 func (p *TColumnFamilyDescriptor) GetBloomFilterType() TBloomFilterType {
-  if !p.IsSetBloomFilterType() {
-    return TColumnFamilyDescriptor_BloomFilterType_DEFAULT
-  }
-return *p.BloomFilterType
+	if !p.IsSetBloomFilterType() {
+		return TColumnFamilyDescriptor_BloomFilterType_DEFAULT
+	}
+	return *p.BloomFilterType
 }
+
 var TColumnFamilyDescriptor_CompressionType_DEFAULT TCompressionAlgorithm
+
 func (p *TColumnFamilyDescriptor) GetCompressionType() TCompressionAlgorithm {
-  if !p.IsSetCompressionType() {
-    return TColumnFamilyDescriptor_CompressionType_DEFAULT
-  }
-return *p.CompressionType
+	if !p.IsSetCompressionType() {
+		return TColumnFamilyDescriptor_CompressionType_DEFAULT
+	}
+	return *p.CompressionType
 }
+
 var TColumnFamilyDescriptor_DataBlockEncoding_DEFAULT TDataBlockEncoding
+
 func (p *TColumnFamilyDescriptor) GetDataBlockEncoding() TDataBlockEncoding {
-  if !p.IsSetDataBlockEncoding() {
-    return TColumnFamilyDescriptor_DataBlockEncoding_DEFAULT
-  }
-return *p.DataBlockEncoding
+	if !p.IsSetDataBlockEncoding() {
+		return TColumnFamilyDescriptor_DataBlockEncoding_DEFAULT
+	}
+	return *p.DataBlockEncoding
 }
+
 var TColumnFamilyDescriptor_MaxVersions_DEFAULT int32
+
 func (p *TColumnFamilyDescriptor) GetMaxVersions() int32 {
-  if !p.IsSetMaxVersions() {
-    return TColumnFamilyDescriptor_MaxVersions_DEFAULT
-  }
-return *p.MaxVersions
+	if !p.IsSetMaxVersions() {
+		return TColumnFamilyDescriptor_MaxVersions_DEFAULT
+	}
+	return *p.MaxVersions
 }
+
 var TColumnFamilyDescriptor_MinVersions_DEFAULT int32
+
 func (p *TColumnFamilyDescriptor) GetMinVersions() int32 {
-  if !p.IsSetMinVersions() {
-    return TColumnFamilyDescriptor_MinVersions_DEFAULT
-  }
-return *p.MinVersions
+	if !p.IsSetMinVersions() {
+		return TColumnFamilyDescriptor_MinVersions_DEFAULT
+	}
+	return *p.MinVersions
 }
+
 var TColumnFamilyDescriptor_TimeToLive_DEFAULT int32
+
 func (p *TColumnFamilyDescriptor) GetTimeToLive() int32 {
-  if !p.IsSetTimeToLive() {
-    return TColumnFamilyDescriptor_TimeToLive_DEFAULT
-  }
-return *p.TimeToLive
+	if !p.IsSetTimeToLive() {
+		return TColumnFamilyDescriptor_TimeToLive_DEFAULT
+	}
+	return *p.TimeToLive
 }
+
 var TColumnFamilyDescriptor_InMemory_DEFAULT bool
+
 func (p *TColumnFamilyDescriptor) GetInMemory() bool {
-  if !p.IsSetInMemory() {
-    return TColumnFamilyDescriptor_InMemory_DEFAULT
-  }
-return *p.InMemory
+	if !p.IsSetInMemory() {
+		return TColumnFamilyDescriptor_InMemory_DEFAULT
+	}
+	return *p.InMemory
 }
 func (p *TColumnFamilyDescriptor) IsSetAttributes() bool {
-  return p.Attributes != nil
+	return p.Attributes != nil
 }
 
 func (p *TColumnFamilyDescriptor) IsSetConfiguration() bool {
-  return p.Configuration != nil
+	return p.Configuration != nil
 }
 
 func (p *TColumnFamilyDescriptor) IsSetBlockSize() bool {
-  return p.BlockSize != nil
+	return p.BlockSize != nil
 }
 
 func (p *TColumnFamilyDescriptor) IsSetBloomFilterType() bool {
-  return p.BloomFilterType != nil
+	return p.BloomFilterType != nil
 }
 
 func (p *TColumnFamilyDescriptor) IsSetCompressionType() bool {
-  return p.CompressionType != nil
+	return p.CompressionType != nil
 }
 
 func (p *TColumnFamilyDescriptor) IsSetDataBlockEncoding() bool {
-  return p.DataBlockEncoding != nil
+	return p.DataBlockEncoding != nil
 }
 
 func (p *TColumnFamilyDescriptor) IsSetMaxVersions() bool {
-  return p.MaxVersions != nil
+	return p.MaxVersions != nil
 }
 
 func (p *TColumnFamilyDescriptor) IsSetMinVersions() bool {
-  return p.MinVersions != nil
+	return p.MinVersions != nil
 }
 
 func (p *TColumnFamilyDescriptor) IsSetTimeToLive() bool {
-  return p.TimeToLive != nil
+	return p.TimeToLive != nil
 }
 
 func (p *TColumnFamilyDescriptor) IsSetInMemory() bool {
-  return p.InMemory != nil
+	return p.InMemory != nil
 }
 
 func (p *TColumnFamilyDescriptor) Read(ctx context.Context, iprot thrift.TProtocol) error {
-  if _, err := iprot.ReadStructBegin(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
-  }
+	if _, err := iprot.ReadStructBegin(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
+	}
 
-  var issetName bool = false;
+	var issetName bool = false
 
-  for {
-    _, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
-    if err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
-    }
-    if fieldTypeId == thrift.STOP { break; }
-    switch fieldId {
-    case 1:
-      if fieldTypeId == thrift.STRING {
-        if err := p.ReadField1(ctx, iprot); err != nil {
-          return err
-        }
-        issetName = true
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    case 2:
-      if fieldTypeId == thrift.MAP {
-        if err := p.ReadField2(ctx, iprot); err != nil {
-          return err
-        }
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    case 3:
-      if fieldTypeId == thrift.MAP {
-        if err := p.ReadField3(ctx, iprot); err != nil {
-          return err
-        }
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    case 4:
-      if fieldTypeId == thrift.I32 {
-        if err := p.ReadField4(ctx, iprot); err != nil {
-          return err
-        }
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    case 5:
-      if fieldTypeId == thrift.I32 {
-        if err := p.ReadField5(ctx, iprot); err != nil {
-          return err
-        }
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    case 6:
-      if fieldTypeId == thrift.I32 {
-        if err := p.ReadField6(ctx, iprot); err != nil {
-          return err
-        }
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    case 8:
-      if fieldTypeId == thrift.I32 {
-        if err := p.ReadField8(ctx, iprot); err != nil {
-          return err
-        }
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    case 10:
-      if fieldTypeId == thrift.I32 {
-        if err := p.ReadField10(ctx, iprot); err != nil {
-          return err
-        }
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    case 11:
-      if fieldTypeId == thrift.I32 {
-        if err := p.ReadField11(ctx, iprot); err != nil {
-          return err
-        }
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    case 13:
-      if fieldTypeId == thrift.I32 {
-        if err := p.ReadField13(ctx, iprot); err != nil {
-          return err
-        }
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    case 20:
-      if fieldTypeId == thrift.BOOL {
-        if err := p.ReadField20(ctx, iprot); err != nil {
-          return err
-        }
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    default:
-      if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-        return err
-      }
-    }
-    if err := iprot.ReadFieldEnd(ctx); err != nil {
-      return err
-    }
-  }
-  if err := iprot.ReadStructEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
-  }
-  if !issetName{
-    return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field Name is not set"));
-  }
-  return nil
-}
-
-func (p *TColumnFamilyDescriptor)  ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
-  if v, err := iprot.ReadBinary(ctx); err != nil {
-  return thrift.PrependError("error reading field 1: ", err)
-} else {
-  p.Name = v
-}
-  return nil
+	for {
+		_, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
+		if err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
+		}
+		if fieldTypeId == thrift.STOP {
+			break
+		}
+		switch fieldId {
+		case 1:
+			if fieldTypeId == thrift.STRING {
+				if err := p.ReadField1(ctx, iprot); err != nil {
+					return err
+				}
+				issetName = true
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		case 2:
+			if fieldTypeId == thrift.MAP {
+				if err := p.ReadField2(ctx, iprot); err != nil {
+					return err
+				}
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		case 3:
+			if fieldTypeId == thrift.MAP {
+				if err := p.ReadField3(ctx, iprot); err != nil {
+					return err
+				}
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		case 4:
+			if fieldTypeId == thrift.I32 {
+				if err := p.ReadField4(ctx, iprot); err != nil {
+					return err
+				}
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		case 5:
+			if fieldTypeId == thrift.I32 {
+				if err := p.ReadField5(ctx, iprot); err != nil {
+					return err
+				}
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		case 6:
+			if fieldTypeId == thrift.I32 {
+				if err := p.ReadField6(ctx, iprot); err != nil {
+					return err
+				}
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		case 8:
+			if fieldTypeId == thrift.I32 {
+				if err := p.ReadField8(ctx, iprot); err != nil {
+					return err
+				}
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		case 10:
+			if fieldTypeId == thrift.I32 {
+				if err := p.ReadField10(ctx, iprot); err != nil {
+					return err
+				}
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		case 11:
+			if fieldTypeId == thrift.I32 {
+				if err := p.ReadField11(ctx, iprot); err != nil {
+					return err
+				}
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		case 13:
+			if fieldTypeId == thrift.I32 {
+				if err := p.ReadField13(ctx, iprot); err != nil {
+					return err
+				}
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		case 20:
+			if fieldTypeId == thrift.BOOL {
+				if err := p.ReadField20(ctx, iprot); err != nil {
+					return err
+				}
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		default:
+			if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+				return err
+			}
+		}
+		if err := iprot.ReadFieldEnd(ctx); err != nil {
+			return err
+		}
+	}
+	if err := iprot.ReadStructEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
+	}
+	if !issetName {
+		return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field Name is not set"))
+	}
+	return nil
 }
 
-func (p *TColumnFamilyDescriptor)  ReadField2(ctx context.Context, iprot thrift.TProtocol) error {
-  _, _, size, err := iprot.ReadMapBegin(ctx)
-  if err != nil {
-    return thrift.PrependError("error reading map begin: ", err)
-  }
-  tMap := make(map[string][]byte, size)
-  p.Attributes =  tMap
-  for i := 0; i < size; i ++ {
-var _key29 string
-    if v, err := iprot.ReadString(ctx); err != nil {
-    return thrift.PrependError("error reading field 0: ", err)
-} else {
-    _key29 = v
-}
-var _val30 []byte
-    if v, err := iprot.ReadBinary(ctx); err != nil {
-    return thrift.PrependError("error reading field 0: ", err)
-} else {
-    _val30 = v
-}
-    p.Attributes[_key29] = _val30
-  }
-  if err := iprot.ReadMapEnd(ctx); err != nil {
-    return thrift.PrependError("error reading map end: ", err)
-  }
-  return nil
+func (p *TColumnFamilyDescriptor) ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
+	if v, err := iprot.ReadBinary(ctx); err != nil {
+		return thrift.PrependError("error reading field 1: ", err)
+	} else {
+		p.Name = v
+	}
+	return nil
 }
 
-func (p *TColumnFamilyDescriptor)  ReadField3(ctx context.Context, iprot thrift.TProtocol) error {
-  _, _, size, err := iprot.ReadMapBegin(ctx)
-  if err != nil {
-    return thrift.PrependError("error reading map begin: ", err)
-  }
-  tMap := make(map[string]string, size)
-  p.Configuration =  tMap
-  for i := 0; i < size; i ++ {
-var _key31 string
-    if v, err := iprot.ReadString(ctx); err != nil {
-    return thrift.PrependError("error reading field 0: ", err)
-} else {
-    _key31 = v
-}
-var _val32 string
-    if v, err := iprot.ReadString(ctx); err != nil {
-    return thrift.PrependError("error reading field 0: ", err)
-} else {
-    _val32 = v
-}
-    p.Configuration[_key31] = _val32
-  }
-  if err := iprot.ReadMapEnd(ctx); err != nil {
-    return thrift.PrependError("error reading map end: ", err)
-  }
-  return nil
-}
-
-func (p *TColumnFamilyDescriptor)  ReadField4(ctx context.Context, iprot thrift.TProtocol) error {
-  if v, err := iprot.ReadI32(ctx); err != nil {
-  return thrift.PrependError("error reading field 4: ", err)
-} else {
-  p.BlockSize = &v
-}
-  return nil
+func (p *TColumnFamilyDescriptor) ReadField2(ctx context.Context, iprot thrift.TProtocol) error {
+	_, _, size, err := iprot.ReadMapBegin(ctx)
+	if err != nil {
+		return thrift.PrependError("error reading map begin: ", err)
+	}
+	tMap := make(map[string][]byte, size)
+	p.Attributes = tMap
+	for i := 0; i < size; i++ {
+		var _key29 string
+		if v, err := iprot.ReadString(ctx); err != nil {
+			return thrift.PrependError("error reading field 0: ", err)
+		} else {
+			_key29 = v
+		}
+		var _val30 []byte
+		if v, err := iprot.ReadBinary(ctx); err != nil {
+			return thrift.PrependError("error reading field 0: ", err)
+		} else {
+			_val30 = v
+		}
+		p.Attributes[_key29] = _val30
+	}
+	if err := iprot.ReadMapEnd(ctx); err != nil {
+		return thrift.PrependError("error reading map end: ", err)
+	}
+	return nil
 }
 
-func (p *TColumnFamilyDescriptor)  ReadField5(ctx context.Context, iprot thrift.TProtocol) error {
-  if v, err := iprot.ReadI32(ctx); err != nil {
-  return thrift.PrependError("error reading field 5: ", err)
-} else {
-  temp := TBloomFilterType(v)
-  p.BloomFilterType = &temp
-}
-  return nil
-}
-
-func (p *TColumnFamilyDescriptor)  ReadField6(ctx context.Context, iprot thrift.TProtocol) error {
-  if v, err := iprot.ReadI32(ctx); err != nil {
-  return thrift.PrependError("error reading field 6: ", err)
-} else {
-  temp := TCompressionAlgorithm(v)
-  p.CompressionType = &temp
-}
-  return nil
-}
-
-func (p *TColumnFamilyDescriptor)  ReadField8(ctx context.Context, iprot thrift.TProtocol) error {
-  if v, err := iprot.ReadI32(ctx); err != nil {
-  return thrift.PrependError("error reading field 8: ", err)
-} else {
-  temp := TDataBlockEncoding(v)
-  p.DataBlockEncoding = &temp
-}
-  return nil
+func (p *TColumnFamilyDescriptor) ReadField3(ctx context.Context, iprot thrift.TProtocol) error {
+	_, _, size, err := iprot.ReadMapBegin(ctx)
+	if err != nil {
+		return thrift.PrependError("error reading map begin: ", err)
+	}
+	tMap := make(map[string]string, size)
+	p.Configuration = tMap
+	for i := 0; i < size; i++ {
+		var _key31 string
+		if v, err := iprot.ReadString(ctx); err != nil {
+			return thrift.PrependError("error reading field 0: ", err)
+		} else {
+			_key31 = v
+		}
+		var _val32 string
+		if v, err := iprot.ReadString(ctx); err != nil {
+			return thrift.PrependError("error reading field 0: ", err)
+		} else {
+			_val32 = v
+		}
+		p.Configuration[_key31] = _val32
+	}
+	if err := iprot.ReadMapEnd(ctx); err != nil {
+		return thrift.PrependError("error reading map end: ", err)
+	}
+	return nil
 }
 
-func (p *TColumnFamilyDescriptor)  ReadField10(ctx context.Context, iprot thrift.TProtocol) error {
-  if v, err := iprot.ReadI32(ctx); err != nil {
-  return thrift.PrependError("error reading field 10: ", err)
-} else {
-  p.MaxVersions = &v
-}
-  return nil
-}
-
-func (p *TColumnFamilyDescriptor)  ReadField11(ctx context.Context, iprot thrift.TProtocol) error {
-  if v, err := iprot.ReadI32(ctx); err != nil {
-  return thrift.PrependError("error reading field 11: ", err)
-} else {
-  p.MinVersions = &v
-}
-  return nil
+func (p *TColumnFamilyDescriptor) ReadField4(ctx context.Context, iprot thrift.TProtocol) error {
+	if v, err := iprot.ReadI32(ctx); err != nil {
+		return thrift.PrependError("error reading field 4: ", err)
+	} else {
+		p.BlockSize = &v
+	}
+	return nil
 }
 
-func (p *TColumnFamilyDescriptor)  ReadField13(ctx context.Context, iprot thrift.TProtocol) error {
-  if v, err := iprot.ReadI32(ctx); err != nil {
-  return thrift.PrependError("error reading field 13: ", err)
-} else {
-  p.TimeToLive = &v
-}
-  return nil
+func (p *TColumnFamilyDescriptor) ReadField5(ctx context.Context, iprot thrift.TProtocol) error {
+	if v, err := iprot.ReadI32(ctx); err != nil {
+		return thrift.PrependError("error reading field 5: ", err)
+	} else {
+		temp := TBloomFilterType(v)
+		p.BloomFilterType = &temp
+	}
+	return nil
 }
 
-func (p *TColumnFamilyDescriptor)  ReadField20(ctx context.Context, iprot thrift.TProtocol) error {
-  if v, err := iprot.ReadBool(ctx); err != nil {
-  return thrift.PrependError("error reading field 20: ", err)
-} else {
-  p.InMemory = &v
+func (p *TColumnFamilyDescriptor) ReadField6(ctx context.Context, iprot thrift.TProtocol) error {
+	if v, err := iprot.ReadI32(ctx); err != nil {
+		return thrift.PrependError("error reading field 6: ", err)
+	} else {
+		temp := TCompressionAlgorithm(v)
+		p.CompressionType = &temp
+	}
+	return nil
 }
-  return nil
+
+func (p *TColumnFamilyDescriptor) ReadField8(ctx context.Context, iprot thrift.TProtocol) error {
+	if v, err := iprot.ReadI32(ctx); err != nil {
+		return thrift.PrependError("error reading field 8: ", err)
+	} else {
+		temp := TDataBlockEncoding(v)
+		p.DataBlockEncoding = &temp
+	}
+	return nil
+}
+
+func (p *TColumnFamilyDescriptor) ReadField10(ctx context.Context, iprot thrift.TProtocol) error {
+	if v, err := iprot.ReadI32(ctx); err != nil {
+		return thrift.PrependError("error reading field 10: ", err)
+	} else {
+		p.MaxVersions = &v
+	}
+	return nil
+}
+
+func (p *TColumnFamilyDescriptor) ReadField11(ctx context.Context, iprot thrift.TProtocol) error {
+	if v, err := iprot.ReadI32(ctx); err != nil {
+		return thrift.PrependError("error reading field 11: ", err)
+	} else {
+		p.MinVersions = &v
+	}
+	return nil
+}
+
+func (p *TColumnFamilyDescriptor) ReadField13(ctx context.Context, iprot thrift.TProtocol) error {
+	if v, err := iprot.ReadI32(ctx); err != nil {
+		return thrift.PrependError("error reading field 13: ", err)
+	} else {
+		p.TimeToLive = &v
+	}
+	return nil
+}
+
+func (p *TColumnFamilyDescriptor) ReadField20(ctx context.Context, iprot thrift.TProtocol) error {
+	if v, err := iprot.ReadBool(ctx); err != nil {
+		return thrift.PrependError("error reading field 20: ", err)
+	} else {
+		p.InMemory = &v
+	}
+	return nil
 }
 
 func (p *TColumnFamilyDescriptor) Write(ctx context.Context, oprot thrift.TProtocol) error {
-  if err := oprot.WriteStructBegin(ctx, "TColumnFamilyDescriptor"); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err) }
-  if p != nil {
-    if err := p.writeField1(ctx, oprot); err != nil { return err }
-    if err := p.writeField2(ctx, oprot); err != nil { return err }
-    if err := p.writeField3(ctx, oprot); err != nil { return err }
-    if err := p.writeField4(ctx, oprot); err != nil { return err }
-    if err := p.writeField5(ctx, oprot); err != nil { return err }
-    if err := p.writeField6(ctx, oprot); err != nil { return err }
-    if err := p.writeField8(ctx, oprot); err != nil { return err }
-    if err := p.writeField10(ctx, oprot); err != nil { return err }
-    if err := p.writeField11(ctx, oprot); err != nil { return err }
-    if err := p.writeField13(ctx, oprot); err != nil { return err }
-    if err := p.writeField20(ctx, oprot); err != nil { return err }
-  }
-  if err := oprot.WriteFieldStop(ctx); err != nil {
-    return thrift.PrependError("write field stop error: ", err) }
-  if err := oprot.WriteStructEnd(ctx); err != nil {
-    return thrift.PrependError("write struct stop error: ", err) }
-  return nil
+	if err := oprot.WriteStructBegin(ctx, "TColumnFamilyDescriptor"); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err)
+	}
+	if p != nil {
+		if err := p.writeField1(ctx, oprot); err != nil {
+			return err
+		}
+		if err := p.writeField2(ctx, oprot); err != nil {
+			return err
+		}
+		if err := p.writeField3(ctx, oprot); err != nil {
+			return err
+		}
+		if err := p.writeField4(ctx, oprot); err != nil {
+			return err
+		}
+		if err := p.writeField5(ctx, oprot); err != nil {
+			return err
+		}
+		if err := p.writeField6(ctx, oprot); err != nil {
+			return err
+		}
+		if err := p.writeField8(ctx, oprot); err != nil {
+			return err
+		}
+		if err := p.writeField10(ctx, oprot); err != nil {
+			return err
+		}
+		if err := p.writeField11(ctx, oprot); err != nil {
+			return err
+		}
+		if err := p.writeField13(ctx, oprot); err != nil {
+			return err
+		}
+		if err := p.writeField20(ctx, oprot); err != nil {
+			return err
+		}
+	}
+	if err := oprot.WriteFieldStop(ctx); err != nil {
+		return thrift.PrependError("write field stop error: ", err)
+	}
+	if err := oprot.WriteStructEnd(ctx); err != nil {
+		return thrift.PrependError("write struct stop error: ", err)
+	}
+	return nil
 }
 
 func (p *TColumnFamilyDescriptor) writeField1(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if err := oprot.WriteFieldBegin(ctx, "name", thrift.STRING, 1); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:name: ", p), err) }
-  if err := oprot.WriteBinary(ctx, p.Name); err != nil {
-  return thrift.PrependError(fmt.Sprintf("%T.name (1) field write error: ", p), err) }
-  if err := oprot.WriteFieldEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field end error 1:name: ", p), err) }
-  return err
+	if err := oprot.WriteFieldBegin(ctx, "name", thrift.STRING, 1); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:name: ", p), err)
+	}
+	if err := oprot.WriteBinary(ctx, p.Name); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T.name (1) field write error: ", p), err)
+	}
+	if err := oprot.WriteFieldEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field end error 1:name: ", p), err)
+	}
+	return err
 }
 
 func (p *TColumnFamilyDescriptor) writeField2(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if p.IsSetAttributes() {
-    if err := oprot.WriteFieldBegin(ctx, "attributes", thrift.MAP, 2); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field begin error 2:attributes: ", p), err) }
-    if err := oprot.WriteMapBegin(ctx, thrift.STRING, thrift.STRING, len(p.Attributes)); err != nil {
-      return thrift.PrependError("error writing map begin: ", err)
-    }
-    for k, v := range p.Attributes {
-      if err := oprot.WriteString(ctx, string(k)); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T. (0) field write error: ", p), err) }
-      if err := oprot.WriteBinary(ctx, v); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T. (0) field write error: ", p), err) }
-    }
-    if err := oprot.WriteMapEnd(ctx); err != nil {
-      return thrift.PrependError("error writing map end: ", err)
-    }
-    if err := oprot.WriteFieldEnd(ctx); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field end error 2:attributes: ", p), err) }
-  }
-  return err
+	if p.IsSetAttributes() {
+		if err := oprot.WriteFieldBegin(ctx, "attributes", thrift.MAP, 2); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field begin error 2:attributes: ", p), err)
+		}
+		if err := oprot.WriteMapBegin(ctx, thrift.STRING, thrift.STRING, len(p.Attributes)); err != nil {
+			return thrift.PrependError("error writing map begin: ", err)
+		}
+		for k, v := range p.Attributes {
+			if err := oprot.WriteString(ctx, string(k)); err != nil {
+				return thrift.PrependError(fmt.Sprintf("%T. (0) field write error: ", p), err)
+			}
+			if err := oprot.WriteBinary(ctx, v); err != nil {
+				return thrift.PrependError(fmt.Sprintf("%T. (0) field write error: ", p), err)
+			}
+		}
+		if err := oprot.WriteMapEnd(ctx); err != nil {
+			return thrift.PrependError("error writing map end: ", err)
+		}
+		if err := oprot.WriteFieldEnd(ctx); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field end error 2:attributes: ", p), err)
+		}
+	}
+	return err
 }
 
 func (p *TColumnFamilyDescriptor) writeField3(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if p.IsSetConfiguration() {
-    if err := oprot.WriteFieldBegin(ctx, "configuration", thrift.MAP, 3); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field begin error 3:configuration: ", p), err) }
-    if err := oprot.WriteMapBegin(ctx, thrift.STRING, thrift.STRING, len(p.Configuration)); err != nil {
-      return thrift.PrependError("error writing map begin: ", err)
-    }
-    for k, v := range p.Configuration {
-      if err := oprot.WriteString(ctx, string(k)); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T. (0) field write error: ", p), err) }
-      if err := oprot.WriteString(ctx, string(v)); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T. (0) field write error: ", p), err) }
-    }
-    if err := oprot.WriteMapEnd(ctx); err != nil {
-      return thrift.PrependError("error writing map end: ", err)
-    }
-    if err := oprot.WriteFieldEnd(ctx); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field end error 3:configuration: ", p), err) }
-  }
-  return err
+	if p.IsSetConfiguration() {
+		if err := oprot.WriteFieldBegin(ctx, "configuration", thrift.MAP, 3); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field begin error 3:configuration: ", p), err)
+		}
+		if err := oprot.WriteMapBegin(ctx, thrift.STRING, thrift.STRING, len(p.Configuration)); err != nil {
+			return thrift.PrependError("error writing map begin: ", err)
+		}
+		for k, v := range p.Configuration {
+			if err := oprot.WriteString(ctx, string(k)); err != nil {
+				return thrift.PrependError(fmt.Sprintf("%T. (0) field write error: ", p), err)
+			}
+			if err := oprot.WriteString(ctx, string(v)); err != nil {
+				return thrift.PrependError(fmt.Sprintf("%T. (0) field write error: ", p), err)
+			}
+		}
+		if err := oprot.WriteMapEnd(ctx); err != nil {
+			return thrift.PrependError("error writing map end: ", err)
+		}
+		if err := oprot.WriteFieldEnd(ctx); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field end error 3:configuration: ", p), err)
+		}
+	}
+	return err
 }
 
 func (p *TColumnFamilyDescriptor) writeField4(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if p.IsSetBlockSize() {
-    if err := oprot.WriteFieldBegin(ctx, "blockSize", thrift.I32, 4); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field begin error 4:blockSize: ", p), err) }
-    if err := oprot.WriteI32(ctx, int32(*p.BlockSize)); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T.blockSize (4) field write error: ", p), err) }
-    if err := oprot.WriteFieldEnd(ctx); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field end error 4:blockSize: ", p), err) }
-  }
-  return err
+	if p.IsSetBlockSize() {
+		if err := oprot.WriteFieldBegin(ctx, "blockSize", thrift.I32, 4); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field begin error 4:blockSize: ", p), err)
+		}
+		if err := oprot.WriteI32(ctx, int32(*p.BlockSize)); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T.blockSize (4) field write error: ", p), err)
+		}
+		if err := oprot.WriteFieldEnd(ctx); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field end error 4:blockSize: ", p), err)
+		}
+	}
+	return err
 }
 
 func (p *TColumnFamilyDescriptor) writeField5(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if p.IsSetBloomFilterType() {
-    if err := oprot.WriteFieldBegin(ctx, "bloomFilterType", thrift.I32, 5); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field begin error 5:bloomFilterType: ", p), err) }
-    if err := oprot.WriteI32(ctx, int32(*p.BloomFilterType)); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T.bloomFilterType (5) field write error: ", p), err) }
-    if err := oprot.WriteFieldEnd(ctx); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field end error 5:bloomFilterType: ", p), err) }
-  }
-  return err
+	if p.IsSetBloomFilterType() {
+		if err := oprot.WriteFieldBegin(ctx, "bloomFilterType", thrift.I32, 5); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field begin error 5:bloomFilterType: ", p), err)
+		}
+		if err := oprot.WriteI32(ctx, int32(*p.BloomFilterType)); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T.bloomFilterType (5) field write error: ", p), err)
+		}
+		if err := oprot.WriteFieldEnd(ctx); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field end error 5:bloomFilterType: ", p), err)
+		}
+	}
+	return err
 }
 
 func (p *TColumnFamilyDescriptor) writeField6(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if p.IsSetCompressionType() {
-    if err := oprot.WriteFieldBegin(ctx, "compressionType", thrift.I32, 6); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field begin error 6:compressionType: ", p), err) }
-    if err := oprot.WriteI32(ctx, int32(*p.CompressionType)); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T.compressionType (6) field write error: ", p), err) }
-    if err := oprot.WriteFieldEnd(ctx); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field end error 6:compressionType: ", p), err) }
-  }
-  return err
+	if p.IsSetCompressionType() {
+		if err := oprot.WriteFieldBegin(ctx, "compressionType", thrift.I32, 6); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field begin error 6:compressionType: ", p), err)
+		}
+		if err := oprot.WriteI32(ctx, int32(*p.CompressionType)); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T.compressionType (6) field write error: ", p), err)
+		}
+		if err := oprot.WriteFieldEnd(ctx); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field end error 6:compressionType: ", p), err)
+		}
+	}
+	return err
 }
 
 func (p *TColumnFamilyDescriptor) writeField8(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if p.IsSetDataBlockEncoding() {
-    if err := oprot.WriteFieldBegin(ctx, "dataBlockEncoding", thrift.I32, 8); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field begin error 8:dataBlockEncoding: ", p), err) }
-    if err := oprot.WriteI32(ctx, int32(*p.DataBlockEncoding)); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T.dataBlockEncoding (8) field write error: ", p), err) }
-    if err := oprot.WriteFieldEnd(ctx); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field end error 8:dataBlockEncoding: ", p), err) }
-  }
-  return err
+	if p.IsSetDataBlockEncoding() {
+		if err := oprot.WriteFieldBegin(ctx, "dataBlockEncoding", thrift.I32, 8); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field begin error 8:dataBlockEncoding: ", p), err)
+		}
+		if err := oprot.WriteI32(ctx, int32(*p.DataBlockEncoding)); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T.dataBlockEncoding (8) field write error: ", p), err)
+		}
+		if err := oprot.WriteFieldEnd(ctx); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field end error 8:dataBlockEncoding: ", p), err)
+		}
+	}
+	return err
 }
 
 func (p *TColumnFamilyDescriptor) writeField10(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if p.IsSetMaxVersions() {
-    if err := oprot.WriteFieldBegin(ctx, "maxVersions", thrift.I32, 10); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field begin error 10:maxVersions: ", p), err) }
-    if err := oprot.WriteI32(ctx, int32(*p.MaxVersions)); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T.maxVersions (10) field write error: ", p), err) }
-    if err := oprot.WriteFieldEnd(ctx); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field end error 10:maxVersions: ", p), err) }
-  }
-  return err
+	if p.IsSetMaxVersions() {
+		if err := oprot.WriteFieldBegin(ctx, "maxVersions", thrift.I32, 10); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field begin error 10:maxVersions: ", p), err)
+		}
+		if err := oprot.WriteI32(ctx, int32(*p.MaxVersions)); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T.maxVersions (10) field write error: ", p), err)
+		}
+		if err := oprot.WriteFieldEnd(ctx); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field end error 10:maxVersions: ", p), err)
+		}
+	}
+	return err
 }
 
 func (p *TColumnFamilyDescriptor) writeField11(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if p.IsSetMinVersions() {
-    if err := oprot.WriteFieldBegin(ctx, "minVersions", thrift.I32, 11); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field begin error 11:minVersions: ", p), err) }
-    if err := oprot.WriteI32(ctx, int32(*p.MinVersions)); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T.minVersions (11) field write error: ", p), err) }
-    if err := oprot.WriteFieldEnd(ctx); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field end error 11:minVersions: ", p), err) }
-  }
-  return err
+	if p.IsSetMinVersions() {
+		if err := oprot.WriteFieldBegin(ctx, "minVersions", thrift.I32, 11); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field begin error 11:minVersions: ", p), err)
+		}
+		if err := oprot.WriteI32(ctx, int32(*p.MinVersions)); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T.minVersions (11) field write error: ", p), err)
+		}
+		if err := oprot.WriteFieldEnd(ctx); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field end error 11:minVersions: ", p), err)
+		}
+	}
+	return err
 }
 
 func (p *TColumnFamilyDescriptor) writeField13(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if p.IsSetTimeToLive() {
-    if err := oprot.WriteFieldBegin(ctx, "timeToLive", thrift.I32, 13); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field begin error 13:timeToLive: ", p), err) }
-    if err := oprot.WriteI32(ctx, int32(*p.TimeToLive)); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T.timeToLive (13) field write error: ", p), err) }
-    if err := oprot.WriteFieldEnd(ctx); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field end error 13:timeToLive: ", p), err) }
-  }
-  return err
+	if p.IsSetTimeToLive() {
+		if err := oprot.WriteFieldBegin(ctx, "timeToLive", thrift.I32, 13); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field begin error 13:timeToLive: ", p), err)
+		}
+		if err := oprot.WriteI32(ctx, int32(*p.TimeToLive)); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T.timeToLive (13) field write error: ", p), err)
+		}
+		if err := oprot.WriteFieldEnd(ctx); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field end error 13:timeToLive: ", p), err)
+		}
+	}
+	return err
 }
 
 func (p *TColumnFamilyDescriptor) writeField20(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if p.IsSetInMemory() {
-    if err := oprot.WriteFieldBegin(ctx, "inMemory", thrift.BOOL, 20); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field begin error 20:inMemory: ", p), err) }
-    if err := oprot.WriteBool(ctx, bool(*p.InMemory)); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T.inMemory (20) field write error: ", p), err) }
-    if err := oprot.WriteFieldEnd(ctx); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field end error 20:inMemory: ", p), err) }
-  }
-  return err
+	if p.IsSetInMemory() {
+		if err := oprot.WriteFieldBegin(ctx, "inMemory", thrift.BOOL, 20); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field begin error 20:inMemory: ", p), err)
+		}
+		if err := oprot.WriteBool(ctx, bool(*p.InMemory)); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T.inMemory (20) field write error: ", p), err)
+		}
+		if err := oprot.WriteFieldEnd(ctx); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field end error 20:inMemory: ", p), err)
+		}
+	}
+	return err
 }
 
 func (p *TColumnFamilyDescriptor) Equals(other *TColumnFamilyDescriptor) bool {
-  if p == other {
-    return true
-  } else if p == nil || other == nil {
-    return false
-  }
-  if bytes.Compare(p.Name, other.Name) != 0 { return false }
-  if len(p.Attributes) != len(other.Attributes) { return false }
-  for k, _tgt := range p.Attributes {
-    _src33 := other.Attributes[k]
-    if bytes.Compare(_tgt, _src33) != 0 { return false }
-  }
-  if len(p.Configuration) != len(other.Configuration) { return false }
-  for k, _tgt := range p.Configuration {
-    _src34 := other.Configuration[k]
-    if _tgt != _src34 { return false }
-  }
-  if p.BlockSize != other.BlockSize {
-    if p.BlockSize == nil || other.BlockSize == nil {
-      return false
-    }
-    if (*p.BlockSize) != (*other.BlockSize) { return false }
-  }
-  if p.BloomFilterType != other.BloomFilterType {
-    if p.BloomFilterType == nil || other.BloomFilterType == nil {
-      return false
-    }
-    if (*p.BloomFilterType) != (*other.BloomFilterType) { return false }
-  }
-  if p.CompressionType != other.CompressionType {
-    if p.CompressionType == nil || other.CompressionType == nil {
-      return false
-    }
-    if (*p.CompressionType) != (*other.CompressionType) { return false }
-  }
-  if p.DataBlockEncoding != other.DataBlockEncoding {
-    if p.DataBlockEncoding == nil || other.DataBlockEncoding == nil {
-      return false
-    }
-    if (*p.DataBlockEncoding) != (*other.DataBlockEncoding) { return false }
-  }
-  if p.MaxVersions != other.MaxVersions {
-    if p.MaxVersions == nil || other.MaxVersions == nil {
-      return false
-    }
-    if (*p.MaxVersions) != (*other.MaxVersions) { return false }
-  }
-  if p.MinVersions != other.MinVersions {
-    if p.MinVersions == nil || other.MinVersions == nil {
-      return false
-    }
-    if (*p.MinVersions) != (*other.MinVersions) { return false }
-  }
-  if p.TimeToLive != other.TimeToLive {
-    if p.TimeToLive == nil || other.TimeToLive == nil {
-      return false
-    }
-    if (*p.TimeToLive) != (*other.TimeToLive) { return false }
-  }
-  if p.InMemory != other.InMemory {
-    if p.InMemory == nil || other.InMemory == nil {
-      return false
-    }
-    if (*p.InMemory) != (*other.InMemory) { return false }
-  }
-  return true
+	if p == other {
+		return true
+	} else if p == nil || other == nil {
+		return false
+	}
+	if bytes.Compare(p.Name, other.Name) != 0 {
+		return false
+	}
+	if len(p.Attributes) != len(other.Attributes) {
+		return false
+	}
+	for k, _tgt := range p.Attributes {
+		_src33 := other.Attributes[k]
+		if bytes.Compare(_tgt, _src33) != 0 {
+			return false
+		}
+	}
+	if len(p.Configuration) != len(other.Configuration) {
+		return false
+	}
+	for k, _tgt := range p.Configuration {
+		_src34 := other.Configuration[k]
+		if _tgt != _src34 {
+			return false
+		}
+	}
+	if p.BlockSize != other.BlockSize {
+		if p.BlockSize == nil || other.BlockSize == nil {
+			return false
+		}
+		if (*p.BlockSize) != (*other.BlockSize) {
+			return false
+		}
+	}
+	if p.BloomFilterType != other.BloomFilterType {
+		if p.BloomFilterType == nil || other.BloomFilterType == nil {
+			return false
+		}
+		if (*p.BloomFilterType) != (*other.BloomFilterType) {
+			return false
+		}
+	}
+	if p.CompressionType != other.CompressionType {
+		if p.CompressionType == nil || other.CompressionType == nil {
+			return false
+		}
+		if (*p.CompressionType) != (*other.CompressionType) {
+			return false
+		}
+	}
+	if p.DataBlockEncoding != other.DataBlockEncoding {
+		if p.DataBlockEncoding == nil || other.DataBlockEncoding == nil {
+			return false
+		}
+		if (*p.DataBlockEncoding) != (*other.DataBlockEncoding) {
+			return false
+		}
+	}
+	if p.MaxVersions != other.MaxVersions {
+		if p.MaxVersions == nil || other.MaxVersions == nil {
+			return false
+		}
+		if (*p.MaxVersions) != (*other.MaxVersions) {
+			return false
+		}
+	}
+	if p.MinVersions != other.MinVersions {
+		if p.MinVersions == nil || other.MinVersions == nil {
+			return false
+		}
+		if (*p.MinVersions) != (*other.MinVersions) {
+			return false
+		}
+	}
+	if p.TimeToLive != other.TimeToLive {
+		if p.TimeToLive == nil || other.TimeToLive == nil {
+			return false
+		}
+		if (*p.TimeToLive) != (*other.TimeToLive) {
+			return false
+		}
+	}
+	if p.InMemory != other.InMemory {
+		if p.InMemory == nil || other.InMemory == nil {
+			return false
+		}
+		if (*p.InMemory) != (*other.InMemory) {
+			return false
+		}
+	}
+	return true
 }
 
 func (p *TColumnFamilyDescriptor) String() string {
-  if p == nil {
-    return "<nil>"
-  }
-  return fmt.Sprintf("TColumnFamilyDescriptor(%+v)", *p)
+	if p == nil {
+		return "<nil>"
+	}
+	return fmt.Sprintf("TColumnFamilyDescriptor(%+v)", *p)
 }
 
 // Attributes:
-//  - TableName
-//  - Columns
-//  - Attributes
-//  - Durability
+//   - TableName
+//   - Columns
+//   - Attributes
+//   - Durability
 type TTableDescriptor struct {
-  TableName *TTableName `thrift:"tableName,1,required" db:"tableName" json:"tableName"`
-  Columns []*TColumnFamilyDescriptor `thrift:"columns,2" db:"columns" json:"columns,omitempty"`
-  Attributes map[string][]byte `thrift:"attributes,3" db:"attributes" json:"attributes,omitempty"`
-  Durability *TDurability `thrift:"durability,4" db:"durability" json:"durability,omitempty"`
+	TableName  *TTableName                `thrift:"tableName,1,required" db:"tableName" json:"tableName"`
+	Columns    []*TColumnFamilyDescriptor `thrift:"columns,2" db:"columns" json:"columns,omitempty"`
+	Attributes map[string][]byte          `thrift:"attributes,3" db:"attributes" json:"attributes,omitempty"`
+	Durability *TDurability               `thrift:"durability,4" db:"durability" json:"durability,omitempty"`
 }
 
 func NewTTableDescriptor() *TTableDescriptor {
-  return &TTableDescriptor{}
+	return &TTableDescriptor{}
 }
 
 var TTableDescriptor_TableName_DEFAULT *TTableName
+
 func (p *TTableDescriptor) GetTableName() *TTableName {
-  if !p.IsSetTableName() {
-    return TTableDescriptor_TableName_DEFAULT
-  }
-return p.TableName
+	if !p.IsSetTableName() {
+		return TTableDescriptor_TableName_DEFAULT
+	}
+	return p.TableName
 }
+
 var TTableDescriptor_Columns_DEFAULT []*TColumnFamilyDescriptor
 
 func (p *TTableDescriptor) GetColumns() []*TColumnFamilyDescriptor {
-  return p.Columns
+	return p.Columns
 }
+
 var TTableDescriptor_Attributes_DEFAULT map[string][]byte
 
 func (p *TTableDescriptor) GetAttributes() map[string][]byte {
-  return p.Attributes
+	return p.Attributes
 }
+
 var TTableDescriptor_Durability_DEFAULT TDurability
+
 func (p *TTableDescriptor) GetDurability() TDurability {
-  if !p.IsSetDurability() {
-    return TTableDescriptor_Durability_DEFAULT
-  }
-return *p.Durability
+	if !p.IsSetDurability() {
+		return TTableDescriptor_Durability_DEFAULT
+	}
+	return *p.Durability
 }
 func (p *TTableDescriptor) IsSetTableName() bool {
-  return p.TableName != nil
+	return p.TableName != nil
 }
 
 func (p *TTableDescriptor) IsSetColumns() bool {
-  return p.Columns != nil
+	return p.Columns != nil
 }
 
 func (p *TTableDescriptor) IsSetAttributes() bool {
-  return p.Attributes != nil
+	return p.Attributes != nil
 }
 
 func (p *TTableDescriptor) IsSetDurability() bool {
-  return p.Durability != nil
+	return p.Durability != nil
 }
 
 func (p *TTableDescriptor) Read(ctx context.Context, iprot thrift.TProtocol) error {
-  if _, err := iprot.ReadStructBegin(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
-  }
+	if _, err := iprot.ReadStructBegin(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
+	}
 
-  var issetTableName bool = false;
+	var issetTableName bool = false
 
-  for {
-    _, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
-    if err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
-    }
-    if fieldTypeId == thrift.STOP { break; }
-    switch fieldId {
-    case 1:
-      if fieldTypeId == thrift.STRUCT {
-        if err := p.ReadField1(ctx, iprot); err != nil {
-          return err
-        }
-        issetTableName = true
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    case 2:
-      if fieldTypeId == thrift.LIST {
-        if err := p.ReadField2(ctx, iprot); err != nil {
-          return err
-        }
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    case 3:
-      if fieldTypeId == thrift.MAP {
-        if err := p.ReadField3(ctx, iprot); err != nil {
-          return err
-        }
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    case 4:
-      if fieldTypeId == thrift.I32 {
-        if err := p.ReadField4(ctx, iprot); err != nil {
-          return err
-        }
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    default:
-      if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-        return err
-      }
-    }
-    if err := iprot.ReadFieldEnd(ctx); err != nil {
-      return err
-    }
-  }
-  if err := iprot.ReadStructEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
-  }
-  if !issetTableName{
-    return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field TableName is not set"));
-  }
-  return nil
-}
-
-func (p *TTableDescriptor)  ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
-  p.TableName = &TTableName{}
-  if err := p.TableName.Read(ctx, iprot); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", p.TableName), err)
-  }
-  return nil
+	for {
+		_, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
+		if err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
+		}
+		if fieldTypeId == thrift.STOP {
+			break
+		}
+		switch fieldId {
+		case 1:
+			if fieldTypeId == thrift.STRUCT {
+				if err := p.ReadField1(ctx, iprot); err != nil {
+					return err
+				}
+				issetTableName = true
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		case 2:
+			if fieldTypeId == thrift.LIST {
+				if err := p.ReadField2(ctx, iprot); err != nil {
+					return err
+				}
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		case 3:
+			if fieldTypeId == thrift.MAP {
+				if err := p.ReadField3(ctx, iprot); err != nil {
+					return err
+				}
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		case 4:
+			if fieldTypeId == thrift.I32 {
+				if err := p.ReadField4(ctx, iprot); err != nil {
+					return err
+				}
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		default:
+			if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+				return err
+			}
+		}
+		if err := iprot.ReadFieldEnd(ctx); err != nil {
+			return err
+		}
+	}
+	if err := iprot.ReadStructEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
+	}
+	if !issetTableName {
+		return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field TableName is not set"))
+	}
+	return nil
 }
 
-func (p *TTableDescriptor)  ReadField2(ctx context.Context, iprot thrift.TProtocol) error {
-  _, size, err := iprot.ReadListBegin(ctx)
-  if err != nil {
-    return thrift.PrependError("error reading list begin: ", err)
-  }
-  tSlice := make([]*TColumnFamilyDescriptor, 0, size)
-  p.Columns =  tSlice
-  for i := 0; i < size; i ++ {
-    _elem35 := &TColumnFamilyDescriptor{}
-    if err := _elem35.Read(ctx, iprot); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", _elem35), err)
-    }
-    p.Columns = append(p.Columns, _elem35)
-  }
-  if err := iprot.ReadListEnd(ctx); err != nil {
-    return thrift.PrependError("error reading list end: ", err)
-  }
-  return nil
+func (p *TTableDescriptor) ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
+	p.TableName = &TTableName{}
+	if err := p.TableName.Read(ctx, iprot); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", p.TableName), err)
+	}
+	return nil
 }
 
-func (p *TTableDescriptor)  ReadField3(ctx context.Context, iprot thrift.TProtocol) error {
-  _, _, size, err := iprot.ReadMapBegin(ctx)
-  if err != nil {
-    return thrift.PrependError("error reading map begin: ", err)
-  }
-  tMap := make(map[string][]byte, size)
-  p.Attributes =  tMap
-  for i := 0; i < size; i ++ {
-var _key36 string
-    if v, err := iprot.ReadString(ctx); err != nil {
-    return thrift.PrependError("error reading field 0: ", err)
-} else {
-    _key36 = v
-}
-var _val37 []byte
-    if v, err := iprot.ReadBinary(ctx); err != nil {
-    return thrift.PrependError("error reading field 0: ", err)
-} else {
-    _val37 = v
-}
-    p.Attributes[_key36] = _val37
-  }
-  if err := iprot.ReadMapEnd(ctx); err != nil {
-    return thrift.PrependError("error reading map end: ", err)
-  }
-  return nil
+func (p *TTableDescriptor) ReadField2(ctx context.Context, iprot thrift.TProtocol) error {
+	_, size, err := iprot.ReadListBegin(ctx)
+	if err != nil {
+		return thrift.PrependError("error reading list begin: ", err)
+	}
+	tSlice := make([]*TColumnFamilyDescriptor, 0, size)
+	p.Columns = tSlice
+	for i := 0; i < size; i++ {
+		_elem35 := &TColumnFamilyDescriptor{}
+		if err := _elem35.Read(ctx, iprot); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", _elem35), err)
+		}
+		p.Columns = append(p.Columns, _elem35)
+	}
+	if err := iprot.ReadListEnd(ctx); err != nil {
+		return thrift.PrependError("error reading list end: ", err)
+	}
+	return nil
 }
 
-func (p *TTableDescriptor)  ReadField4(ctx context.Context, iprot thrift.TProtocol) error {
-  if v, err := iprot.ReadI32(ctx); err != nil {
-  return thrift.PrependError("error reading field 4: ", err)
-} else {
-  temp := TDurability(v)
-  p.Durability = &temp
+func (p *TTableDescriptor) ReadField3(ctx context.Context, iprot thrift.TProtocol) error {
+	_, _, size, err := iprot.ReadMapBegin(ctx)
+	if err != nil {
+		return thrift.PrependError("error reading map begin: ", err)
+	}
+	tMap := make(map[string][]byte, size)
+	p.Attributes = tMap
+	for i := 0; i < size; i++ {
+		var _key36 string
+		if v, err := iprot.ReadString(ctx); err != nil {
+			return thrift.PrependError("error reading field 0: ", err)
+		} else {
+			_key36 = v
+		}
+		var _val37 []byte
+		if v, err := iprot.ReadBinary(ctx); err != nil {
+			return thrift.PrependError("error reading field 0: ", err)
+		} else {
+			_val37 = v
+		}
+		p.Attributes[_key36] = _val37
+	}
+	if err := iprot.ReadMapEnd(ctx); err != nil {
+		return thrift.PrependError("error reading map end: ", err)
+	}
+	return nil
 }
-  return nil
+
+func (p *TTableDescriptor) ReadField4(ctx context.Context, iprot thrift.TProtocol) error {
+	if v, err := iprot.ReadI32(ctx); err != nil {
+		return thrift.PrependError("error reading field 4: ", err)
+	} else {
+		temp := TDurability(v)
+		p.Durability = &temp
+	}
+	return nil
 }
 
 func (p *TTableDescriptor) Write(ctx context.Context, oprot thrift.TProtocol) error {
-  if err := oprot.WriteStructBegin(ctx, "TTableDescriptor"); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err) }
-  if p != nil {
-    if err := p.writeField1(ctx, oprot); err != nil { return err }
-    if err := p.writeField2(ctx, oprot); err != nil { return err }
-    if err := p.writeField3(ctx, oprot); err != nil { return err }
-    if err := p.writeField4(ctx, oprot); err != nil { return err }
-  }
-  if err := oprot.WriteFieldStop(ctx); err != nil {
-    return thrift.PrependError("write field stop error: ", err) }
-  if err := oprot.WriteStructEnd(ctx); err != nil {
-    return thrift.PrependError("write struct stop error: ", err) }
-  return nil
+	if err := oprot.WriteStructBegin(ctx, "TTableDescriptor"); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err)
+	}
+	if p != nil {
+		if err := p.writeField1(ctx, oprot); err != nil {
+			return err
+		}
+		if err := p.writeField2(ctx, oprot); err != nil {
+			return err
+		}
+		if err := p.writeField3(ctx, oprot); err != nil {
+			return err
+		}
+		if err := p.writeField4(ctx, oprot); err != nil {
+			return err
+		}
+	}
+	if err := oprot.WriteFieldStop(ctx); err != nil {
+		return thrift.PrependError("write field stop error: ", err)
+	}
+	if err := oprot.WriteStructEnd(ctx); err != nil {
+		return thrift.PrependError("write struct stop error: ", err)
+	}
+	return nil
 }
 
 func (p *TTableDescriptor) writeField1(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if err := oprot.WriteFieldBegin(ctx, "tableName", thrift.STRUCT, 1); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:tableName: ", p), err) }
-  if err := p.TableName.Write(ctx, oprot); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", p.TableName), err)
-  }
-  if err := oprot.WriteFieldEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field end error 1:tableName: ", p), err) }
-  return err
+	if err := oprot.WriteFieldBegin(ctx, "tableName", thrift.STRUCT, 1); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:tableName: ", p), err)
+	}
+	if err := p.TableName.Write(ctx, oprot); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", p.TableName), err)
+	}
+	if err := oprot.WriteFieldEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field end error 1:tableName: ", p), err)
+	}
+	return err
 }
 
 func (p *TTableDescriptor) writeField2(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if p.IsSetColumns() {
-    if err := oprot.WriteFieldBegin(ctx, "columns", thrift.LIST, 2); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field begin error 2:columns: ", p), err) }
-    if err := oprot.WriteListBegin(ctx, thrift.STRUCT, len(p.Columns)); err != nil {
-      return thrift.PrependError("error writing list begin: ", err)
-    }
-    for _, v := range p.Columns {
-      if err := v.Write(ctx, oprot); err != nil {
-        return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", v), err)
-      }
-    }
-    if err := oprot.WriteListEnd(ctx); err != nil {
-      return thrift.PrependError("error writing list end: ", err)
-    }
-    if err := oprot.WriteFieldEnd(ctx); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field end error 2:columns: ", p), err) }
-  }
-  return err
+	if p.IsSetColumns() {
+		if err := oprot.WriteFieldBegin(ctx, "columns", thrift.LIST, 2); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field begin error 2:columns: ", p), err)
+		}
+		if err := oprot.WriteListBegin(ctx, thrift.STRUCT, len(p.Columns)); err != nil {
+			return thrift.PrependError("error writing list begin: ", err)
+		}
+		for _, v := range p.Columns {
+			if err := v.Write(ctx, oprot); err != nil {
+				return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", v), err)
+			}
+		}
+		if err := oprot.WriteListEnd(ctx); err != nil {
+			return thrift.PrependError("error writing list end: ", err)
+		}
+		if err := oprot.WriteFieldEnd(ctx); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field end error 2:columns: ", p), err)
+		}
+	}
+	return err
 }
 
 func (p *TTableDescriptor) writeField3(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if p.IsSetAttributes() {
-    if err := oprot.WriteFieldBegin(ctx, "attributes", thrift.MAP, 3); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field begin error 3:attributes: ", p), err) }
-    if err := oprot.WriteMapBegin(ctx, thrift.STRING, thrift.STRING, len(p.Attributes)); err != nil {
-      return thrift.PrependError("error writing map begin: ", err)
-    }
-    for k, v := range p.Attributes {
-      if err := oprot.WriteString(ctx, string(k)); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T. (0) field write error: ", p), err) }
-      if err := oprot.WriteBinary(ctx, v); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T. (0) field write error: ", p), err) }
-    }
-    if err := oprot.WriteMapEnd(ctx); err != nil {
-      return thrift.PrependError("error writing map end: ", err)
-    }
-    if err := oprot.WriteFieldEnd(ctx); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field end error 3:attributes: ", p), err) }
-  }
-  return err
+	if p.IsSetAttributes() {
+		if err := oprot.WriteFieldBegin(ctx, "attributes", thrift.MAP, 3); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field begin error 3:attributes: ", p), err)
+		}
+		if err := oprot.WriteMapBegin(ctx, thrift.STRING, thrift.STRING, len(p.Attributes)); err != nil {
+			return thrift.PrependError("error writing map begin: ", err)
+		}
+		for k, v := range p.Attributes {
+			if err := oprot.WriteString(ctx, string(k)); err != nil {
+				return thrift.PrependError(fmt.Sprintf("%T. (0) field write error: ", p), err)
+			}
+			if err := oprot.WriteBinary(ctx, v); err != nil {
+				return thrift.PrependError(fmt.Sprintf("%T. (0) field write error: ", p), err)
+			}
+		}
+		if err := oprot.WriteMapEnd(ctx); err != nil {
+			return thrift.PrependError("error writing map end: ", err)
+		}
+		if err := oprot.WriteFieldEnd(ctx); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field end error 3:attributes: ", p), err)
+		}
+	}
+	return err
 }
 
 func (p *TTableDescriptor) writeField4(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if p.IsSetDurability() {
-    if err := oprot.WriteFieldBegin(ctx, "durability", thrift.I32, 4); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field begin error 4:durability: ", p), err) }
-    if err := oprot.WriteI32(ctx, int32(*p.Durability)); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T.durability (4) field write error: ", p), err) }
-    if err := oprot.WriteFieldEnd(ctx); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field end error 4:durability: ", p), err) }
-  }
-  return err
+	if p.IsSetDurability() {
+		if err := oprot.WriteFieldBegin(ctx, "durability", thrift.I32, 4); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field begin error 4:durability: ", p), err)
+		}
+		if err := oprot.WriteI32(ctx, int32(*p.Durability)); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T.durability (4) field write error: ", p), err)
+		}
+		if err := oprot.WriteFieldEnd(ctx); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field end error 4:durability: ", p), err)
+		}
+	}
+	return err
 }
 
 func (p *TTableDescriptor) Equals(other *TTableDescriptor) bool {
-  if p == other {
-    return true
-  } else if p == nil || other == nil {
-    return false
-  }
-  if !p.TableName.Equals(other.TableName) { return false }
-  if len(p.Columns) != len(other.Columns) { return false }
-  for i, _tgt := range p.Columns {
-    _src38 := other.Columns[i]
-    if !_tgt.Equals(_src38) { return false }
-  }
-  if len(p.Attributes) != len(other.Attributes) { return false }
-  for k, _tgt := range p.Attributes {
-    _src39 := other.Attributes[k]
-    if bytes.Compare(_tgt, _src39) != 0 { return false }
-  }
-  if p.Durability != other.Durability {
-    if p.Durability == nil || other.Durability == nil {
-      return false
-    }
-    if (*p.Durability) != (*other.Durability) { return false }
-  }
-  return true
+	if p == other {
+		return true
+	} else if p == nil || other == nil {
+		return false
+	}
+	if !p.TableName.Equals(other.TableName) {
+		return false
+	}
+	if len(p.Columns) != len(other.Columns) {
+		return false
+	}
+	for i, _tgt := range p.Columns {
+		_src38 := other.Columns[i]
+		if !_tgt.Equals(_src38) {
+			return false
+		}
+	}
+	if len(p.Attributes) != len(other.Attributes) {
+		return false
+	}
+	for k, _tgt := range p.Attributes {
+		_src39 := other.Attributes[k]
+		if bytes.Compare(_tgt, _src39) != 0 {
+			return false
+		}
+	}
+	if p.Durability != other.Durability {
+		if p.Durability == nil || other.Durability == nil {
+			return false
+		}
+		if (*p.Durability) != (*other.Durability) {
+			return false
+		}
+	}
+	return true
 }
 
 func (p *TTableDescriptor) String() string {
-  if p == nil {
-    return "<nil>"
-  }
-  return fmt.Sprintf("TTableDescriptor(%+v)", *p)
+	if p == nil {
+		return "<nil>"
+	}
+	return fmt.Sprintf("TTableDescriptor(%+v)", *p)
 }
 
 // Attributes:
-//  - Message
+//   - Message
 type TIOError struct {
-  Message *string `thrift:"message,1" db:"message" json:"message,omitempty"`
+	Message *string `thrift:"message,1" db:"message" json:"message,omitempty"`
 }
 
 func NewTIOError() *TIOError {
-  return &TIOError{}
+	return &TIOError{}
 }
 
 var TIOError_Message_DEFAULT string
+
 func (p *TIOError) GetMessage() string {
-  if !p.IsSetMessage() {
-    return TIOError_Message_DEFAULT
-  }
-return *p.Message
+	if !p.IsSetMessage() {
+		return TIOError_Message_DEFAULT
+	}
+	return *p.Message
 }
 func (p *TIOError) IsSetMessage() bool {
-  return p.Message != nil
+	return p.Message != nil
 }
 
 func (p *TIOError) Read(ctx context.Context, iprot thrift.TProtocol) error {
-  if _, err := iprot.ReadStructBegin(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
-  }
+	if _, err := iprot.ReadStructBegin(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
+	}
 
-
-  for {
-    _, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
-    if err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
-    }
-    if fieldTypeId == thrift.STOP { break; }
-    switch fieldId {
-    case 1:
-      if fieldTypeId == thrift.STRING {
-        if err := p.ReadField1(ctx, iprot); err != nil {
-          return err
-        }
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    default:
-      if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-        return err
-      }
-    }
-    if err := iprot.ReadFieldEnd(ctx); err != nil {
-      return err
-    }
-  }
-  if err := iprot.ReadStructEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
-  }
-  return nil
+	for {
+		_, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
+		if err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
+		}
+		if fieldTypeId == thrift.STOP {
+			break
+		}
+		switch fieldId {
+		case 1:
+			if fieldTypeId == thrift.STRING {
+				if err := p.ReadField1(ctx, iprot); err != nil {
+					return err
+				}
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		default:
+			if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+				return err
+			}
+		}
+		if err := iprot.ReadFieldEnd(ctx); err != nil {
+			return err
+		}
+	}
+	if err := iprot.ReadStructEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
+	}
+	return nil
 }
 
-func (p *TIOError)  ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
-  if v, err := iprot.ReadString(ctx); err != nil {
-  return thrift.PrependError("error reading field 1: ", err)
-} else {
-  p.Message = &v
-}
-  return nil
+func (p *TIOError) ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
+	if v, err := iprot.ReadString(ctx); err != nil {
+		return thrift.PrependError("error reading field 1: ", err)
+	} else {
+		p.Message = &v
+	}
+	return nil
 }
 
 func (p *TIOError) Write(ctx context.Context, oprot thrift.TProtocol) error {
-  if err := oprot.WriteStructBegin(ctx, "TIOError"); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err) }
-  if p != nil {
-    if err := p.writeField1(ctx, oprot); err != nil { return err }
-  }
-  if err := oprot.WriteFieldStop(ctx); err != nil {
-    return thrift.PrependError("write field stop error: ", err) }
-  if err := oprot.WriteStructEnd(ctx); err != nil {
-    return thrift.PrependError("write struct stop error: ", err) }
-  return nil
+	if err := oprot.WriteStructBegin(ctx, "TIOError"); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err)
+	}
+	if p != nil {
+		if err := p.writeField1(ctx, oprot); err != nil {
+			return err
+		}
+	}
+	if err := oprot.WriteFieldStop(ctx); err != nil {
+		return thrift.PrependError("write field stop error: ", err)
+	}
+	if err := oprot.WriteStructEnd(ctx); err != nil {
+		return thrift.PrependError("write struct stop error: ", err)
+	}
+	return nil
 }
 
 func (p *TIOError) writeField1(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if p.IsSetMessage() {
-    if err := oprot.WriteFieldBegin(ctx, "message", thrift.STRING, 1); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:message: ", p), err) }
-    if err := oprot.WriteString(ctx, string(*p.Message)); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T.message (1) field write error: ", p), err) }
-    if err := oprot.WriteFieldEnd(ctx); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field end error 1:message: ", p), err) }
-  }
-  return err
+	if p.IsSetMessage() {
+		if err := oprot.WriteFieldBegin(ctx, "message", thrift.STRING, 1); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:message: ", p), err)
+		}
+		if err := oprot.WriteString(ctx, string(*p.Message)); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T.message (1) field write error: ", p), err)
+		}
+		if err := oprot.WriteFieldEnd(ctx); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field end error 1:message: ", p), err)
+		}
+	}
+	return err
 }
 
 func (p *TIOError) Equals(other *TIOError) bool {
-  if p == other {
-    return true
-  } else if p == nil || other == nil {
-    return false
-  }
-  if p.Message != other.Message {
-    if p.Message == nil || other.Message == nil {
-      return false
-    }
-    if (*p.Message) != (*other.Message) { return false }
-  }
-  return true
+	if p == other {
+		return true
+	} else if p == nil || other == nil {
+		return false
+	}
+	if p.Message != other.Message {
+		if p.Message == nil || other.Message == nil {
+			return false
+		}
+		if (*p.Message) != (*other.Message) {
+			return false
+		}
+	}
+	return true
 }
 
 func (p *TIOError) String() string {
-  if p == nil {
-    return "<nil>"
-  }
-  return fmt.Sprintf("TIOError(%+v)", *p)
+	if p == nil {
+		return "<nil>"
+	}
+	return fmt.Sprintf("TIOError(%+v)", *p)
 }
 
 func (p *TIOError) Error() string {
-  return p.String()
+	return p.String()
 }
 
 func (TIOError) TExceptionType() thrift.TExceptionType {
-  return thrift.TExceptionTypeCompiled
+	return thrift.TExceptionTypeCompiled
 }
 
 var _ thrift.TException = (*TIOError)(nil)
 
 // Attributes:
-//  - Message
+//   - Message
 type TIllegalArgument struct {
-  Message *string `thrift:"message,1" db:"message" json:"message,omitempty"`
+	Message *string `thrift:"message,1" db:"message" json:"message,omitempty"`
 }
 
 func NewTIllegalArgument() *TIllegalArgument {
-  return &TIllegalArgument{}
+	return &TIllegalArgument{}
 }
 
 var TIllegalArgument_Message_DEFAULT string
+
 func (p *TIllegalArgument) GetMessage() string {
-  if !p.IsSetMessage() {
-    return TIllegalArgument_Message_DEFAULT
-  }
-return *p.Message
+	if !p.IsSetMessage() {
+		return TIllegalArgument_Message_DEFAULT
+	}
+	return *p.Message
 }
 func (p *TIllegalArgument) IsSetMessage() bool {
-  return p.Message != nil
+	return p.Message != nil
 }
 
 func (p *TIllegalArgument) Read(ctx context.Context, iprot thrift.TProtocol) error {
-  if _, err := iprot.ReadStructBegin(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
-  }
+	if _, err := iprot.ReadStructBegin(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
+	}
 
-
-  for {
-    _, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
-    if err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
-    }
-    if fieldTypeId == thrift.STOP { break; }
-    switch fieldId {
-    case 1:
-      if fieldTypeId == thrift.STRING {
-        if err := p.ReadField1(ctx, iprot); err != nil {
-          return err
-        }
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    default:
-      if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-        return err
-      }
-    }
-    if err := iprot.ReadFieldEnd(ctx); err != nil {
-      return err
-    }
-  }
-  if err := iprot.ReadStructEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
-  }
-  return nil
+	for {
+		_, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
+		if err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
+		}
+		if fieldTypeId == thrift.STOP {
+			break
+		}
+		switch fieldId {
+		case 1:
+			if fieldTypeId == thrift.STRING {
+				if err := p.ReadField1(ctx, iprot); err != nil {
+					return err
+				}
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		default:
+			if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+				return err
+			}
+		}
+		if err := iprot.ReadFieldEnd(ctx); err != nil {
+			return err
+		}
+	}
+	if err := iprot.ReadStructEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
+	}
+	return nil
 }
 
-func (p *TIllegalArgument)  ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
-  if v, err := iprot.ReadString(ctx); err != nil {
-  return thrift.PrependError("error reading field 1: ", err)
-} else {
-  p.Message = &v
-}
-  return nil
+func (p *TIllegalArgument) ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
+	if v, err := iprot.ReadString(ctx); err != nil {
+		return thrift.PrependError("error reading field 1: ", err)
+	} else {
+		p.Message = &v
+	}
+	return nil
 }
 
 func (p *TIllegalArgument) Write(ctx context.Context, oprot thrift.TProtocol) error {
-  if err := oprot.WriteStructBegin(ctx, "TIllegalArgument"); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err) }
-  if p != nil {
-    if err := p.writeField1(ctx, oprot); err != nil { return err }
-  }
-  if err := oprot.WriteFieldStop(ctx); err != nil {
-    return thrift.PrependError("write field stop error: ", err) }
-  if err := oprot.WriteStructEnd(ctx); err != nil {
-    return thrift.PrependError("write struct stop error: ", err) }
-  return nil
+	if err := oprot.WriteStructBegin(ctx, "TIllegalArgument"); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err)
+	}
+	if p != nil {
+		if err := p.writeField1(ctx, oprot); err != nil {
+			return err
+		}
+	}
+	if err := oprot.WriteFieldStop(ctx); err != nil {
+		return thrift.PrependError("write field stop error: ", err)
+	}
+	if err := oprot.WriteStructEnd(ctx); err != nil {
+		return thrift.PrependError("write struct stop error: ", err)
+	}
+	return nil
 }
 
 func (p *TIllegalArgument) writeField1(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if p.IsSetMessage() {
-    if err := oprot.WriteFieldBegin(ctx, "message", thrift.STRING, 1); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:message: ", p), err) }
-    if err := oprot.WriteString(ctx, string(*p.Message)); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T.message (1) field write error: ", p), err) }
-    if err := oprot.WriteFieldEnd(ctx); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field end error 1:message: ", p), err) }
-  }
-  return err
+	if p.IsSetMessage() {
+		if err := oprot.WriteFieldBegin(ctx, "message", thrift.STRING, 1); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:message: ", p), err)
+		}
+		if err := oprot.WriteString(ctx, string(*p.Message)); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T.message (1) field write error: ", p), err)
+		}
+		if err := oprot.WriteFieldEnd(ctx); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field end error 1:message: ", p), err)
+		}
+	}
+	return err
 }
 
 func (p *TIllegalArgument) Equals(other *TIllegalArgument) bool {
-  if p == other {
-    return true
-  } else if p == nil || other == nil {
-    return false
-  }
-  if p.Message != other.Message {
-    if p.Message == nil || other.Message == nil {
-      return false
-    }
-    if (*p.Message) != (*other.Message) { return false }
-  }
-  return true
+	if p == other {
+		return true
+	} else if p == nil || other == nil {
+		return false
+	}
+	if p.Message != other.Message {
+		if p.Message == nil || other.Message == nil {
+			return false
+		}
+		if (*p.Message) != (*other.Message) {
+			return false
+		}
+	}
+	return true
 }
 
 func (p *TIllegalArgument) String() string {
-  if p == nil {
-    return "<nil>"
-  }
-  return fmt.Sprintf("TIllegalArgument(%+v)", *p)
+	if p == nil {
+		return "<nil>"
+	}
+	return fmt.Sprintf("TIllegalArgument(%+v)", *p)
 }
 
 func (p *TIllegalArgument) Error() string {
-  return p.String()
+	return p.String()
 }
 
 func (TIllegalArgument) TExceptionType() thrift.TExceptionType {
-  return thrift.TExceptionTypeCompiled
+	return thrift.TExceptionTypeCompiled
 }
 
 var _ thrift.TException = (*TIllegalArgument)(nil)
 
 type THBaseService interface {
-  // Parameters:
-  //  - Table
-  //  - Tget
-  Get(ctx context.Context, table []byte, tget *TGet) (_r *TResult_, _err error)
-  // Parameters:
-  //  - Table
-  //  - Tgets
-  GetMultiple(ctx context.Context, table []byte, tgets []*TGet) (_r []*TResult_, _err error)
-  // Parameters:
-  //  - Table
-  //  - Tput
-  Put(ctx context.Context, table []byte, tput *TPut) (_err error)
-  // Parameters:
-  //  - Table
-  //  - Tputs
-  PutMultiple(ctx context.Context, table []byte, tputs []*TPut) (_err error)
-  // Parameters:
-  //  - Table
-  //  - Tdelete
-  DeleteSingle(ctx context.Context, table []byte, tdelete *TDelete) (_err error)
-  // Parameters:
-  //  - Table
-  //  - Tdeletes
-  DeleteMultiple(ctx context.Context, table []byte, tdeletes []*TDelete) (_r []*TDelete, _err error)
-  // Parameters:
-  //  - Table
-  //  - Tincrement
-  Increment(ctx context.Context, table []byte, tincrement *TIncrement) (_r *TResult_, _err error)
-  // Parameters:
-  //  - Table
-  //  - Tscan
-  OpenScanner(ctx context.Context, table []byte, tscan *TScan) (_r int32, _err error)
-  // Parameters:
-  //  - ScannerId
-  //  - NumRows
-  GetScannerRows(ctx context.Context, scannerId int32, numRows int32) (_r []*TResult_, _err error)
-  // Parameters:
-  //  - ScannerId
-  CloseScanner(ctx context.Context, scannerId int32) (_err error)
-  // Parameters:
-  //  - Table
-  //  - TrowMutations
-  MutateRow(ctx context.Context, table []byte, trowMutations *TRowMutations) (_err error)
-  // Parameters:
-  //  - Table
-  //  - Tscan
-  //  - NumRows
-  GetScannerResults(ctx context.Context, table []byte, tscan *TScan, numRows int32) (_r []*TResult_, _err error)
-  // Parameters:
-  //  - Table
-  GetAllRegionLocations(ctx context.Context, table []byte) (_r []*THRegionLocation, _err error)
-  // Parameters:
-  //  - Table
-  //  - Row
-  //  - Family
-  //  - Qualifier
-  //  - CompareOperator
-  //  - Value
-  //  - RowMutations
-  CheckAndMutate(ctx context.Context, table []byte, row []byte, family []byte, qualifier []byte, compareOperator TCompareOperator, value []byte, rowMutations *TRowMutations) (_r bool, _err error)
-  // Parameters:
-  //  - Table
-  GetTableDescriptor(ctx context.Context, table *TTableName) (_r *TTableDescriptor, _err error)
-  // Parameters:
-  //  - TableName
-  TableExists(ctx context.Context, tableName *TTableName) (_r bool, _err error)
-  // Parameters:
-  //  - Name
-  GetTableDescriptorsByNamespace(ctx context.Context, name string) (_r []*TTableDescriptor, _err error)
-  // Parameters:
-  //  - Name
-  GetTableNamesByNamespace(ctx context.Context, name string) (_r []*TTableName, _err error)
-  // Parameters:
-  //  - Desc
-  //  - SplitKeys
-  CreateTable(ctx context.Context, desc *TTableDescriptor, splitKeys [][]byte) (_err error)
-  // Parameters:
-  //  - TableName
-  DeleteTable(ctx context.Context, tableName *TTableName) (_err error)
-  // Parameters:
-  //  - TableName
-  EnableTable(ctx context.Context, tableName *TTableName) (_err error)
-  // Parameters:
-  //  - TableName
-  DisableTable(ctx context.Context, tableName *TTableName) (_err error)
-  // Parameters:
-  //  - TableName
-  IsTableEnabled(ctx context.Context, tableName *TTableName) (_r bool, _err error)
+	// Parameters:
+	//  - Table
+	//  - Tget
+	Get(ctx context.Context, table []byte, tget *TGet) (_r *TResult_, _err error)
+	// Parameters:
+	//  - Table
+	//  - Tgets
+	GetMultiple(ctx context.Context, table []byte, tgets []*TGet) (_r []*TResult_, _err error)
+	// Parameters:
+	//  - Table
+	//  - Tput
+	Put(ctx context.Context, table []byte, tput *TPut) (_err error)
+	// Parameters:
+	//  - Table
+	//  - Tputs
+	PutMultiple(ctx context.Context, table []byte, tputs []*TPut) (_err error)
+	// Parameters:
+	//  - Table
+	//  - Tdelete
+	DeleteSingle(ctx context.Context, table []byte, tdelete *TDelete) (_err error)
+	// Parameters:
+	//  - Table
+	//  - Tdeletes
+	DeleteMultiple(ctx context.Context, table []byte, tdeletes []*TDelete) (_r []*TDelete, _err error)
+	// Parameters:
+	//  - Table
+	//  - Tincrement
+	Increment(ctx context.Context, table []byte, tincrement *TIncrement) (_r *TResult_, _err error)
+	// Parameters:
+	//  - Table
+	//  - Tscan
+	OpenScanner(ctx context.Context, table []byte, tscan *TScan) (_r int32, _err error)
+	// Parameters:
+	//  - ScannerId
+	//  - NumRows
+	GetScannerRows(ctx context.Context, scannerId int32, numRows int32) (_r []*TResult_, _err error)
+	// Parameters:
+	//  - ScannerId
+	CloseScanner(ctx context.Context, scannerId int32) (_err error)
+	// Parameters:
+	//  - Table
+	//  - TrowMutations
+	MutateRow(ctx context.Context, table []byte, trowMutations *TRowMutations) (_err error)
+	// Parameters:
+	//  - Table
+	//  - Tscan
+	//  - NumRows
+	GetScannerResults(ctx context.Context, table []byte, tscan *TScan, numRows int32) (_r []*TResult_, _err error)
+	// Parameters:
+	//  - Table
+	GetAllRegionLocations(ctx context.Context, table []byte) (_r []*THRegionLocation, _err error)
+	// Parameters:
+	//  - Table
+	//  - Row
+	//  - Family
+	//  - Qualifier
+	//  - CompareOperator
+	//  - Value
+	//  - RowMutations
+	CheckAndMutate(ctx context.Context, table []byte, row []byte, family []byte, qualifier []byte, compareOperator TCompareOperator, value []byte, rowMutations *TRowMutations) (_r bool, _err error)
+	// Parameters:
+	//  - Table
+	GetTableDescriptor(ctx context.Context, table *TTableName) (_r *TTableDescriptor, _err error)
+	// Parameters:
+	//  - TableName
+	TableExists(ctx context.Context, tableName *TTableName) (_r bool, _err error)
+	// Parameters:
+	//  - Name
+	GetTableDescriptorsByNamespace(ctx context.Context, name string) (_r []*TTableDescriptor, _err error)
+	// Parameters:
+	//  - Name
+	GetTableNamesByNamespace(ctx context.Context, name string) (_r []*TTableName, _err error)
+	// Parameters:
+	//  - Desc
+	//  - SplitKeys
+	CreateTable(ctx context.Context, desc *TTableDescriptor, splitKeys [][]byte) (_err error)
+	// Parameters:
+	//  - TableName
+	DeleteTable(ctx context.Context, tableName *TTableName) (_err error)
+	// Parameters:
+	//  - TableName
+	EnableTable(ctx context.Context, tableName *TTableName) (_err error)
+	// Parameters:
+	//  - TableName
+	DisableTable(ctx context.Context, tableName *TTableName) (_err error)
+	// Parameters:
+	//  - TableName
+	IsTableEnabled(ctx context.Context, tableName *TTableName) (_r bool, _err error)
 }
 
 type THBaseServiceClient struct {
-  c thrift.TClient
-  meta thrift.ResponseMeta
+	c    thrift.TClient
+	meta thrift.ResponseMeta
 }
 
 func NewTHBaseServiceClientFactory(t thrift.TTransport, f thrift.TProtocolFactory) *THBaseServiceClient {
-  return &THBaseServiceClient{
-    c: thrift.NewTStandardClient(f.GetProtocol(t), f.GetProtocol(t)),
-  }
+	return &THBaseServiceClient{
+		c: thrift.NewTStandardClient(f.GetProtocol(t), f.GetProtocol(t)),
+	}
 }
 
 func NewTHBaseServiceClientProtocol(t thrift.TTransport, iprot thrift.TProtocol, oprot thrift.TProtocol) *THBaseServiceClient {
-  return &THBaseServiceClient{
-    c: thrift.NewTStandardClient(iprot, oprot),
-  }
+	return &THBaseServiceClient{
+		c: thrift.NewTStandardClient(iprot, oprot),
+	}
 }
 
 func NewTHBaseServiceClient(c thrift.TClient) *THBaseServiceClient {
-  return &THBaseServiceClient{
-    c: c,
-  }
+	return &THBaseServiceClient{
+		c: c,
+	}
 }
 
 func (p *THBaseServiceClient) Client_() thrift.TClient {
-  return p.c
+	return p.c
 }
 
 func (p *THBaseServiceClient) LastResponseMeta_() thrift.ResponseMeta {
-  return p.meta
+	return p.meta
 }
 
 func (p *THBaseServiceClient) SetLastResponseMeta_(meta thrift.ResponseMeta) {
-  p.meta = meta
+	p.meta = meta
 }
 
 // Parameters:
-//  - Table
-//  - Tget
+//   - Table
+//   - Tget
 func (p *THBaseServiceClient) Get(ctx context.Context, table []byte, tget *TGet) (_r *TResult_, _err error) {
-  var _args40 THBaseServiceGetArgs
-  _args40.Table = table
-  _args40.Tget = tget
-  var _result42 THBaseServiceGetResult
-  var _meta41 thrift.ResponseMeta
-  _meta41, _err = p.Client_().Call(ctx, "get", &_args40, &_result42)
-  p.SetLastResponseMeta_(_meta41)
-  if _err != nil {
-    return
-  }
-  switch {
-  case _result42.Io!= nil:
-    return _r, _result42.Io
-  }
+	var _args40 THBaseServiceGetArgs
+	_args40.Table = table
+	_args40.Tget = tget
+	var _result42 THBaseServiceGetResult
+	var _meta41 thrift.ResponseMeta
+	_meta41, _err = p.Client_().Call(ctx, "get", &_args40, &_result42)
+	p.SetLastResponseMeta_(_meta41)
+	if _err != nil {
+		return
+	}
+	switch {
+	case _result42.Io != nil:
+		return _r, _result42.Io
+	}
 
-  if _ret43 := _result42.GetSuccess(); _ret43 != nil {
-    return _ret43, nil
-  }
-  return nil, thrift.NewTApplicationException(thrift.MISSING_RESULT, "get failed: unknown result")
+	if _ret43 := _result42.GetSuccess(); _ret43 != nil {
+		return _ret43, nil
+	}
+	return nil, thrift.NewTApplicationException(thrift.MISSING_RESULT, "get failed: unknown result")
 }
 
 // Parameters:
-//  - Table
-//  - Tgets
+//   - Table
+//   - Tgets
 func (p *THBaseServiceClient) GetMultiple(ctx context.Context, table []byte, tgets []*TGet) (_r []*TResult_, _err error) {
-  var _args44 THBaseServiceGetMultipleArgs
-  _args44.Table = table
-  _args44.Tgets = tgets
-  var _result46 THBaseServiceGetMultipleResult
-  var _meta45 thrift.ResponseMeta
-  _meta45, _err = p.Client_().Call(ctx, "getMultiple", &_args44, &_result46)
-  p.SetLastResponseMeta_(_meta45)
-  if _err != nil {
-    return
-  }
-  switch {
-  case _result46.Io!= nil:
-    return _r, _result46.Io
-  }
+	var _args44 THBaseServiceGetMultipleArgs
+	_args44.Table = table
+	_args44.Tgets = tgets
+	var _result46 THBaseServiceGetMultipleResult
+	var _meta45 thrift.ResponseMeta
+	_meta45, _err = p.Client_().Call(ctx, "getMultiple", &_args44, &_result46)
+	p.SetLastResponseMeta_(_meta45)
+	if _err != nil {
+		return
+	}
+	switch {
+	case _result46.Io != nil:
+		return _r, _result46.Io
+	}
 
-  return _result46.GetSuccess(), nil
+	return _result46.GetSuccess(), nil
 }
 
 // Parameters:
-//  - Table
-//  - Tput
+//   - Table
+//   - Tput
 func (p *THBaseServiceClient) Put(ctx context.Context, table []byte, tput *TPut) (_err error) {
-  var _args47 THBaseServicePutArgs
-  _args47.Table = table
-  _args47.Tput = tput
-  var _result49 THBaseServicePutResult
-  var _meta48 thrift.ResponseMeta
-  _meta48, _err = p.Client_().Call(ctx, "put", &_args47, &_result49)
-  p.SetLastResponseMeta_(_meta48)
-  if _err != nil {
-    return
-  }
-  switch {
-  case _result49.Io!= nil:
-    return _result49.Io
-  }
+	var _args47 THBaseServicePutArgs
+	_args47.Table = table
+	_args47.Tput = tput
+	var _result49 THBaseServicePutResult
+	var _meta48 thrift.ResponseMeta
+	_meta48, _err = p.Client_().Call(ctx, "put", &_args47, &_result49)
+	p.SetLastResponseMeta_(_meta48)
+	if _err != nil {
+		return
+	}
+	switch {
+	case _result49.Io != nil:
+		return _result49.Io
+	}
 
-  return nil
+	return nil
 }
 
 // Parameters:
-//  - Table
-//  - Tputs
+//   - Table
+//   - Tputs
 func (p *THBaseServiceClient) PutMultiple(ctx context.Context, table []byte, tputs []*TPut) (_err error) {
-  var _args50 THBaseServicePutMultipleArgs
-  _args50.Table = table
-  _args50.Tputs = tputs
-  var _result52 THBaseServicePutMultipleResult
-  var _meta51 thrift.ResponseMeta
-  _meta51, _err = p.Client_().Call(ctx, "putMultiple", &_args50, &_result52)
-  p.SetLastResponseMeta_(_meta51)
-  if _err != nil {
-    return
-  }
-  switch {
-  case _result52.Io!= nil:
-    return _result52.Io
-  }
+	var _args50 THBaseServicePutMultipleArgs
+	_args50.Table = table
+	_args50.Tputs = tputs
+	var _result52 THBaseServicePutMultipleResult
+	var _meta51 thrift.ResponseMeta
+	_meta51, _err = p.Client_().Call(ctx, "putMultiple", &_args50, &_result52)
+	p.SetLastResponseMeta_(_meta51)
+	if _err != nil {
+		return
+	}
+	switch {
+	case _result52.Io != nil:
+		return _result52.Io
+	}
 
-  return nil
+	return nil
 }
 
 // Parameters:
-//  - Table
-//  - Tdelete
+//   - Table
+//   - Tdelete
 func (p *THBaseServiceClient) DeleteSingle(ctx context.Context, table []byte, tdelete *TDelete) (_err error) {
-  var _args53 THBaseServiceDeleteSingleArgs
-  _args53.Table = table
-  _args53.Tdelete = tdelete
-  var _result55 THBaseServiceDeleteSingleResult
-  var _meta54 thrift.ResponseMeta
-  _meta54, _err = p.Client_().Call(ctx, "deleteSingle", &_args53, &_result55)
-  p.SetLastResponseMeta_(_meta54)
-  if _err != nil {
-    return
-  }
-  switch {
-  case _result55.Io!= nil:
-    return _result55.Io
-  }
+	var _args53 THBaseServiceDeleteSingleArgs
+	_args53.Table = table
+	_args53.Tdelete = tdelete
+	var _result55 THBaseServiceDeleteSingleResult
+	var _meta54 thrift.ResponseMeta
+	_meta54, _err = p.Client_().Call(ctx, "deleteSingle", &_args53, &_result55)
+	p.SetLastResponseMeta_(_meta54)
+	if _err != nil {
+		return
+	}
+	switch {
+	case _result55.Io != nil:
+		return _result55.Io
+	}
 
-  return nil
+	return nil
 }
 
 // Parameters:
-//  - Table
-//  - Tdeletes
+//   - Table
+//   - Tdeletes
 func (p *THBaseServiceClient) DeleteMultiple(ctx context.Context, table []byte, tdeletes []*TDelete) (_r []*TDelete, _err error) {
-  var _args56 THBaseServiceDeleteMultipleArgs
-  _args56.Table = table
-  _args56.Tdeletes = tdeletes
-  var _result58 THBaseServiceDeleteMultipleResult
-  var _meta57 thrift.ResponseMeta
-  _meta57, _err = p.Client_().Call(ctx, "deleteMultiple", &_args56, &_result58)
-  p.SetLastResponseMeta_(_meta57)
-  if _err != nil {
-    return
-  }
-  switch {
-  case _result58.Io!= nil:
-    return _r, _result58.Io
-  }
+	var _args56 THBaseServiceDeleteMultipleArgs
+	_args56.Table = table
+	_args56.Tdeletes = tdeletes
+	var _result58 THBaseServiceDeleteMultipleResult
+	var _meta57 thrift.ResponseMeta
+	_meta57, _err = p.Client_().Call(ctx, "deleteMultiple", &_args56, &_result58)
+	p.SetLastResponseMeta_(_meta57)
+	if _err != nil {
+		return
+	}
+	switch {
+	case _result58.Io != nil:
+		return _r, _result58.Io
+	}
 
-  return _result58.GetSuccess(), nil
+	return _result58.GetSuccess(), nil
 }
 
 // Parameters:
-//  - Table
-//  - Tincrement
+//   - Table
+//   - Tincrement
 func (p *THBaseServiceClient) Increment(ctx context.Context, table []byte, tincrement *TIncrement) (_r *TResult_, _err error) {
-  var _args59 THBaseServiceIncrementArgs
-  _args59.Table = table
-  _args59.Tincrement = tincrement
-  var _result61 THBaseServiceIncrementResult
-  var _meta60 thrift.ResponseMeta
-  _meta60, _err = p.Client_().Call(ctx, "increment", &_args59, &_result61)
-  p.SetLastResponseMeta_(_meta60)
-  if _err != nil {
-    return
-  }
-  switch {
-  case _result61.Io!= nil:
-    return _r, _result61.Io
-  }
+	var _args59 THBaseServiceIncrementArgs
+	_args59.Table = table
+	_args59.Tincrement = tincrement
+	var _result61 THBaseServiceIncrementResult
+	var _meta60 thrift.ResponseMeta
+	_meta60, _err = p.Client_().Call(ctx, "increment", &_args59, &_result61)
+	p.SetLastResponseMeta_(_meta60)
+	if _err != nil {
+		return
+	}
+	switch {
+	case _result61.Io != nil:
+		return _r, _result61.Io
+	}
 
-  if _ret62 := _result61.GetSuccess(); _ret62 != nil {
-    return _ret62, nil
-  }
-  return nil, thrift.NewTApplicationException(thrift.MISSING_RESULT, "increment failed: unknown result")
+	if _ret62 := _result61.GetSuccess(); _ret62 != nil {
+		return _ret62, nil
+	}
+	return nil, thrift.NewTApplicationException(thrift.MISSING_RESULT, "increment failed: unknown result")
 }
 
 // Parameters:
-//  - Table
-//  - Tscan
+//   - Table
+//   - Tscan
 func (p *THBaseServiceClient) OpenScanner(ctx context.Context, table []byte, tscan *TScan) (_r int32, _err error) {
-  var _args63 THBaseServiceOpenScannerArgs
-  _args63.Table = table
-  _args63.Tscan = tscan
-  var _result65 THBaseServiceOpenScannerResult
-  var _meta64 thrift.ResponseMeta
-  _meta64, _err = p.Client_().Call(ctx, "openScanner", &_args63, &_result65)
-  p.SetLastResponseMeta_(_meta64)
-  if _err != nil {
-    return
-  }
-  switch {
-  case _result65.Io!= nil:
-    return _r, _result65.Io
-  }
+	var _args63 THBaseServiceOpenScannerArgs
+	_args63.Table = table
+	_args63.Tscan = tscan
+	var _result65 THBaseServiceOpenScannerResult
+	var _meta64 thrift.ResponseMeta
+	_meta64, _err = p.Client_().Call(ctx, "openScanner", &_args63, &_result65)
+	p.SetLastResponseMeta_(_meta64)
+	if _err != nil {
+		return
+	}
+	switch {
+	case _result65.Io != nil:
+		return _r, _result65.Io
+	}
 
-  return _result65.GetSuccess(), nil
+	return _result65.GetSuccess(), nil
 }
 
 // Parameters:
-//  - ScannerId
-//  - NumRows
+//   - ScannerId
+//   - NumRows
 func (p *THBaseServiceClient) GetScannerRows(ctx context.Context, scannerId int32, numRows int32) (_r []*TResult_, _err error) {
-  var _args66 THBaseServiceGetScannerRowsArgs
-  _args66.ScannerId = scannerId
-  _args66.NumRows = numRows
-  var _result68 THBaseServiceGetScannerRowsResult
-  var _meta67 thrift.ResponseMeta
-  _meta67, _err = p.Client_().Call(ctx, "getScannerRows", &_args66, &_result68)
-  p.SetLastResponseMeta_(_meta67)
-  if _err != nil {
-    return
-  }
-  switch {
-  case _result68.Io!= nil:
-    return _r, _result68.Io
-  case _result68.Ia!= nil:
-    return _r, _result68.Ia
-  }
+	var _args66 THBaseServiceGetScannerRowsArgs
+	_args66.ScannerId = scannerId
+	_args66.NumRows = numRows
+	var _result68 THBaseServiceGetScannerRowsResult
+	var _meta67 thrift.ResponseMeta
+	_meta67, _err = p.Client_().Call(ctx, "getScannerRows", &_args66, &_result68)
+	p.SetLastResponseMeta_(_meta67)
+	if _err != nil {
+		return
+	}
+	switch {
+	case _result68.Io != nil:
+		return _r, _result68.Io
+	case _result68.Ia != nil:
+		return _r, _result68.Ia
+	}
 
-  return _result68.GetSuccess(), nil
+	return _result68.GetSuccess(), nil
 }
 
 // Parameters:
-//  - ScannerId
+//   - ScannerId
 func (p *THBaseServiceClient) CloseScanner(ctx context.Context, scannerId int32) (_err error) {
-  var _args69 THBaseServiceCloseScannerArgs
-  _args69.ScannerId = scannerId
-  var _result71 THBaseServiceCloseScannerResult
-  var _meta70 thrift.ResponseMeta
-  _meta70, _err = p.Client_().Call(ctx, "closeScanner", &_args69, &_result71)
-  p.SetLastResponseMeta_(_meta70)
-  if _err != nil {
-    return
-  }
-  switch {
-  case _result71.Io!= nil:
-    return _result71.Io
-  case _result71.Ia!= nil:
-    return _result71.Ia
-  }
+	var _args69 THBaseServiceCloseScannerArgs
+	_args69.ScannerId = scannerId
+	var _result71 THBaseServiceCloseScannerResult
+	var _meta70 thrift.ResponseMeta
+	_meta70, _err = p.Client_().Call(ctx, "closeScanner", &_args69, &_result71)
+	p.SetLastResponseMeta_(_meta70)
+	if _err != nil {
+		return
+	}
+	switch {
+	case _result71.Io != nil:
+		return _result71.Io
+	case _result71.Ia != nil:
+		return _result71.Ia
+	}
 
-  return nil
+	return nil
 }
 
 // Parameters:
-//  - Table
-//  - TrowMutations
+//   - Table
+//   - TrowMutations
 func (p *THBaseServiceClient) MutateRow(ctx context.Context, table []byte, trowMutations *TRowMutations) (_err error) {
-  var _args72 THBaseServiceMutateRowArgs
-  _args72.Table = table
-  _args72.TrowMutations = trowMutations
-  var _result74 THBaseServiceMutateRowResult
-  var _meta73 thrift.ResponseMeta
-  _meta73, _err = p.Client_().Call(ctx, "mutateRow", &_args72, &_result74)
-  p.SetLastResponseMeta_(_meta73)
-  if _err != nil {
-    return
-  }
-  switch {
-  case _result74.Io!= nil:
-    return _result74.Io
-  }
+	var _args72 THBaseServiceMutateRowArgs
+	_args72.Table = table
+	_args72.TrowMutations = trowMutations
+	var _result74 THBaseServiceMutateRowResult
+	var _meta73 thrift.ResponseMeta
+	_meta73, _err = p.Client_().Call(ctx, "mutateRow", &_args72, &_result74)
+	p.SetLastResponseMeta_(_meta73)
+	if _err != nil {
+		return
+	}
+	switch {
+	case _result74.Io != nil:
+		return _result74.Io
+	}
 
-  return nil
+	return nil
 }
 
 // Parameters:
-//  - Table
-//  - Tscan
-//  - NumRows
+//   - Table
+//   - Tscan
+//   - NumRows
 func (p *THBaseServiceClient) GetScannerResults(ctx context.Context, table []byte, tscan *TScan, numRows int32) (_r []*TResult_, _err error) {
-  var _args75 THBaseServiceGetScannerResultsArgs
-  _args75.Table = table
-  _args75.Tscan = tscan
-  _args75.NumRows = numRows
-  var _result77 THBaseServiceGetScannerResultsResult
-  var _meta76 thrift.ResponseMeta
-  _meta76, _err = p.Client_().Call(ctx, "getScannerResults", &_args75, &_result77)
-  p.SetLastResponseMeta_(_meta76)
-  if _err != nil {
-    return
-  }
-  switch {
-  case _result77.Io!= nil:
-    return _r, _result77.Io
-  }
+	var _args75 THBaseServiceGetScannerResultsArgs
+	_args75.Table = table
+	_args75.Tscan = tscan
+	_args75.NumRows = numRows
+	var _result77 THBaseServiceGetScannerResultsResult
+	var _meta76 thrift.ResponseMeta
+	_meta76, _err = p.Client_().Call(ctx, "getScannerResults", &_args75, &_result77)
+	p.SetLastResponseMeta_(_meta76)
+	if _err != nil {
+		return
+	}
+	switch {
+	case _result77.Io != nil:
+		return _r, _result77.Io
+	}
 
-  return _result77.GetSuccess(), nil
+	return _result77.GetSuccess(), nil
 }
 
 // Parameters:
-//  - Table
+//   - Table
 func (p *THBaseServiceClient) GetAllRegionLocations(ctx context.Context, table []byte) (_r []*THRegionLocation, _err error) {
-  var _args78 THBaseServiceGetAllRegionLocationsArgs
-  _args78.Table = table
-  var _result80 THBaseServiceGetAllRegionLocationsResult
-  var _meta79 thrift.ResponseMeta
-  _meta79, _err = p.Client_().Call(ctx, "getAllRegionLocations", &_args78, &_result80)
-  p.SetLastResponseMeta_(_meta79)
-  if _err != nil {
-    return
-  }
-  switch {
-  case _result80.Io!= nil:
-    return _r, _result80.Io
-  }
+	var _args78 THBaseServiceGetAllRegionLocationsArgs
+	_args78.Table = table
+	var _result80 THBaseServiceGetAllRegionLocationsResult
+	var _meta79 thrift.ResponseMeta
+	_meta79, _err = p.Client_().Call(ctx, "getAllRegionLocations", &_args78, &_result80)
+	p.SetLastResponseMeta_(_meta79)
+	if _err != nil {
+		return
+	}
+	switch {
+	case _result80.Io != nil:
+		return _r, _result80.Io
+	}
 
-  return _result80.GetSuccess(), nil
+	return _result80.GetSuccess(), nil
 }
 
 // Parameters:
-//  - Table
-//  - Row
-//  - Family
-//  - Qualifier
-//  - CompareOperator
-//  - Value
-//  - RowMutations
+//   - Table
+//   - Row
+//   - Family
+//   - Qualifier
+//   - CompareOperator
+//   - Value
+//   - RowMutations
 func (p *THBaseServiceClient) CheckAndMutate(ctx context.Context, table []byte, row []byte, family []byte, qualifier []byte, compareOperator TCompareOperator, value []byte, rowMutations *TRowMutations) (_r bool, _err error) {
-  var _args81 THBaseServiceCheckAndMutateArgs
-  _args81.Table = table
-  _args81.Row = row
-  _args81.Family = family
-  _args81.Qualifier = qualifier
-  _args81.CompareOperator = compareOperator
-  _args81.Value = value
-  _args81.RowMutations = rowMutations
-  var _result83 THBaseServiceCheckAndMutateResult
-  var _meta82 thrift.ResponseMeta
-  _meta82, _err = p.Client_().Call(ctx, "checkAndMutate", &_args81, &_result83)
-  p.SetLastResponseMeta_(_meta82)
-  if _err != nil {
-    return
-  }
-  switch {
-  case _result83.Io!= nil:
-    return _r, _result83.Io
-  }
+	var _args81 THBaseServiceCheckAndMutateArgs
+	_args81.Table = table
+	_args81.Row = row
+	_args81.Family = family
+	_args81.Qualifier = qualifier
+	_args81.CompareOperator = compareOperator
+	_args81.Value = value
+	_args81.RowMutations = rowMutations
+	var _result83 THBaseServiceCheckAndMutateResult
+	var _meta82 thrift.ResponseMeta
+	_meta82, _err = p.Client_().Call(ctx, "checkAndMutate", &_args81, &_result83)
+	p.SetLastResponseMeta_(_meta82)
+	if _err != nil {
+		return
+	}
+	switch {
+	case _result83.Io != nil:
+		return _r, _result83.Io
+	}
 
-  return _result83.GetSuccess(), nil
+	return _result83.GetSuccess(), nil
 }
 
 // Parameters:
-//  - Table
+//   - Table
 func (p *THBaseServiceClient) GetTableDescriptor(ctx context.Context, table *TTableName) (_r *TTableDescriptor, _err error) {
-  var _args84 THBaseServiceGetTableDescriptorArgs
-  _args84.Table = table
-  var _result86 THBaseServiceGetTableDescriptorResult
-  var _meta85 thrift.ResponseMeta
-  _meta85, _err = p.Client_().Call(ctx, "getTableDescriptor", &_args84, &_result86)
-  p.SetLastResponseMeta_(_meta85)
-  if _err != nil {
-    return
-  }
-  switch {
-  case _result86.Io!= nil:
-    return _r, _result86.Io
-  }
+	var _args84 THBaseServiceGetTableDescriptorArgs
+	_args84.Table = table
+	var _result86 THBaseServiceGetTableDescriptorResult
+	var _meta85 thrift.ResponseMeta
+	_meta85, _err = p.Client_().Call(ctx, "getTableDescriptor", &_args84, &_result86)
+	p.SetLastResponseMeta_(_meta85)
+	if _err != nil {
+		return
+	}
+	switch {
+	case _result86.Io != nil:
+		return _r, _result86.Io
+	}
 
-  if _ret87 := _result86.GetSuccess(); _ret87 != nil {
-    return _ret87, nil
-  }
-  return nil, thrift.NewTApplicationException(thrift.MISSING_RESULT, "getTableDescriptor failed: unknown result")
+	if _ret87 := _result86.GetSuccess(); _ret87 != nil {
+		return _ret87, nil
+	}
+	return nil, thrift.NewTApplicationException(thrift.MISSING_RESULT, "getTableDescriptor failed: unknown result")
 }
 
 // Parameters:
-//  - TableName
+//   - TableName
 func (p *THBaseServiceClient) TableExists(ctx context.Context, tableName *TTableName) (_r bool, _err error) {
-  var _args88 THBaseServiceTableExistsArgs
-  _args88.TableName = tableName
-  var _result90 THBaseServiceTableExistsResult
-  var _meta89 thrift.ResponseMeta
-  _meta89, _err = p.Client_().Call(ctx, "tableExists", &_args88, &_result90)
-  p.SetLastResponseMeta_(_meta89)
-  if _err != nil {
-    return
-  }
-  switch {
-  case _result90.Io!= nil:
-    return _r, _result90.Io
-  }
+	var _args88 THBaseServiceTableExistsArgs
+	_args88.TableName = tableName
+	var _result90 THBaseServiceTableExistsResult
+	var _meta89 thrift.ResponseMeta
+	_meta89, _err = p.Client_().Call(ctx, "tableExists", &_args88, &_result90)
+	p.SetLastResponseMeta_(_meta89)
+	if _err != nil {
+		return
+	}
+	switch {
+	case _result90.Io != nil:
+		return _r, _result90.Io
+	}
 
-  return _result90.GetSuccess(), nil
+	return _result90.GetSuccess(), nil
 }
 
 // Parameters:
-//  - Name
+//   - Name
 func (p *THBaseServiceClient) GetTableDescriptorsByNamespace(ctx context.Context, name string) (_r []*TTableDescriptor, _err error) {
-  var _args91 THBaseServiceGetTableDescriptorsByNamespaceArgs
-  _args91.Name = name
-  var _result93 THBaseServiceGetTableDescriptorsByNamespaceResult
-  var _meta92 thrift.ResponseMeta
-  _meta92, _err = p.Client_().Call(ctx, "getTableDescriptorsByNamespace", &_args91, &_result93)
-  p.SetLastResponseMeta_(_meta92)
-  if _err != nil {
-    return
-  }
-  switch {
-  case _result93.Io!= nil:
-    return _r, _result93.Io
-  }
+	var _args91 THBaseServiceGetTableDescriptorsByNamespaceArgs
+	_args91.Name = name
+	var _result93 THBaseServiceGetTableDescriptorsByNamespaceResult
+	var _meta92 thrift.ResponseMeta
+	_meta92, _err = p.Client_().Call(ctx, "getTableDescriptorsByNamespace", &_args91, &_result93)
+	p.SetLastResponseMeta_(_meta92)
+	if _err != nil {
+		return
+	}
+	switch {
+	case _result93.Io != nil:
+		return _r, _result93.Io
+	}
 
-  return _result93.GetSuccess(), nil
+	return _result93.GetSuccess(), nil
 }
 
 // Parameters:
-//  - Name
+//   - Name
 func (p *THBaseServiceClient) GetTableNamesByNamespace(ctx context.Context, name string) (_r []*TTableName, _err error) {
-  var _args94 THBaseServiceGetTableNamesByNamespaceArgs
-  _args94.Name = name
-  var _result96 THBaseServiceGetTableNamesByNamespaceResult
-  var _meta95 thrift.ResponseMeta
-  _meta95, _err = p.Client_().Call(ctx, "getTableNamesByNamespace", &_args94, &_result96)
-  p.SetLastResponseMeta_(_meta95)
-  if _err != nil {
-    return
-  }
-  switch {
-  case _result96.Io!= nil:
-    return _r, _result96.Io
-  }
+	var _args94 THBaseServiceGetTableNamesByNamespaceArgs
+	_args94.Name = name
+	var _result96 THBaseServiceGetTableNamesByNamespaceResult
+	var _meta95 thrift.ResponseMeta
+	_meta95, _err = p.Client_().Call(ctx, "getTableNamesByNamespace", &_args94, &_result96)
+	p.SetLastResponseMeta_(_meta95)
+	if _err != nil {
+		return
+	}
+	switch {
+	case _result96.Io != nil:
+		return _r, _result96.Io
+	}
 
-  return _result96.GetSuccess(), nil
+	return _result96.GetSuccess(), nil
 }
 
 // Parameters:
-//  - Desc
-//  - SplitKeys
+//   - Desc
+//   - SplitKeys
 func (p *THBaseServiceClient) CreateTable(ctx context.Context, desc *TTableDescriptor, splitKeys [][]byte) (_err error) {
-  var _args97 THBaseServiceCreateTableArgs
-  _args97.Desc = desc
-  _args97.SplitKeys = splitKeys
-  var _result99 THBaseServiceCreateTableResult
-  var _meta98 thrift.ResponseMeta
-  _meta98, _err = p.Client_().Call(ctx, "createTable", &_args97, &_result99)
-  p.SetLastResponseMeta_(_meta98)
-  if _err != nil {
-    return
-  }
-  switch {
-  case _result99.Io!= nil:
-    return _result99.Io
-  }
+	var _args97 THBaseServiceCreateTableArgs
+	_args97.Desc = desc
+	_args97.SplitKeys = splitKeys
+	var _result99 THBaseServiceCreateTableResult
+	var _meta98 thrift.ResponseMeta
+	_meta98, _err = p.Client_().Call(ctx, "createTable", &_args97, &_result99)
+	p.SetLastResponseMeta_(_meta98)
+	if _err != nil {
+		return
+	}
+	switch {
+	case _result99.Io != nil:
+		return _result99.Io
+	}
 
-  return nil
+	return nil
 }
 
 // Parameters:
-//  - TableName
+//   - TableName
 func (p *THBaseServiceClient) DeleteTable(ctx context.Context, tableName *TTableName) (_err error) {
-  var _args100 THBaseServiceDeleteTableArgs
-  _args100.TableName = tableName
-  var _result102 THBaseServiceDeleteTableResult
-  var _meta101 thrift.ResponseMeta
-  _meta101, _err = p.Client_().Call(ctx, "deleteTable", &_args100, &_result102)
-  p.SetLastResponseMeta_(_meta101)
-  if _err != nil {
-    return
-  }
-  switch {
-  case _result102.Io!= nil:
-    return _result102.Io
-  }
+	var _args100 THBaseServiceDeleteTableArgs
+	_args100.TableName = tableName
+	var _result102 THBaseServiceDeleteTableResult
+	var _meta101 thrift.ResponseMeta
+	_meta101, _err = p.Client_().Call(ctx, "deleteTable", &_args100, &_result102)
+	p.SetLastResponseMeta_(_meta101)
+	if _err != nil {
+		return
+	}
+	switch {
+	case _result102.Io != nil:
+		return _result102.Io
+	}
 
-  return nil
+	return nil
 }
 
 // Parameters:
-//  - TableName
+//   - TableName
 func (p *THBaseServiceClient) EnableTable(ctx context.Context, tableName *TTableName) (_err error) {
-  var _args103 THBaseServiceEnableTableArgs
-  _args103.TableName = tableName
-  var _result105 THBaseServiceEnableTableResult
-  var _meta104 thrift.ResponseMeta
-  _meta104, _err = p.Client_().Call(ctx, "enableTable", &_args103, &_result105)
-  p.SetLastResponseMeta_(_meta104)
-  if _err != nil {
-    return
-  }
-  switch {
-  case _result105.Io!= nil:
-    return _result105.Io
-  }
+	var _args103 THBaseServiceEnableTableArgs
+	_args103.TableName = tableName
+	var _result105 THBaseServiceEnableTableResult
+	var _meta104 thrift.ResponseMeta
+	_meta104, _err = p.Client_().Call(ctx, "enableTable", &_args103, &_result105)
+	p.SetLastResponseMeta_(_meta104)
+	if _err != nil {
+		return
+	}
+	switch {
+	case _result105.Io != nil:
+		return _result105.Io
+	}
 
-  return nil
+	return nil
 }
 
 // Parameters:
-//  - TableName
+//   - TableName
 func (p *THBaseServiceClient) DisableTable(ctx context.Context, tableName *TTableName) (_err error) {
-  var _args106 THBaseServiceDisableTableArgs
-  _args106.TableName = tableName
-  var _result108 THBaseServiceDisableTableResult
-  var _meta107 thrift.ResponseMeta
-  _meta107, _err = p.Client_().Call(ctx, "disableTable", &_args106, &_result108)
-  p.SetLastResponseMeta_(_meta107)
-  if _err != nil {
-    return
-  }
-  switch {
-  case _result108.Io!= nil:
-    return _result108.Io
-  }
+	var _args106 THBaseServiceDisableTableArgs
+	_args106.TableName = tableName
+	var _result108 THBaseServiceDisableTableResult
+	var _meta107 thrift.ResponseMeta
+	_meta107, _err = p.Client_().Call(ctx, "disableTable", &_args106, &_result108)
+	p.SetLastResponseMeta_(_meta107)
+	if _err != nil {
+		return
+	}
+	switch {
+	case _result108.Io != nil:
+		return _result108.Io
+	}
 
-  return nil
+	return nil
 }
 
 // Parameters:
-//  - TableName
+//   - TableName
 func (p *THBaseServiceClient) IsTableEnabled(ctx context.Context, tableName *TTableName) (_r bool, _err error) {
-  var _args109 THBaseServiceIsTableEnabledArgs
-  _args109.TableName = tableName
-  var _result111 THBaseServiceIsTableEnabledResult
-  var _meta110 thrift.ResponseMeta
-  _meta110, _err = p.Client_().Call(ctx, "isTableEnabled", &_args109, &_result111)
-  p.SetLastResponseMeta_(_meta110)
-  if _err != nil {
-    return
-  }
-  switch {
-  case _result111.Io!= nil:
-    return _r, _result111.Io
-  }
+	var _args109 THBaseServiceIsTableEnabledArgs
+	_args109.TableName = tableName
+	var _result111 THBaseServiceIsTableEnabledResult
+	var _meta110 thrift.ResponseMeta
+	_meta110, _err = p.Client_().Call(ctx, "isTableEnabled", &_args109, &_result111)
+	p.SetLastResponseMeta_(_meta110)
+	if _err != nil {
+		return
+	}
+	switch {
+	case _result111.Io != nil:
+		return _r, _result111.Io
+	}
 
-  return _result111.GetSuccess(), nil
+	return _result111.GetSuccess(), nil
 }
 
 type THBaseServiceProcessor struct {
-  processorMap map[string]thrift.TProcessorFunction
-  handler THBaseService
+	processorMap map[string]thrift.TProcessorFunction
+	handler      THBaseService
 }
 
 func (p *THBaseServiceProcessor) AddToProcessorMap(key string, processor thrift.TProcessorFunction) {
-  p.processorMap[key] = processor
+	p.processorMap[key] = processor
 }
 
 func (p *THBaseServiceProcessor) GetProcessorFunction(key string) (processor thrift.TProcessorFunction, ok bool) {
-  processor, ok = p.processorMap[key]
-  return processor, ok
+	processor, ok = p.processorMap[key]
+	return processor, ok
 }
 
 func (p *THBaseServiceProcessor) ProcessorMap() map[string]thrift.TProcessorFunction {
-  return p.processorMap
+	return p.processorMap
 }
 
 func NewTHBaseServiceProcessor(handler THBaseService) *THBaseServiceProcessor {
 
-  self112 := &THBaseServiceProcessor{handler:handler, processorMap:make(map[string]thrift.TProcessorFunction)}
-  self112.processorMap["get"] = &tHBaseServiceProcessorGet{handler:handler}
-  self112.processorMap["getMultiple"] = &tHBaseServiceProcessorGetMultiple{handler:handler}
-  self112.processorMap["put"] = &tHBaseServiceProcessorPut{handler:handler}
-  self112.processorMap["putMultiple"] = &tHBaseServiceProcessorPutMultiple{handler:handler}
-  self112.processorMap["deleteSingle"] = &tHBaseServiceProcessorDeleteSingle{handler:handler}
-  self112.processorMap["deleteMultiple"] = &tHBaseServiceProcessorDeleteMultiple{handler:handler}
-  self112.processorMap["increment"] = &tHBaseServiceProcessorIncrement{handler:handler}
-  self112.processorMap["openScanner"] = &tHBaseServiceProcessorOpenScanner{handler:handler}
-  self112.processorMap["getScannerRows"] = &tHBaseServiceProcessorGetScannerRows{handler:handler}
-  self112.processorMap["closeScanner"] = &tHBaseServiceProcessorCloseScanner{handler:handler}
-  self112.processorMap["mutateRow"] = &tHBaseServiceProcessorMutateRow{handler:handler}
-  self112.processorMap["getScannerResults"] = &tHBaseServiceProcessorGetScannerResults{handler:handler}
-  self112.processorMap["getAllRegionLocations"] = &tHBaseServiceProcessorGetAllRegionLocations{handler:handler}
-  self112.processorMap["checkAndMutate"] = &tHBaseServiceProcessorCheckAndMutate{handler:handler}
-  self112.processorMap["getTableDescriptor"] = &tHBaseServiceProcessorGetTableDescriptor{handler:handler}
-  self112.processorMap["tableExists"] = &tHBaseServiceProcessorTableExists{handler:handler}
-  self112.processorMap["getTableDescriptorsByNamespace"] = &tHBaseServiceProcessorGetTableDescriptorsByNamespace{handler:handler}
-  self112.processorMap["getTableNamesByNamespace"] = &tHBaseServiceProcessorGetTableNamesByNamespace{handler:handler}
-  self112.processorMap["createTable"] = &tHBaseServiceProcessorCreateTable{handler:handler}
-  self112.processorMap["deleteTable"] = &tHBaseServiceProcessorDeleteTable{handler:handler}
-  self112.processorMap["enableTable"] = &tHBaseServiceProcessorEnableTable{handler:handler}
-  self112.processorMap["disableTable"] = &tHBaseServiceProcessorDisableTable{handler:handler}
-  self112.processorMap["isTableEnabled"] = &tHBaseServiceProcessorIsTableEnabled{handler:handler}
-return self112
+	self112 := &THBaseServiceProcessor{handler: handler, processorMap: make(map[string]thrift.TProcessorFunction)}
+	self112.processorMap["get"] = &tHBaseServiceProcessorGet{handler: handler}
+	self112.processorMap["getMultiple"] = &tHBaseServiceProcessorGetMultiple{handler: handler}
+	self112.processorMap["put"] = &tHBaseServiceProcessorPut{handler: handler}
+	self112.processorMap["putMultiple"] = &tHBaseServiceProcessorPutMultiple{handler: handler}
+	self112.processorMap["deleteSingle"] = &tHBaseServiceProcessorDeleteSingle{handler: handler}
+	self112.processorMap["deleteMultiple"] = &tHBaseServiceProcessorDeleteMultiple{handler: handler}
+	self112.processorMap["increment"] = &tHBaseServiceProcessorIncrement{handler: handler}
+	self112.processorMap["openScanner"] = &tHBaseServiceProcessorOpenScanner{handler: handler}
+	self112.processorMap["getScannerRows"] = &tHBaseServiceProcessorGetScannerRows{handler: handler}
+	self112.processorMap["closeScanner"] = &tHBaseServiceProcessorCloseScanner{handler: handler}
+	self112.processorMap["mutateRow"] = &tHBaseServiceProcessorMutateRow{handler: handler}
+	self112.processorMap["getScannerResults"] = &tHBaseServiceProcessorGetScannerResults{handler: handler}
+	self112.processorMap["getAllRegionLocations"] = &tHBaseServiceProcessorGetAllRegionLocations{handler: handler}
+	self112.processorMap["checkAndMutate"] = &tHBaseServiceProcessorCheckAndMutate{handler: handler}
+	self112.processorMap["getTableDescriptor"] = &tHBaseServiceProcessorGetTableDescriptor{handler: handler}
+	self112.processorMap["tableExists"] = &tHBaseServiceProcessorTableExists{handler: handler}
+	self112.processorMap["getTableDescriptorsByNamespace"] = &tHBaseServiceProcessorGetTableDescriptorsByNamespace{handler: handler}
+	self112.processorMap["getTableNamesByNamespace"] = &tHBaseServiceProcessorGetTableNamesByNamespace{handler: handler}
+	self112.processorMap["createTable"] = &tHBaseServiceProcessorCreateTable{handler: handler}
+	self112.processorMap["deleteTable"] = &tHBaseServiceProcessorDeleteTable{handler: handler}
+	self112.processorMap["enableTable"] = &tHBaseServiceProcessorEnableTable{handler: handler}
+	self112.processorMap["disableTable"] = &tHBaseServiceProcessorDisableTable{handler: handler}
+	self112.processorMap["isTableEnabled"] = &tHBaseServiceProcessorIsTableEnabled{handler: handler}
+	return self112
 }
 
 func (p *THBaseServiceProcessor) Process(ctx context.Context, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  name, _, seqId, err2 := iprot.ReadMessageBegin(ctx)
-  if err2 != nil { return false, thrift.WrapTException(err2) }
-  if processor, ok := p.GetProcessorFunction(name); ok {
-    return processor.Process(ctx, seqId, iprot, oprot)
-  }
-  iprot.Skip(ctx, thrift.STRUCT)
-  iprot.ReadMessageEnd(ctx)
-  x113 := thrift.NewTApplicationException(thrift.UNKNOWN_METHOD, "Unknown function " + name)
-  oprot.WriteMessageBegin(ctx, name, thrift.EXCEPTION, seqId)
-  x113.Write(ctx, oprot)
-  oprot.WriteMessageEnd(ctx)
-  oprot.Flush(ctx)
-  return false, x113
+	name, _, seqId, err2 := iprot.ReadMessageBegin(ctx)
+	if err2 != nil {
+		return false, thrift.WrapTException(err2)
+	}
+	if processor, ok := p.GetProcessorFunction(name); ok {
+		return processor.Process(ctx, seqId, iprot, oprot)
+	}
+	iprot.Skip(ctx, thrift.STRUCT)
+	iprot.ReadMessageEnd(ctx)
+	x113 := thrift.NewTApplicationException(thrift.UNKNOWN_METHOD, "Unknown function "+name)
+	oprot.WriteMessageBegin(ctx, name, thrift.EXCEPTION, seqId)
+	x113.Write(ctx, oprot)
+	oprot.WriteMessageEnd(ctx)
+	oprot.Flush(ctx)
+	return false, x113
 
 }
 
 type tHBaseServiceProcessorGet struct {
-  handler THBaseService
+	handler THBaseService
 }
 
 func (p *tHBaseServiceProcessorGet) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err114 error
-  args := THBaseServiceGetArgs{}
-  if err2 := args.Read(ctx, iprot); err2 != nil {
-    iprot.ReadMessageEnd(ctx)
-    x := thrift.NewTApplicationException(thrift.PROTOCOL_ERROR, err2.Error())
-    oprot.WriteMessageBegin(ctx, "get", thrift.EXCEPTION, seqId)
-    x.Write(ctx, oprot)
-    oprot.WriteMessageEnd(ctx)
-    oprot.Flush(ctx)
-    return false, thrift.WrapTException(err2)
-  }
-  iprot.ReadMessageEnd(ctx)
+	var _write_err114 error
+	args := THBaseServiceGetArgs{}
+	if err2 := args.Read(ctx, iprot); err2 != nil {
+		iprot.ReadMessageEnd(ctx)
+		x := thrift.NewTApplicationException(thrift.PROTOCOL_ERROR, err2.Error())
+		oprot.WriteMessageBegin(ctx, "get", thrift.EXCEPTION, seqId)
+		x.Write(ctx, oprot)
+		oprot.WriteMessageEnd(ctx)
+		oprot.Flush(ctx)
+		return false, thrift.WrapTException(err2)
+	}
+	iprot.ReadMessageEnd(ctx)
 
-  tickerCancel := func() {}
-  // Start a goroutine to do server side connectivity check.
-  if thrift.ServerConnectivityCheckInterval > 0 {
-    var cancel context.CancelFunc
-    ctx, cancel = context.WithCancel(ctx)
-    defer cancel()
-    var tickerCtx context.Context
-    tickerCtx, tickerCancel = context.WithCancel(context.Background())
-    defer tickerCancel()
-    go func(ctx context.Context, cancel context.CancelFunc) {
-      ticker := time.NewTicker(thrift.ServerConnectivityCheckInterval)
-      defer ticker.Stop()
-      for {
-        select {
-        case <-ctx.Done():
-          return
-        case <-ticker.C:
-          if !iprot.Transport().IsOpen() {
-            cancel()
-            return
-          }
-        }
-      }
-    }(tickerCtx, cancel)
-  }
+	tickerCancel := func() {}
+	// Start a goroutine to do server side connectivity check.
+	if thrift.ServerConnectivityCheckInterval > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(ctx)
+		defer cancel()
+		var tickerCtx context.Context
+		tickerCtx, tickerCancel = context.WithCancel(context.Background())
+		defer tickerCancel()
+		go func(ctx context.Context, cancel context.CancelFunc) {
+			ticker := time.NewTicker(thrift.ServerConnectivityCheckInterval)
+			defer ticker.Stop()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-ticker.C:
+					if !iprot.Transport().IsOpen() {
+						cancel()
+						return
+					}
+				}
+			}
+		}(tickerCtx, cancel)
+	}
 
-  result := THBaseServiceGetResult{}
-  if retval, err2 := p.handler.Get(ctx, args.Table, args.Tget); err2 != nil {
-    tickerCancel()
-    err = thrift.WrapTException(err2)
-    switch v := err2.(type) {
-    case *TIOError:
-      result.Io = v
-    default:
-      if errors.Is(err2, thrift.ErrAbandonRequest) {
-        return false, thrift.WrapTException(err2)
-      }
-      _exc115 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing get: " + err2.Error())
-      if err2 := oprot.WriteMessageBegin(ctx, "get", thrift.EXCEPTION, seqId); err2 != nil {
-        _write_err114 = thrift.WrapTException(err2)
-      }
-      if err2 := _exc115.Write(ctx, oprot); _write_err114 == nil && err2 != nil {
-        _write_err114 = thrift.WrapTException(err2)
-      }
-      if err2 := oprot.WriteMessageEnd(ctx); _write_err114 == nil && err2 != nil {
-        _write_err114 = thrift.WrapTException(err2)
-      }
-      if err2 := oprot.Flush(ctx); _write_err114 == nil && err2 != nil {
-        _write_err114 = thrift.WrapTException(err2)
-      }
-      if _write_err114 != nil {
-        return false, thrift.WrapTException(_write_err114)
-      }
-      return true, err
-    }
-  } else {
-    result.Success = retval
-  }
-  tickerCancel()
-  if err2 := oprot.WriteMessageBegin(ctx, "get", thrift.REPLY, seqId); err2 != nil {
-    _write_err114 = thrift.WrapTException(err2)
-  }
-  if err2 := result.Write(ctx, oprot); _write_err114 == nil && err2 != nil {
-    _write_err114 = thrift.WrapTException(err2)
-  }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err114 == nil && err2 != nil {
-    _write_err114 = thrift.WrapTException(err2)
-  }
-  if err2 := oprot.Flush(ctx); _write_err114 == nil && err2 != nil {
-    _write_err114 = thrift.WrapTException(err2)
-  }
-  if _write_err114 != nil {
-    return false, thrift.WrapTException(_write_err114)
-  }
-  return true, err
+	result := THBaseServiceGetResult{}
+	if retval, err2 := p.handler.Get(ctx, args.Table, args.Tget); err2 != nil {
+		tickerCancel()
+		err = thrift.WrapTException(err2)
+		switch v := err2.(type) {
+		case *TIOError:
+			result.Io = v
+		default:
+			if errors.Is(err2, thrift.ErrAbandonRequest) {
+				return false, thrift.WrapTException(err2)
+			}
+			_exc115 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing get: "+err2.Error())
+			if err2 := oprot.WriteMessageBegin(ctx, "get", thrift.EXCEPTION, seqId); err2 != nil {
+				_write_err114 = thrift.WrapTException(err2)
+			}
+			if err2 := _exc115.Write(ctx, oprot); _write_err114 == nil && err2 != nil {
+				_write_err114 = thrift.WrapTException(err2)
+			}
+			if err2 := oprot.WriteMessageEnd(ctx); _write_err114 == nil && err2 != nil {
+				_write_err114 = thrift.WrapTException(err2)
+			}
+			if err2 := oprot.Flush(ctx); _write_err114 == nil && err2 != nil {
+				_write_err114 = thrift.WrapTException(err2)
+			}
+			if _write_err114 != nil {
+				return false, thrift.WrapTException(_write_err114)
+			}
+			return true, err
+		}
+	} else {
+		result.Success = retval
+	}
+	tickerCancel()
+	if err2 := oprot.WriteMessageBegin(ctx, "get", thrift.REPLY, seqId); err2 != nil {
+		_write_err114 = thrift.WrapTException(err2)
+	}
+	if err2 := result.Write(ctx, oprot); _write_err114 == nil && err2 != nil {
+		_write_err114 = thrift.WrapTException(err2)
+	}
+	if err2 := oprot.WriteMessageEnd(ctx); _write_err114 == nil && err2 != nil {
+		_write_err114 = thrift.WrapTException(err2)
+	}
+	if err2 := oprot.Flush(ctx); _write_err114 == nil && err2 != nil {
+		_write_err114 = thrift.WrapTException(err2)
+	}
+	if _write_err114 != nil {
+		return false, thrift.WrapTException(_write_err114)
+	}
+	return true, err
 }
 
 type tHBaseServiceProcessorGetMultiple struct {
-  handler THBaseService
+	handler THBaseService
 }
 
 func (p *tHBaseServiceProcessorGetMultiple) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err116 error
-  args := THBaseServiceGetMultipleArgs{}
-  if err2 := args.Read(ctx, iprot); err2 != nil {
-    iprot.ReadMessageEnd(ctx)
-    x := thrift.NewTApplicationException(thrift.PROTOCOL_ERROR, err2.Error())
-    oprot.WriteMessageBegin(ctx, "getMultiple", thrift.EXCEPTION, seqId)
-    x.Write(ctx, oprot)
-    oprot.WriteMessageEnd(ctx)
-    oprot.Flush(ctx)
-    return false, thrift.WrapTException(err2)
-  }
-  iprot.ReadMessageEnd(ctx)
+	var _write_err116 error
+	args := THBaseServiceGetMultipleArgs{}
+	if err2 := args.Read(ctx, iprot); err2 != nil {
+		iprot.ReadMessageEnd(ctx)
+		x := thrift.NewTApplicationException(thrift.PROTOCOL_ERROR, err2.Error())
+		oprot.WriteMessageBegin(ctx, "getMultiple", thrift.EXCEPTION, seqId)
+		x.Write(ctx, oprot)
+		oprot.WriteMessageEnd(ctx)
+		oprot.Flush(ctx)
+		return false, thrift.WrapTException(err2)
+	}
+	iprot.ReadMessageEnd(ctx)
 
-  tickerCancel := func() {}
-  // Start a goroutine to do server side connectivity check.
-  if thrift.ServerConnectivityCheckInterval > 0 {
-    var cancel context.CancelFunc
-    ctx, cancel = context.WithCancel(ctx)
-    defer cancel()
-    var tickerCtx context.Context
-    tickerCtx, tickerCancel = context.WithCancel(context.Background())
-    defer tickerCancel()
-    go func(ctx context.Context, cancel context.CancelFunc) {
-      ticker := time.NewTicker(thrift.ServerConnectivityCheckInterval)
-      defer ticker.Stop()
-      for {
-        select {
-        case <-ctx.Done():
-          return
-        case <-ticker.C:
-          if !iprot.Transport().IsOpen() {
-            cancel()
-            return
-          }
-        }
-      }
-    }(tickerCtx, cancel)
-  }
+	tickerCancel := func() {}
+	// Start a goroutine to do server side connectivity check.
+	if thrift.ServerConnectivityCheckInterval > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(ctx)
+		defer cancel()
+		var tickerCtx context.Context
+		tickerCtx, tickerCancel = context.WithCancel(context.Background())
+		defer tickerCancel()
+		go func(ctx context.Context, cancel context.CancelFunc) {
+			ticker := time.NewTicker(thrift.ServerConnectivityCheckInterval)
+			defer ticker.Stop()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-ticker.C:
+					if !iprot.Transport().IsOpen() {
+						cancel()
+						return
+					}
+				}
+			}
+		}(tickerCtx, cancel)
+	}
 
-  result := THBaseServiceGetMultipleResult{}
-  if retval, err2 := p.handler.GetMultiple(ctx, args.Table, args.Tgets); err2 != nil {
-    tickerCancel()
-    err = thrift.WrapTException(err2)
-    switch v := err2.(type) {
-    case *TIOError:
-      result.Io = v
-    default:
-      if errors.Is(err2, thrift.ErrAbandonRequest) {
-        return false, thrift.WrapTException(err2)
-      }
-      _exc117 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing getMultiple: " + err2.Error())
-      if err2 := oprot.WriteMessageBegin(ctx, "getMultiple", thrift.EXCEPTION, seqId); err2 != nil {
-        _write_err116 = thrift.WrapTException(err2)
-      }
-      if err2 := _exc117.Write(ctx, oprot); _write_err116 == nil && err2 != nil {
-        _write_err116 = thrift.WrapTException(err2)
-      }
-      if err2 := oprot.WriteMessageEnd(ctx); _write_err116 == nil && err2 != nil {
-        _write_err116 = thrift.WrapTException(err2)
-      }
-      if err2 := oprot.Flush(ctx); _write_err116 == nil && err2 != nil {
-        _write_err116 = thrift.WrapTException(err2)
-      }
-      if _write_err116 != nil {
-        return false, thrift.WrapTException(_write_err116)
-      }
-      return true, err
-    }
-  } else {
-    result.Success = retval
-  }
-  tickerCancel()
-  if err2 := oprot.WriteMessageBegin(ctx, "getMultiple", thrift.REPLY, seqId); err2 != nil {
-    _write_err116 = thrift.WrapTException(err2)
-  }
-  if err2 := result.Write(ctx, oprot); _write_err116 == nil && err2 != nil {
-    _write_err116 = thrift.WrapTException(err2)
-  }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err116 == nil && err2 != nil {
-    _write_err116 = thrift.WrapTException(err2)
-  }
-  if err2 := oprot.Flush(ctx); _write_err116 == nil && err2 != nil {
-    _write_err116 = thrift.WrapTException(err2)
-  }
-  if _write_err116 != nil {
-    return false, thrift.WrapTException(_write_err116)
-  }
-  return true, err
+	result := THBaseServiceGetMultipleResult{}
+	if retval, err2 := p.handler.GetMultiple(ctx, args.Table, args.Tgets); err2 != nil {
+		tickerCancel()
+		err = thrift.WrapTException(err2)
+		switch v := err2.(type) {
+		case *TIOError:
+			result.Io = v
+		default:
+			if errors.Is(err2, thrift.ErrAbandonRequest) {
+				return false, thrift.WrapTException(err2)
+			}
+			_exc117 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing getMultiple: "+err2.Error())
+			if err2 := oprot.WriteMessageBegin(ctx, "getMultiple", thrift.EXCEPTION, seqId); err2 != nil {
+				_write_err116 = thrift.WrapTException(err2)
+			}
+			if err2 := _exc117.Write(ctx, oprot); _write_err116 == nil && err2 != nil {
+				_write_err116 = thrift.WrapTException(err2)
+			}
+			if err2 := oprot.WriteMessageEnd(ctx); _write_err116 == nil && err2 != nil {
+				_write_err116 = thrift.WrapTException(err2)
+			}
+			if err2 := oprot.Flush(ctx); _write_err116 == nil && err2 != nil {
+				_write_err116 = thrift.WrapTException(err2)
+			}
+			if _write_err116 != nil {
+				return false, thrift.WrapTException(_write_err116)
+			}
+			return true, err
+		}
+	} else {
+		result.Success = retval
+	}
+	tickerCancel()
+	if err2 := oprot.WriteMessageBegin(ctx, "getMultiple", thrift.REPLY, seqId); err2 != nil {
+		_write_err116 = thrift.WrapTException(err2)
+	}
+	if err2 := result.Write(ctx, oprot); _write_err116 == nil && err2 != nil {
+		_write_err116 = thrift.WrapTException(err2)
+	}
+	if err2 := oprot.WriteMessageEnd(ctx); _write_err116 == nil && err2 != nil {
+		_write_err116 = thrift.WrapTException(err2)
+	}
+	if err2 := oprot.Flush(ctx); _write_err116 == nil && err2 != nil {
+		_write_err116 = thrift.WrapTException(err2)
+	}
+	if _write_err116 != nil {
+		return false, thrift.WrapTException(_write_err116)
+	}
+	return true, err
 }
 
 type tHBaseServiceProcessorPut struct {
-  handler THBaseService
+	handler THBaseService
 }
 
 func (p *tHBaseServiceProcessorPut) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err118 error
-  args := THBaseServicePutArgs{}
-  if err2 := args.Read(ctx, iprot); err2 != nil {
-    iprot.ReadMessageEnd(ctx)
-    x := thrift.NewTApplicationException(thrift.PROTOCOL_ERROR, err2.Error())
-    oprot.WriteMessageBegin(ctx, "put", thrift.EXCEPTION, seqId)
-    x.Write(ctx, oprot)
-    oprot.WriteMessageEnd(ctx)
-    oprot.Flush(ctx)
-    return false, thrift.WrapTException(err2)
-  }
-  iprot.ReadMessageEnd(ctx)
+	var _write_err118 error
+	args := THBaseServicePutArgs{}
+	if err2 := args.Read(ctx, iprot); err2 != nil {
+		iprot.ReadMessageEnd(ctx)
+		x := thrift.NewTApplicationException(thrift.PROTOCOL_ERROR, err2.Error())
+		oprot.WriteMessageBegin(ctx, "put", thrift.EXCEPTION, seqId)
+		x.Write(ctx, oprot)
+		oprot.WriteMessageEnd(ctx)
+		oprot.Flush(ctx)
+		return false, thrift.WrapTException(err2)
+	}
+	iprot.ReadMessageEnd(ctx)
 
-  tickerCancel := func() {}
-  // Start a goroutine to do server side connectivity check.
-  if thrift.ServerConnectivityCheckInterval > 0 {
-    var cancel context.CancelFunc
-    ctx, cancel = context.WithCancel(ctx)
-    defer cancel()
-    var tickerCtx context.Context
-    tickerCtx, tickerCancel = context.WithCancel(context.Background())
-    defer tickerCancel()
-    go func(ctx context.Context, cancel context.CancelFunc) {
-      ticker := time.NewTicker(thrift.ServerConnectivityCheckInterval)
-      defer ticker.Stop()
-      for {
-        select {
-        case <-ctx.Done():
-          return
-        case <-ticker.C:
-          if !iprot.Transport().IsOpen() {
-            cancel()
-            return
-          }
-        }
-      }
-    }(tickerCtx, cancel)
-  }
+	tickerCancel := func() {}
+	// Start a goroutine to do server side connectivity check.
+	if thrift.ServerConnectivityCheckInterval > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(ctx)
+		defer cancel()
+		var tickerCtx context.Context
+		tickerCtx, tickerCancel = context.WithCancel(context.Background())
+		defer tickerCancel()
+		go func(ctx context.Context, cancel context.CancelFunc) {
+			ticker := time.NewTicker(thrift.ServerConnectivityCheckInterval)
+			defer ticker.Stop()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-ticker.C:
+					if !iprot.Transport().IsOpen() {
+						cancel()
+						return
+					}
+				}
+			}
+		}(tickerCtx, cancel)
+	}
 
-  result := THBaseServicePutResult{}
-  if err2 := p.handler.Put(ctx, args.Table, args.Tput); err2 != nil {
-    tickerCancel()
-    err = thrift.WrapTException(err2)
-    switch v := err2.(type) {
-    case *TIOError:
-      result.Io = v
-    default:
-      if errors.Is(err2, thrift.ErrAbandonRequest) {
-        return false, thrift.WrapTException(err2)
-      }
-      _exc119 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing put: " + err2.Error())
-      if err2 := oprot.WriteMessageBegin(ctx, "put", thrift.EXCEPTION, seqId); err2 != nil {
-        _write_err118 = thrift.WrapTException(err2)
-      }
-      if err2 := _exc119.Write(ctx, oprot); _write_err118 == nil && err2 != nil {
-        _write_err118 = thrift.WrapTException(err2)
-      }
-      if err2 := oprot.WriteMessageEnd(ctx); _write_err118 == nil && err2 != nil {
-        _write_err118 = thrift.WrapTException(err2)
-      }
-      if err2 := oprot.Flush(ctx); _write_err118 == nil && err2 != nil {
-        _write_err118 = thrift.WrapTException(err2)
-      }
-      if _write_err118 != nil {
-        return false, thrift.WrapTException(_write_err118)
-      }
-      return true, err
-    }
-  }
-  tickerCancel()
-  if err2 := oprot.WriteMessageBegin(ctx, "put", thrift.REPLY, seqId); err2 != nil {
-    _write_err118 = thrift.WrapTException(err2)
-  }
-  if err2 := result.Write(ctx, oprot); _write_err118 == nil && err2 != nil {
-    _write_err118 = thrift.WrapTException(err2)
-  }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err118 == nil && err2 != nil {
-    _write_err118 = thrift.WrapTException(err2)
-  }
-  if err2 := oprot.Flush(ctx); _write_err118 == nil && err2 != nil {
-    _write_err118 = thrift.WrapTException(err2)
-  }
-  if _write_err118 != nil {
-    return false, thrift.WrapTException(_write_err118)
-  }
-  return true, err
+	result := THBaseServicePutResult{}
+	if err2 := p.handler.Put(ctx, args.Table, args.Tput); err2 != nil {
+		tickerCancel()
+		err = thrift.WrapTException(err2)
+		switch v := err2.(type) {
+		case *TIOError:
+			result.Io = v
+		default:
+			if errors.Is(err2, thrift.ErrAbandonRequest) {
+				return false, thrift.WrapTException(err2)
+			}
+			_exc119 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing put: "+err2.Error())
+			if err2 := oprot.WriteMessageBegin(ctx, "put", thrift.EXCEPTION, seqId); err2 != nil {
+				_write_err118 = thrift.WrapTException(err2)
+			}
+			if err2 := _exc119.Write(ctx, oprot); _write_err118 == nil && err2 != nil {
+				_write_err118 = thrift.WrapTException(err2)
+			}
+			if err2 := oprot.WriteMessageEnd(ctx); _write_err118 == nil && err2 != nil {
+				_write_err118 = thrift.WrapTException(err2)
+			}
+			if err2 := oprot.Flush(ctx); _write_err118 == nil && err2 != nil {
+				_write_err118 = thrift.WrapTException(err2)
+			}
+			if _write_err118 != nil {
+				return false, thrift.WrapTException(_write_err118)
+			}
+			return true, err
+		}
+	}
+	tickerCancel()
+	if err2 := oprot.WriteMessageBegin(ctx, "put", thrift.REPLY, seqId); err2 != nil {
+		_write_err118 = thrift.WrapTException(err2)
+	}
+	if err2 := result.Write(ctx, oprot); _write_err118 == nil && err2 != nil {
+		_write_err118 = thrift.WrapTException(err2)
+	}
+	if err2 := oprot.WriteMessageEnd(ctx); _write_err118 == nil && err2 != nil {
+		_write_err118 = thrift.WrapTException(err2)
+	}
+	if err2 := oprot.Flush(ctx); _write_err118 == nil && err2 != nil {
+		_write_err118 = thrift.WrapTException(err2)
+	}
+	if _write_err118 != nil {
+		return false, thrift.WrapTException(_write_err118)
+	}
+	return true, err
 }
 
 type tHBaseServiceProcessorPutMultiple struct {
-  handler THBaseService
+	handler THBaseService
 }
 
 func (p *tHBaseServiceProcessorPutMultiple) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err120 error
-  args := THBaseServicePutMultipleArgs{}
-  if err2 := args.Read(ctx, iprot); err2 != nil {
-    iprot.ReadMessageEnd(ctx)
-    x := thrift.NewTApplicationException(thrift.PROTOCOL_ERROR, err2.Error())
-    oprot.WriteMessageBegin(ctx, "putMultiple", thrift.EXCEPTION, seqId)
-    x.Write(ctx, oprot)
-    oprot.WriteMessageEnd(ctx)
-    oprot.Flush(ctx)
-    return false, thrift.WrapTException(err2)
-  }
-  iprot.ReadMessageEnd(ctx)
+	var _write_err120 error
+	args := THBaseServicePutMultipleArgs{}
+	if err2 := args.Read(ctx, iprot); err2 != nil {
+		iprot.ReadMessageEnd(ctx)
+		x := thrift.NewTApplicationException(thrift.PROTOCOL_ERROR, err2.Error())
+		oprot.WriteMessageBegin(ctx, "putMultiple", thrift.EXCEPTION, seqId)
+		x.Write(ctx, oprot)
+		oprot.WriteMessageEnd(ctx)
+		oprot.Flush(ctx)
+		return false, thrift.WrapTException(err2)
+	}
+	iprot.ReadMessageEnd(ctx)
 
-  tickerCancel := func() {}
-  // Start a goroutine to do server side connectivity check.
-  if thrift.ServerConnectivityCheckInterval > 0 {
-    var cancel context.CancelFunc
-    ctx, cancel = context.WithCancel(ctx)
-    defer cancel()
-    var tickerCtx context.Context
-    tickerCtx, tickerCancel = context.WithCancel(context.Background())
-    defer tickerCancel()
-    go func(ctx context.Context, cancel context.CancelFunc) {
-      ticker := time.NewTicker(thrift.ServerConnectivityCheckInterval)
-      defer ticker.Stop()
-      for {
-        select {
-        case <-ctx.Done():
-          return
-        case <-ticker.C:
-          if !iprot.Transport().IsOpen() {
-            cancel()
-            return
-          }
-        }
-      }
-    }(tickerCtx, cancel)
-  }
+	tickerCancel := func() {}
+	// Start a goroutine to do server side connectivity check.
+	if thrift.ServerConnectivityCheckInterval > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(ctx)
+		defer cancel()
+		var tickerCtx context.Context
+		tickerCtx, tickerCancel = context.WithCancel(context.Background())
+		defer tickerCancel()
+		go func(ctx context.Context, cancel context.CancelFunc) {
+			ticker := time.NewTicker(thrift.ServerConnectivityCheckInterval)
+			defer ticker.Stop()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-ticker.C:
+					if !iprot.Transport().IsOpen() {
+						cancel()
+						return
+					}
+				}
+			}
+		}(tickerCtx, cancel)
+	}
 
-  result := THBaseServicePutMultipleResult{}
-  if err2 := p.handler.PutMultiple(ctx, args.Table, args.Tputs); err2 != nil {
-    tickerCancel()
-    err = thrift.WrapTException(err2)
-    switch v := err2.(type) {
-    case *TIOError:
-      result.Io = v
-    default:
-      if errors.Is(err2, thrift.ErrAbandonRequest) {
-        return false, thrift.WrapTException(err2)
-      }
-      _exc121 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing putMultiple: " + err2.Error())
-      if err2 := oprot.WriteMessageBegin(ctx, "putMultiple", thrift.EXCEPTION, seqId); err2 != nil {
-        _write_err120 = thrift.WrapTException(err2)
-      }
-      if err2 := _exc121.Write(ctx, oprot); _write_err120 == nil && err2 != nil {
-        _write_err120 = thrift.WrapTException(err2)
-      }
-      if err2 := oprot.WriteMessageEnd(ctx); _write_err120 == nil && err2 != nil {
-        _write_err120 = thrift.WrapTException(err2)
-      }
-      if err2 := oprot.Flush(ctx); _write_err120 == nil && err2 != nil {
-        _write_err120 = thrift.WrapTException(err2)
-      }
-      if _write_err120 != nil {
-        return false, thrift.WrapTException(_write_err120)
-      }
-      return true, err
-    }
-  }
-  tickerCancel()
-  if err2 := oprot.WriteMessageBegin(ctx, "putMultiple", thrift.REPLY, seqId); err2 != nil {
-    _write_err120 = thrift.WrapTException(err2)
-  }
-  if err2 := result.Write(ctx, oprot); _write_err120 == nil && err2 != nil {
-    _write_err120 = thrift.WrapTException(err2)
-  }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err120 == nil && err2 != nil {
-    _write_err120 = thrift.WrapTException(err2)
-  }
-  if err2 := oprot.Flush(ctx); _write_err120 == nil && err2 != nil {
-    _write_err120 = thrift.WrapTException(err2)
-  }
-  if _write_err120 != nil {
-    return false, thrift.WrapTException(_write_err120)
-  }
-  return true, err
+	result := THBaseServicePutMultipleResult{}
+	if err2 := p.handler.PutMultiple(ctx, args.Table, args.Tputs); err2 != nil {
+		tickerCancel()
+		err = thrift.WrapTException(err2)
+		switch v := err2.(type) {
+		case *TIOError:
+			result.Io = v
+		default:
+			if errors.Is(err2, thrift.ErrAbandonRequest) {
+				return false, thrift.WrapTException(err2)
+			}
+			_exc121 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing putMultiple: "+err2.Error())
+			if err2 := oprot.WriteMessageBegin(ctx, "putMultiple", thrift.EXCEPTION, seqId); err2 != nil {
+				_write_err120 = thrift.WrapTException(err2)
+			}
+			if err2 := _exc121.Write(ctx, oprot); _write_err120 == nil && err2 != nil {
+				_write_err120 = thrift.WrapTException(err2)
+			}
+			if err2 := oprot.WriteMessageEnd(ctx); _write_err120 == nil && err2 != nil {
+				_write_err120 = thrift.WrapTException(err2)
+			}
+			if err2 := oprot.Flush(ctx); _write_err120 == nil && err2 != nil {
+				_write_err120 = thrift.WrapTException(err2)
+			}
+			if _write_err120 != nil {
+				return false, thrift.WrapTException(_write_err120)
+			}
+			return true, err
+		}
+	}
+	tickerCancel()
+	if err2 := oprot.WriteMessageBegin(ctx, "putMultiple", thrift.REPLY, seqId); err2 != nil {
+		_write_err120 = thrift.WrapTException(err2)
+	}
+	if err2 := result.Write(ctx, oprot); _write_err120 == nil && err2 != nil {
+		_write_err120 = thrift.WrapTException(err2)
+	}
+	if err2 := oprot.WriteMessageEnd(ctx); _write_err120 == nil && err2 != nil {
+		_write_err120 = thrift.WrapTException(err2)
+	}
+	if err2 := oprot.Flush(ctx); _write_err120 == nil && err2 != nil {
+		_write_err120 = thrift.WrapTException(err2)
+	}
+	if _write_err120 != nil {
+		return false, thrift.WrapTException(_write_err120)
+	}
+	return true, err
 }
 
 type tHBaseServiceProcessorDeleteSingle struct {
-  handler THBaseService
+	handler THBaseService
 }
 
 func (p *tHBaseServiceProcessorDeleteSingle) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err122 error
-  args := THBaseServiceDeleteSingleArgs{}
-  if err2 := args.Read(ctx, iprot); err2 != nil {
-    iprot.ReadMessageEnd(ctx)
-    x := thrift.NewTApplicationException(thrift.PROTOCOL_ERROR, err2.Error())
-    oprot.WriteMessageBegin(ctx, "deleteSingle", thrift.EXCEPTION, seqId)
-    x.Write(ctx, oprot)
-    oprot.WriteMessageEnd(ctx)
-    oprot.Flush(ctx)
-    return false, thrift.WrapTException(err2)
-  }
-  iprot.ReadMessageEnd(ctx)
+	var _write_err122 error
+	args := THBaseServiceDeleteSingleArgs{}
+	if err2 := args.Read(ctx, iprot); err2 != nil {
+		iprot.ReadMessageEnd(ctx)
+		x := thrift.NewTApplicationException(thrift.PROTOCOL_ERROR, err2.Error())
+		oprot.WriteMessageBegin(ctx, "deleteSingle", thrift.EXCEPTION, seqId)
+		x.Write(ctx, oprot)
+		oprot.WriteMessageEnd(ctx)
+		oprot.Flush(ctx)
+		return false, thrift.WrapTException(err2)
+	}
+	iprot.ReadMessageEnd(ctx)
 
-  tickerCancel := func() {}
-  // Start a goroutine to do server side connectivity check.
-  if thrift.ServerConnectivityCheckInterval > 0 {
-    var cancel context.CancelFunc
-    ctx, cancel = context.WithCancel(ctx)
-    defer cancel()
-    var tickerCtx context.Context
-    tickerCtx, tickerCancel = context.WithCancel(context.Background())
-    defer tickerCancel()
-    go func(ctx context.Context, cancel context.CancelFunc) {
-      ticker := time.NewTicker(thrift.ServerConnectivityCheckInterval)
-      defer ticker.Stop()
-      for {
-        select {
-        case <-ctx.Done():
-          return
-        case <-ticker.C:
-          if !iprot.Transport().IsOpen() {
-            cancel()
-            return
-          }
-        }
-      }
-    }(tickerCtx, cancel)
-  }
+	tickerCancel := func() {}
+	// Start a goroutine to do server side connectivity check.
+	if thrift.ServerConnectivityCheckInterval > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(ctx)
+		defer cancel()
+		var tickerCtx context.Context
+		tickerCtx, tickerCancel = context.WithCancel(context.Background())
+		defer tickerCancel()
+		go func(ctx context.Context, cancel context.CancelFunc) {
+			ticker := time.NewTicker(thrift.ServerConnectivityCheckInterval)
+			defer ticker.Stop()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-ticker.C:
+					if !iprot.Transport().IsOpen() {
+						cancel()
+						return
+					}
+				}
+			}
+		}(tickerCtx, cancel)
+	}
 
-  result := THBaseServiceDeleteSingleResult{}
-  if err2 := p.handler.DeleteSingle(ctx, args.Table, args.Tdelete); err2 != nil {
-    tickerCancel()
-    err = thrift.WrapTException(err2)
-    switch v := err2.(type) {
-    case *TIOError:
-      result.Io = v
-    default:
-      if errors.Is(err2, thrift.ErrAbandonRequest) {
-        return false, thrift.WrapTException(err2)
-      }
-      _exc123 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing deleteSingle: " + err2.Error())
-      if err2 := oprot.WriteMessageBegin(ctx, "deleteSingle", thrift.EXCEPTION, seqId); err2 != nil {
-        _write_err122 = thrift.WrapTException(err2)
-      }
-      if err2 := _exc123.Write(ctx, oprot); _write_err122 == nil && err2 != nil {
-        _write_err122 = thrift.WrapTException(err2)
-      }
-      if err2 := oprot.WriteMessageEnd(ctx); _write_err122 == nil && err2 != nil {
-        _write_err122 = thrift.WrapTException(err2)
-      }
-      if err2 := oprot.Flush(ctx); _write_err122 == nil && err2 != nil {
-        _write_err122 = thrift.WrapTException(err2)
-      }
-      if _write_err122 != nil {
-        return false, thrift.WrapTException(_write_err122)
-      }
-      return true, err
-    }
-  }
-  tickerCancel()
-  if err2 := oprot.WriteMessageBegin(ctx, "deleteSingle", thrift.REPLY, seqId); err2 != nil {
-    _write_err122 = thrift.WrapTException(err2)
-  }
-  if err2 := result.Write(ctx, oprot); _write_err122 == nil && err2 != nil {
-    _write_err122 = thrift.WrapTException(err2)
-  }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err122 == nil && err2 != nil {
-    _write_err122 = thrift.WrapTException(err2)
-  }
-  if err2 := oprot.Flush(ctx); _write_err122 == nil && err2 != nil {
-    _write_err122 = thrift.WrapTException(err2)
-  }
-  if _write_err122 != nil {
-    return false, thrift.WrapTException(_write_err122)
-  }
-  return true, err
+	result := THBaseServiceDeleteSingleResult{}
+	if err2 := p.handler.DeleteSingle(ctx, args.Table, args.Tdelete); err2 != nil {
+		tickerCancel()
+		err = thrift.WrapTException(err2)
+		switch v := err2.(type) {
+		case *TIOError:
+			result.Io = v
+		default:
+			if errors.Is(err2, thrift.ErrAbandonRequest) {
+				return false, thrift.WrapTException(err2)
+			}
+			_exc123 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing deleteSingle: "+err2.Error())
+			if err2 := oprot.WriteMessageBegin(ctx, "deleteSingle", thrift.EXCEPTION, seqId); err2 != nil {
+				_write_err122 = thrift.WrapTException(err2)
+			}
+			if err2 := _exc123.Write(ctx, oprot); _write_err122 == nil && err2 != nil {
+				_write_err122 = thrift.WrapTException(err2)
+			}
+			if err2 := oprot.WriteMessageEnd(ctx); _write_err122 == nil && err2 != nil {
+				_write_err122 = thrift.WrapTException(err2)
+			}
+			if err2 := oprot.Flush(ctx); _write_err122 == nil && err2 != nil {
+				_write_err122 = thrift.WrapTException(err2)
+			}
+			if _write_err122 != nil {
+				return false, thrift.WrapTException(_write_err122)
+			}
+			return true, err
+		}
+	}
+	tickerCancel()
+	if err2 := oprot.WriteMessageBegin(ctx, "deleteSingle", thrift.REPLY, seqId); err2 != nil {
+		_write_err122 = thrift.WrapTException(err2)
+	}
+	if err2 := result.Write(ctx, oprot); _write_err122 == nil && err2 != nil {
+		_write_err122 = thrift.WrapTException(err2)
+	}
+	if err2 := oprot.WriteMessageEnd(ctx); _write_err122 == nil && err2 != nil {
+		_write_err122 = thrift.WrapTException(err2)
+	}
+	if err2 := oprot.Flush(ctx); _write_err122 == nil && err2 != nil {
+		_write_err122 = thrift.WrapTException(err2)
+	}
+	if _write_err122 != nil {
+		return false, thrift.WrapTException(_write_err122)
+	}
+	return true, err
 }
 
 type tHBaseServiceProcessorDeleteMultiple struct {
-  handler THBaseService
+	handler THBaseService
 }
 
 func (p *tHBaseServiceProcessorDeleteMultiple) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err124 error
-  args := THBaseServiceDeleteMultipleArgs{}
-  if err2 := args.Read(ctx, iprot); err2 != nil {
-    iprot.ReadMessageEnd(ctx)
-    x := thrift.NewTApplicationException(thrift.PROTOCOL_ERROR, err2.Error())
-    oprot.WriteMessageBegin(ctx, "deleteMultiple", thrift.EXCEPTION, seqId)
-    x.Write(ctx, oprot)
-    oprot.WriteMessageEnd(ctx)
-    oprot.Flush(ctx)
-    return false, thrift.WrapTException(err2)
-  }
-  iprot.ReadMessageEnd(ctx)
+	var _write_err124 error
+	args := THBaseServiceDeleteMultipleArgs{}
+	if err2 := args.Read(ctx, iprot); err2 != nil {
+		iprot.ReadMessageEnd(ctx)
+		x := thrift.NewTApplicationException(thrift.PROTOCOL_ERROR, err2.Error())
+		oprot.WriteMessageBegin(ctx, "deleteMultiple", thrift.EXCEPTION, seqId)
+		x.Write(ctx, oprot)
+		oprot.WriteMessageEnd(ctx)
+		oprot.Flush(ctx)
+		return false, thrift.WrapTException(err2)
+	}
+	iprot.ReadMessageEnd(ctx)
 
-  tickerCancel := func() {}
-  // Start a goroutine to do server side connectivity check.
-  if thrift.ServerConnectivityCheckInterval > 0 {
-    var cancel context.CancelFunc
-    ctx, cancel = context.WithCancel(ctx)
-    defer cancel()
-    var tickerCtx context.Context
-    tickerCtx, tickerCancel = context.WithCancel(context.Background())
-    defer tickerCancel()
-    go func(ctx context.Context, cancel context.CancelFunc) {
-      ticker := time.NewTicker(thrift.ServerConnectivityCheckInterval)
-      defer ticker.Stop()
-      for {
-        select {
-        case <-ctx.Done():
-          return
-        case <-ticker.C:
-          if !iprot.Transport().IsOpen() {
-            cancel()
-            return
-          }
-        }
-      }
-    }(tickerCtx, cancel)
-  }
+	tickerCancel := func() {}
+	// Start a goroutine to do server side connectivity check.
+	if thrift.ServerConnectivityCheckInterval > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(ctx)
+		defer cancel()
+		var tickerCtx context.Context
+		tickerCtx, tickerCancel = context.WithCancel(context.Background())
+		defer tickerCancel()
+		go func(ctx context.Context, cancel context.CancelFunc) {
+			ticker := time.NewTicker(thrift.ServerConnectivityCheckInterval)
+			defer ticker.Stop()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-ticker.C:
+					if !iprot.Transport().IsOpen() {
+						cancel()
+						return
+					}
+				}
+			}
+		}(tickerCtx, cancel)
+	}
 
-  result := THBaseServiceDeleteMultipleResult{}
-  if retval, err2 := p.handler.DeleteMultiple(ctx, args.Table, args.Tdeletes); err2 != nil {
-    tickerCancel()
-    err = thrift.WrapTException(err2)
-    switch v := err2.(type) {
-    case *TIOError:
-      result.Io = v
-    default:
-      if errors.Is(err2, thrift.ErrAbandonRequest) {
-        return false, thrift.WrapTException(err2)
-      }
-      _exc125 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing deleteMultiple: " + err2.Error())
-      if err2 := oprot.WriteMessageBegin(ctx, "deleteMultiple", thrift.EXCEPTION, seqId); err2 != nil {
-        _write_err124 = thrift.WrapTException(err2)
-      }
-      if err2 := _exc125.Write(ctx, oprot); _write_err124 == nil && err2 != nil {
-        _write_err124 = thrift.WrapTException(err2)
-      }
-      if err2 := oprot.WriteMessageEnd(ctx); _write_err124 == nil && err2 != nil {
-        _write_err124 = thrift.WrapTException(err2)
-      }
-      if err2 := oprot.Flush(ctx); _write_err124 == nil && err2 != nil {
-        _write_err124 = thrift.WrapTException(err2)
-      }
-      if _write_err124 != nil {
-        return false, thrift.WrapTException(_write_err124)
-      }
-      return true, err
-    }
-  } else {
-    result.Success = retval
-  }
-  tickerCancel()
-  if err2 := oprot.WriteMessageBegin(ctx, "deleteMultiple", thrift.REPLY, seqId); err2 != nil {
-    _write_err124 = thrift.WrapTException(err2)
-  }
-  if err2 := result.Write(ctx, oprot); _write_err124 == nil && err2 != nil {
-    _write_err124 = thrift.WrapTException(err2)
-  }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err124 == nil && err2 != nil {
-    _write_err124 = thrift.WrapTException(err2)
-  }
-  if err2 := oprot.Flush(ctx); _write_err124 == nil && err2 != nil {
-    _write_err124 = thrift.WrapTException(err2)
-  }
-  if _write_err124 != nil {
-    return false, thrift.WrapTException(_write_err124)
-  }
-  return true, err
+	result := THBaseServiceDeleteMultipleResult{}
+	if retval, err2 := p.handler.DeleteMultiple(ctx, args.Table, args.Tdeletes); err2 != nil {
+		tickerCancel()
+		err = thrift.WrapTException(err2)
+		switch v := err2.(type) {
+		case *TIOError:
+			result.Io = v
+		default:
+			if errors.Is(err2, thrift.ErrAbandonRequest) {
+				return false, thrift.WrapTException(err2)
+			}
+			_exc125 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing deleteMultiple: "+err2.Error())
+			if err2 := oprot.WriteMessageBegin(ctx, "deleteMultiple", thrift.EXCEPTION, seqId); err2 != nil {
+				_write_err124 = thrift.WrapTException(err2)
+			}
+			if err2 := _exc125.Write(ctx, oprot); _write_err124 == nil && err2 != nil {
+				_write_err124 = thrift.WrapTException(err2)
+			}
+			if err2 := oprot.WriteMessageEnd(ctx); _write_err124 == nil && err2 != nil {
+				_write_err124 = thrift.WrapTException(err2)
+			}
+			if err2 := oprot.Flush(ctx); _write_err124 == nil && err2 != nil {
+				_write_err124 = thrift.WrapTException(err2)
+			}
+			if _write_err124 != nil {
+				return false, thrift.WrapTException(_write_err124)
+			}
+			return true, err
+		}
+	} else {
+		result.Success = retval
+	}
+	tickerCancel()
+	if err2 := oprot.WriteMessageBegin(ctx, "deleteMultiple", thrift.REPLY, seqId); err2 != nil {
+		_write_err124 = thrift.WrapTException(err2)
+	}
+	if err2 := result.Write(ctx, oprot); _write_err124 == nil && err2 != nil {
+		_write_err124 = thrift.WrapTException(err2)
+	}
+	if err2 := oprot.WriteMessageEnd(ctx); _write_err124 == nil && err2 != nil {
+		_write_err124 = thrift.WrapTException(err2)
+	}
+	if err2 := oprot.Flush(ctx); _write_err124 == nil && err2 != nil {
+		_write_err124 = thrift.WrapTException(err2)
+	}
+	if _write_err124 != nil {
+		return false, thrift.WrapTException(_write_err124)
+	}
+	return true, err
 }
 
 type tHBaseServiceProcessorIncrement struct {
-  handler THBaseService
+	handler THBaseService
 }
 
 func (p *tHBaseServiceProcessorIncrement) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err126 error
-  args := THBaseServiceIncrementArgs{}
-  if err2 := args.Read(ctx, iprot); err2 != nil {
-    iprot.ReadMessageEnd(ctx)
-    x := thrift.NewTApplicationException(thrift.PROTOCOL_ERROR, err2.Error())
-    oprot.WriteMessageBegin(ctx, "increment", thrift.EXCEPTION, seqId)
-    x.Write(ctx, oprot)
-    oprot.WriteMessageEnd(ctx)
-    oprot.Flush(ctx)
-    return false, thrift.WrapTException(err2)
-  }
-  iprot.ReadMessageEnd(ctx)
+	var _write_err126 error
+	args := THBaseServiceIncrementArgs{}
+	if err2 := args.Read(ctx, iprot); err2 != nil {
+		iprot.ReadMessageEnd(ctx)
+		x := thrift.NewTApplicationException(thrift.PROTOCOL_ERROR, err2.Error())
+		oprot.WriteMessageBegin(ctx, "increment", thrift.EXCEPTION, seqId)
+		x.Write(ctx, oprot)
+		oprot.WriteMessageEnd(ctx)
+		oprot.Flush(ctx)
+		return false, thrift.WrapTException(err2)
+	}
+	iprot.ReadMessageEnd(ctx)
 
-  tickerCancel := func() {}
-  // Start a goroutine to do server side connectivity check.
-  if thrift.ServerConnectivityCheckInterval > 0 {
-    var cancel context.CancelFunc
-    ctx, cancel = context.WithCancel(ctx)
-    defer cancel()
-    var tickerCtx context.Context
-    tickerCtx, tickerCancel = context.WithCancel(context.Background())
-    defer tickerCancel()
-    go func(ctx context.Context, cancel context.CancelFunc) {
-      ticker := time.NewTicker(thrift.ServerConnectivityCheckInterval)
-      defer ticker.Stop()
-      for {
-        select {
-        case <-ctx.Done():
-          return
-        case <-ticker.C:
-          if !iprot.Transport().IsOpen() {
-            cancel()
-            return
-          }
-        }
-      }
-    }(tickerCtx, cancel)
-  }
+	tickerCancel := func() {}
+	// Start a goroutine to do server side connectivity check.
+	if thrift.ServerConnectivityCheckInterval > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(ctx)
+		defer cancel()
+		var tickerCtx context.Context
+		tickerCtx, tickerCancel = context.WithCancel(context.Background())
+		defer tickerCancel()
+		go func(ctx context.Context, cancel context.CancelFunc) {
+			ticker := time.NewTicker(thrift.ServerConnectivityCheckInterval)
+			defer ticker.Stop()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-ticker.C:
+					if !iprot.Transport().IsOpen() {
+						cancel()
+						return
+					}
+				}
+			}
+		}(tickerCtx, cancel)
+	}
 
-  result := THBaseServiceIncrementResult{}
-  if retval, err2 := p.handler.Increment(ctx, args.Table, args.Tincrement); err2 != nil {
-    tickerCancel()
-    err = thrift.WrapTException(err2)
-    switch v := err2.(type) {
-    case *TIOError:
-      result.Io = v
-    default:
-      if errors.Is(err2, thrift.ErrAbandonRequest) {
-        return false, thrift.WrapTException(err2)
-      }
-      _exc127 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing increment: " + err2.Error())
-      if err2 := oprot.WriteMessageBegin(ctx, "increment", thrift.EXCEPTION, seqId); err2 != nil {
-        _write_err126 = thrift.WrapTException(err2)
-      }
-      if err2 := _exc127.Write(ctx, oprot); _write_err126 == nil && err2 != nil {
-        _write_err126 = thrift.WrapTException(err2)
-      }
-      if err2 := oprot.WriteMessageEnd(ctx); _write_err126 == nil && err2 != nil {
-        _write_err126 = thrift.WrapTException(err2)
-      }
-      if err2 := oprot.Flush(ctx); _write_err126 == nil && err2 != nil {
-        _write_err126 = thrift.WrapTException(err2)
-      }
-      if _write_err126 != nil {
-        return false, thrift.WrapTException(_write_err126)
-      }
-      return true, err
-    }
-  } else {
-    result.Success = retval
-  }
-  tickerCancel()
-  if err2 := oprot.WriteMessageBegin(ctx, "increment", thrift.REPLY, seqId); err2 != nil {
-    _write_err126 = thrift.WrapTException(err2)
-  }
-  if err2 := result.Write(ctx, oprot); _write_err126 == nil && err2 != nil {
-    _write_err126 = thrift.WrapTException(err2)
-  }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err126 == nil && err2 != nil {
-    _write_err126 = thrift.WrapTException(err2)
-  }
-  if err2 := oprot.Flush(ctx); _write_err126 == nil && err2 != nil {
-    _write_err126 = thrift.WrapTException(err2)
-  }
-  if _write_err126 != nil {
-    return false, thrift.WrapTException(_write_err126)
-  }
-  return true, err
+	result := THBaseServiceIncrementResult{}
+	if retval, err2 := p.handler.Increment(ctx, args.Table, args.Tincrement); err2 != nil {
+		tickerCancel()
+		err = thrift.WrapTException(err2)
+		switch v := err2.(type) {
+		case *TIOError:
+			result.Io = v
+		default:
+			if errors.Is(err2, thrift.ErrAbandonRequest) {
+				return false, thrift.WrapTException(err2)
+			}
+			_exc127 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing increment: "+err2.Error())
+			if err2 := oprot.WriteMessageBegin(ctx, "increment", thrift.EXCEPTION, seqId); err2 != nil {
+				_write_err126 = thrift.WrapTException(err2)
+			}
+			if err2 := _exc127.Write(ctx, oprot); _write_err126 == nil && err2 != nil {
+				_write_err126 = thrift.WrapTException(err2)
+			}
+			if err2 := oprot.WriteMessageEnd(ctx); _write_err126 == nil && err2 != nil {
+				_write_err126 = thrift.WrapTException(err2)
+			}
+			if err2 := oprot.Flush(ctx); _write_err126 == nil && err2 != nil {
+				_write_err126 = thrift.WrapTException(err2)
+			}
+			if _write_err126 != nil {
+				return false, thrift.WrapTException(_write_err126)
+			}
+			return true, err
+		}
+	} else {
+		result.Success = retval
+	}
+	tickerCancel()
+	if err2 := oprot.WriteMessageBegin(ctx, "increment", thrift.REPLY, seqId); err2 != nil {
+		_write_err126 = thrift.WrapTException(err2)
+	}
+	if err2 := result.Write(ctx, oprot); _write_err126 == nil && err2 != nil {
+		_write_err126 = thrift.WrapTException(err2)
+	}
+	if err2 := oprot.WriteMessageEnd(ctx); _write_err126 == nil && err2 != nil {
+		_write_err126 = thrift.WrapTException(err2)
+	}
+	if err2 := oprot.Flush(ctx); _write_err126 == nil && err2 != nil {
+		_write_err126 = thrift.WrapTException(err2)
+	}
+	if _write_err126 != nil {
+		return false, thrift.WrapTException(_write_err126)
+	}
+	return true, err
 }
 
 type tHBaseServiceProcessorOpenScanner struct {
-  handler THBaseService
+	handler THBaseService
 }
 
 func (p *tHBaseServiceProcessorOpenScanner) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err128 error
-  args := THBaseServiceOpenScannerArgs{}
-  if err2 := args.Read(ctx, iprot); err2 != nil {
-    iprot.ReadMessageEnd(ctx)
-    x := thrift.NewTApplicationException(thrift.PROTOCOL_ERROR, err2.Error())
-    oprot.WriteMessageBegin(ctx, "openScanner", thrift.EXCEPTION, seqId)
-    x.Write(ctx, oprot)
-    oprot.WriteMessageEnd(ctx)
-    oprot.Flush(ctx)
-    return false, thrift.WrapTException(err2)
-  }
-  iprot.ReadMessageEnd(ctx)
+	var _write_err128 error
+	args := THBaseServiceOpenScannerArgs{}
+	if err2 := args.Read(ctx, iprot); err2 != nil {
+		iprot.ReadMessageEnd(ctx)
+		x := thrift.NewTApplicationException(thrift.PROTOCOL_ERROR, err2.Error())
+		oprot.WriteMessageBegin(ctx, "openScanner", thrift.EXCEPTION, seqId)
+		x.Write(ctx, oprot)
+		oprot.WriteMessageEnd(ctx)
+		oprot.Flush(ctx)
+		return false, thrift.WrapTException(err2)
+	}
+	iprot.ReadMessageEnd(ctx)
 
-  tickerCancel := func() {}
-  // Start a goroutine to do server side connectivity check.
-  if thrift.ServerConnectivityCheckInterval > 0 {
-    var cancel context.CancelFunc
-    ctx, cancel = context.WithCancel(ctx)
-    defer cancel()
-    var tickerCtx context.Context
-    tickerCtx, tickerCancel = context.WithCancel(context.Background())
-    defer tickerCancel()
-    go func(ctx context.Context, cancel context.CancelFunc) {
-      ticker := time.NewTicker(thrift.ServerConnectivityCheckInterval)
-      defer ticker.Stop()
-      for {
-        select {
-        case <-ctx.Done():
-          return
-        case <-ticker.C:
-          if !iprot.Transport().IsOpen() {
-            cancel()
-            return
-          }
-        }
-      }
-    }(tickerCtx, cancel)
-  }
+	tickerCancel := func() {}
+	// Start a goroutine to do server side connectivity check.
+	if thrift.ServerConnectivityCheckInterval > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(ctx)
+		defer cancel()
+		var tickerCtx context.Context
+		tickerCtx, tickerCancel = context.WithCancel(context.Background())
+		defer tickerCancel()
+		go func(ctx context.Context, cancel context.CancelFunc) {
+			ticker := time.NewTicker(thrift.ServerConnectivityCheckInterval)
+			defer ticker.Stop()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-ticker.C:
+					if !iprot.Transport().IsOpen() {
+						cancel()
+						return
+					}
+				}
+			}
+		}(tickerCtx, cancel)
+	}
 
-  result := THBaseServiceOpenScannerResult{}
-  if retval, err2 := p.handler.OpenScanner(ctx, args.Table, args.Tscan); err2 != nil {
-    tickerCancel()
-    err = thrift.WrapTException(err2)
-    switch v := err2.(type) {
-    case *TIOError:
-      result.Io = v
-    default:
-      if errors.Is(err2, thrift.ErrAbandonRequest) {
-        return false, thrift.WrapTException(err2)
-      }
-      _exc129 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing openScanner: " + err2.Error())
-      if err2 := oprot.WriteMessageBegin(ctx, "openScanner", thrift.EXCEPTION, seqId); err2 != nil {
-        _write_err128 = thrift.WrapTException(err2)
-      }
-      if err2 := _exc129.Write(ctx, oprot); _write_err128 == nil && err2 != nil {
-        _write_err128 = thrift.WrapTException(err2)
-      }
-      if err2 := oprot.WriteMessageEnd(ctx); _write_err128 == nil && err2 != nil {
-        _write_err128 = thrift.WrapTException(err2)
-      }
-      if err2 := oprot.Flush(ctx); _write_err128 == nil && err2 != nil {
-        _write_err128 = thrift.WrapTException(err2)
-      }
-      if _write_err128 != nil {
-        return false, thrift.WrapTException(_write_err128)
-      }
-      return true, err
-    }
-  } else {
-    result.Success = &retval
-  }
-  tickerCancel()
-  if err2 := oprot.WriteMessageBegin(ctx, "openScanner", thrift.REPLY, seqId); err2 != nil {
-    _write_err128 = thrift.WrapTException(err2)
-  }
-  if err2 := result.Write(ctx, oprot); _write_err128 == nil && err2 != nil {
-    _write_err128 = thrift.WrapTException(err2)
-  }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err128 == nil && err2 != nil {
-    _write_err128 = thrift.WrapTException(err2)
-  }
-  if err2 := oprot.Flush(ctx); _write_err128 == nil && err2 != nil {
-    _write_err128 = thrift.WrapTException(err2)
-  }
-  if _write_err128 != nil {
-    return false, thrift.WrapTException(_write_err128)
-  }
-  return true, err
+	result := THBaseServiceOpenScannerResult{}
+	if retval, err2 := p.handler.OpenScanner(ctx, args.Table, args.Tscan); err2 != nil {
+		tickerCancel()
+		err = thrift.WrapTException(err2)
+		switch v := err2.(type) {
+		case *TIOError:
+			result.Io = v
+		default:
+			if errors.Is(err2, thrift.ErrAbandonRequest) {
+				return false, thrift.WrapTException(err2)
+			}
+			_exc129 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing openScanner: "+err2.Error())
+			if err2 := oprot.WriteMessageBegin(ctx, "openScanner", thrift.EXCEPTION, seqId); err2 != nil {
+				_write_err128 = thrift.WrapTException(err2)
+			}
+			if err2 := _exc129.Write(ctx, oprot); _write_err128 == nil && err2 != nil {
+				_write_err128 = thrift.WrapTException(err2)
+			}
+			if err2 := oprot.WriteMessageEnd(ctx); _write_err128 == nil && err2 != nil {
+				_write_err128 = thrift.WrapTException(err2)
+			}
+			if err2 := oprot.Flush(ctx); _write_err128 == nil && err2 != nil {
+				_write_err128 = thrift.WrapTException(err2)
+			}
+			if _write_err128 != nil {
+				return false, thrift.WrapTException(_write_err128)
+			}
+			return true, err
+		}
+	} else {
+		result.Success = &retval
+	}
+	tickerCancel()
+	if err2 := oprot.WriteMessageBegin(ctx, "openScanner", thrift.REPLY, seqId); err2 != nil {
+		_write_err128 = thrift.WrapTException(err2)
+	}
+	if err2 := result.Write(ctx, oprot); _write_err128 == nil && err2 != nil {
+		_write_err128 = thrift.WrapTException(err2)
+	}
+	if err2 := oprot.WriteMessageEnd(ctx); _write_err128 == nil && err2 != nil {
+		_write_err128 = thrift.WrapTException(err2)
+	}
+	if err2 := oprot.Flush(ctx); _write_err128 == nil && err2 != nil {
+		_write_err128 = thrift.WrapTException(err2)
+	}
+	if _write_err128 != nil {
+		return false, thrift.WrapTException(_write_err128)
+	}
+	return true, err
 }
 
 type tHBaseServiceProcessorGetScannerRows struct {
-  handler THBaseService
+	handler THBaseService
 }
 
 func (p *tHBaseServiceProcessorGetScannerRows) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err130 error
-  args := THBaseServiceGetScannerRowsArgs{}
-  if err2 := args.Read(ctx, iprot); err2 != nil {
-    iprot.ReadMessageEnd(ctx)
-    x := thrift.NewTApplicationException(thrift.PROTOCOL_ERROR, err2.Error())
-    oprot.WriteMessageBegin(ctx, "getScannerRows", thrift.EXCEPTION, seqId)
-    x.Write(ctx, oprot)
-    oprot.WriteMessageEnd(ctx)
-    oprot.Flush(ctx)
-    return false, thrift.WrapTException(err2)
-  }
-  iprot.ReadMessageEnd(ctx)
+	var _write_err130 error
+	args := THBaseServiceGetScannerRowsArgs{}
+	if err2 := args.Read(ctx, iprot); err2 != nil {
+		iprot.ReadMessageEnd(ctx)
+		x := thrift.NewTApplicationException(thrift.PROTOCOL_ERROR, err2.Error())
+		oprot.WriteMessageBegin(ctx, "getScannerRows", thrift.EXCEPTION, seqId)
+		x.Write(ctx, oprot)
+		oprot.WriteMessageEnd(ctx)
+		oprot.Flush(ctx)
+		return false, thrift.WrapTException(err2)
+	}
+	iprot.ReadMessageEnd(ctx)
 
-  tickerCancel := func() {}
-  // Start a goroutine to do server side connectivity check.
-  if thrift.ServerConnectivityCheckInterval > 0 {
-    var cancel context.CancelFunc
-    ctx, cancel = context.WithCancel(ctx)
-    defer cancel()
-    var tickerCtx context.Context
-    tickerCtx, tickerCancel = context.WithCancel(context.Background())
-    defer tickerCancel()
-    go func(ctx context.Context, cancel context.CancelFunc) {
-      ticker := time.NewTicker(thrift.ServerConnectivityCheckInterval)
-      defer ticker.Stop()
-      for {
-        select {
-        case <-ctx.Done():
-          return
-        case <-ticker.C:
-          if !iprot.Transport().IsOpen() {
-            cancel()
-            return
-          }
-        }
-      }
-    }(tickerCtx, cancel)
-  }
+	tickerCancel := func() {}
+	// Start a goroutine to do server side connectivity check.
+	if thrift.ServerConnectivityCheckInterval > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(ctx)
+		defer cancel()
+		var tickerCtx context.Context
+		tickerCtx, tickerCancel = context.WithCancel(context.Background())
+		defer tickerCancel()
+		go func(ctx context.Context, cancel context.CancelFunc) {
+			ticker := time.NewTicker(thrift.ServerConnectivityCheckInterval)
+			defer ticker.Stop()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-ticker.C:
+					if !iprot.Transport().IsOpen() {
+						cancel()
+						return
+					}
+				}
+			}
+		}(tickerCtx, cancel)
+	}
 
-  result := THBaseServiceGetScannerRowsResult{}
-  if retval, err2 := p.handler.GetScannerRows(ctx, args.ScannerId, args.NumRows); err2 != nil {
-    tickerCancel()
-    err = thrift.WrapTException(err2)
-    switch v := err2.(type) {
-    case *TIOError:
-      result.Io = v
-    case *TIllegalArgument:
-      result.Ia = v
-    default:
-      if errors.Is(err2, thrift.ErrAbandonRequest) {
-        return false, thrift.WrapTException(err2)
-      }
-      _exc131 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing getScannerRows: " + err2.Error())
-      if err2 := oprot.WriteMessageBegin(ctx, "getScannerRows", thrift.EXCEPTION, seqId); err2 != nil {
-        _write_err130 = thrift.WrapTException(err2)
-      }
-      if err2 := _exc131.Write(ctx, oprot); _write_err130 == nil && err2 != nil {
-        _write_err130 = thrift.WrapTException(err2)
-      }
-      if err2 := oprot.WriteMessageEnd(ctx); _write_err130 == nil && err2 != nil {
-        _write_err130 = thrift.WrapTException(err2)
-      }
-      if err2 := oprot.Flush(ctx); _write_err130 == nil && err2 != nil {
-        _write_err130 = thrift.WrapTException(err2)
-      }
-      if _write_err130 != nil {
-        return false, thrift.WrapTException(_write_err130)
-      }
-      return true, err
-    }
-  } else {
-    result.Success = retval
-  }
-  tickerCancel()
-  if err2 := oprot.WriteMessageBegin(ctx, "getScannerRows", thrift.REPLY, seqId); err2 != nil {
-    _write_err130 = thrift.WrapTException(err2)
-  }
-  if err2 := result.Write(ctx, oprot); _write_err130 == nil && err2 != nil {
-    _write_err130 = thrift.WrapTException(err2)
-  }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err130 == nil && err2 != nil {
-    _write_err130 = thrift.WrapTException(err2)
-  }
-  if err2 := oprot.Flush(ctx); _write_err130 == nil && err2 != nil {
-    _write_err130 = thrift.WrapTException(err2)
-  }
-  if _write_err130 != nil {
-    return false, thrift.WrapTException(_write_err130)
-  }
-  return true, err
+	result := THBaseServiceGetScannerRowsResult{}
+	if retval, err2 := p.handler.GetScannerRows(ctx, args.ScannerId, args.NumRows); err2 != nil {
+		tickerCancel()
+		err = thrift.WrapTException(err2)
+		switch v := err2.(type) {
+		case *TIOError:
+			result.Io = v
+		case *TIllegalArgument:
+			result.Ia = v
+		default:
+			if errors.Is(err2, thrift.ErrAbandonRequest) {
+				return false, thrift.WrapTException(err2)
+			}
+			_exc131 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing getScannerRows: "+err2.Error())
+			if err2 := oprot.WriteMessageBegin(ctx, "getScannerRows", thrift.EXCEPTION, seqId); err2 != nil {
+				_write_err130 = thrift.WrapTException(err2)
+			}
+			if err2 := _exc131.Write(ctx, oprot); _write_err130 == nil && err2 != nil {
+				_write_err130 = thrift.WrapTException(err2)
+			}
+			if err2 := oprot.WriteMessageEnd(ctx); _write_err130 == nil && err2 != nil {
+				_write_err130 = thrift.WrapTException(err2)
+			}
+			if err2 := oprot.Flush(ctx); _write_err130 == nil && err2 != nil {
+				_write_err130 = thrift.WrapTException(err2)
+			}
+			if _write_err130 != nil {
+				return false, thrift.WrapTException(_write_err130)
+			}
+			return true, err
+		}
+	} else {
+		result.Success = retval
+	}
+	tickerCancel()
+	if err2 := oprot.WriteMessageBegin(ctx, "getScannerRows", thrift.REPLY, seqId); err2 != nil {
+		_write_err130 = thrift.WrapTException(err2)
+	}
+	if err2 := result.Write(ctx, oprot); _write_err130 == nil && err2 != nil {
+		_write_err130 = thrift.WrapTException(err2)
+	}
+	if err2 := oprot.WriteMessageEnd(ctx); _write_err130 == nil && err2 != nil {
+		_write_err130 = thrift.WrapTException(err2)
+	}
+	if err2 := oprot.Flush(ctx); _write_err130 == nil && err2 != nil {
+		_write_err130 = thrift.WrapTException(err2)
+	}
+	if _write_err130 != nil {
+		return false, thrift.WrapTException(_write_err130)
+	}
+	return true, err
 }
 
 type tHBaseServiceProcessorCloseScanner struct {
-  handler THBaseService
+	handler THBaseService
 }
 
 func (p *tHBaseServiceProcessorCloseScanner) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err132 error
-  args := THBaseServiceCloseScannerArgs{}
-  if err2 := args.Read(ctx, iprot); err2 != nil {
-    iprot.ReadMessageEnd(ctx)
-    x := thrift.NewTApplicationException(thrift.PROTOCOL_ERROR, err2.Error())
-    oprot.WriteMessageBegin(ctx, "closeScanner", thrift.EXCEPTION, seqId)
-    x.Write(ctx, oprot)
-    oprot.WriteMessageEnd(ctx)
-    oprot.Flush(ctx)
-    return false, thrift.WrapTException(err2)
-  }
-  iprot.ReadMessageEnd(ctx)
+	var _write_err132 error
+	args := THBaseServiceCloseScannerArgs{}
+	if err2 := args.Read(ctx, iprot); err2 != nil {
+		iprot.ReadMessageEnd(ctx)
+		x := thrift.NewTApplicationException(thrift.PROTOCOL_ERROR, err2.Error())
+		oprot.WriteMessageBegin(ctx, "closeScanner", thrift.EXCEPTION, seqId)
+		x.Write(ctx, oprot)
+		oprot.WriteMessageEnd(ctx)
+		oprot.Flush(ctx)
+		return false, thrift.WrapTException(err2)
+	}
+	iprot.ReadMessageEnd(ctx)
 
-  tickerCancel := func() {}
-  // Start a goroutine to do server side connectivity check.
-  if thrift.ServerConnectivityCheckInterval > 0 {
-    var cancel context.CancelFunc
-    ctx, cancel = context.WithCancel(ctx)
-    defer cancel()
-    var tickerCtx context.Context
-    tickerCtx, tickerCancel = context.WithCancel(context.Background())
-    defer tickerCancel()
-    go func(ctx context.Context, cancel context.CancelFunc) {
-      ticker := time.NewTicker(thrift.ServerConnectivityCheckInterval)
-      defer ticker.Stop()
-      for {
-        select {
-        case <-ctx.Done():
-          return
-        case <-ticker.C:
-          if !iprot.Transport().IsOpen() {
-            cancel()
-            return
-          }
-        }
-      }
-    }(tickerCtx, cancel)
-  }
+	tickerCancel := func() {}
+	// Start a goroutine to do server side connectivity check.
+	if thrift.ServerConnectivityCheckInterval > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(ctx)
+		defer cancel()
+		var tickerCtx context.Context
+		tickerCtx, tickerCancel = context.WithCancel(context.Background())
+		defer tickerCancel()
+		go func(ctx context.Context, cancel context.CancelFunc) {
+			ticker := time.NewTicker(thrift.ServerConnectivityCheckInterval)
+			defer ticker.Stop()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-ticker.C:
+					if !iprot.Transport().IsOpen() {
+						cancel()
+						return
+					}
+				}
+			}
+		}(tickerCtx, cancel)
+	}
 
-  result := THBaseServiceCloseScannerResult{}
-  if err2 := p.handler.CloseScanner(ctx, args.ScannerId); err2 != nil {
-    tickerCancel()
-    err = thrift.WrapTException(err2)
-    switch v := err2.(type) {
-    case *TIOError:
-      result.Io = v
-    case *TIllegalArgument:
-      result.Ia = v
-    default:
-      if errors.Is(err2, thrift.ErrAbandonRequest) {
-        return false, thrift.WrapTException(err2)
-      }
-      _exc133 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing closeScanner: " + err2.Error())
-      if err2 := oprot.WriteMessageBegin(ctx, "closeScanner", thrift.EXCEPTION, seqId); err2 != nil {
-        _write_err132 = thrift.WrapTException(err2)
-      }
-      if err2 := _exc133.Write(ctx, oprot); _write_err132 == nil && err2 != nil {
-        _write_err132 = thrift.WrapTException(err2)
-      }
-      if err2 := oprot.WriteMessageEnd(ctx); _write_err132 == nil && err2 != nil {
-        _write_err132 = thrift.WrapTException(err2)
-      }
-      if err2 := oprot.Flush(ctx); _write_err132 == nil && err2 != nil {
-        _write_err132 = thrift.WrapTException(err2)
-      }
-      if _write_err132 != nil {
-        return false, thrift.WrapTException(_write_err132)
-      }
-      return true, err
-    }
-  }
-  tickerCancel()
-  if err2 := oprot.WriteMessageBegin(ctx, "closeScanner", thrift.REPLY, seqId); err2 != nil {
-    _write_err132 = thrift.WrapTException(err2)
-  }
-  if err2 := result.Write(ctx, oprot); _write_err132 == nil && err2 != nil {
-    _write_err132 = thrift.WrapTException(err2)
-  }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err132 == nil && err2 != nil {
-    _write_err132 = thrift.WrapTException(err2)
-  }
-  if err2 := oprot.Flush(ctx); _write_err132 == nil && err2 != nil {
-    _write_err132 = thrift.WrapTException(err2)
-  }
-  if _write_err132 != nil {
-    return false, thrift.WrapTException(_write_err132)
-  }
-  return true, err
+	result := THBaseServiceCloseScannerResult{}
+	if err2 := p.handler.CloseScanner(ctx, args.ScannerId); err2 != nil {
+		tickerCancel()
+		err = thrift.WrapTException(err2)
+		switch v := err2.(type) {
+		case *TIOError:
+			result.Io = v
+		case *TIllegalArgument:
+			result.Ia = v
+		default:
+			if errors.Is(err2, thrift.ErrAbandonRequest) {
+				return false, thrift.WrapTException(err2)
+			}
+			_exc133 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing closeScanner: "+err2.Error())
+			if err2 := oprot.WriteMessageBegin(ctx, "closeScanner", thrift.EXCEPTION, seqId); err2 != nil {
+				_write_err132 = thrift.WrapTException(err2)
+			}
+			if err2 := _exc133.Write(ctx, oprot); _write_err132 == nil && err2 != nil {
+				_write_err132 = thrift.WrapTException(err2)
+			}
+			if err2 := oprot.WriteMessageEnd(ctx); _write_err132 == nil && err2 != nil {
+				_write_err132 = thrift.WrapTException(err2)
+			}
+			if err2 := oprot.Flush(ctx); _write_err132 == nil && err2 != nil {
+				_write_err132 = thrift.WrapTException(err2)
+			}
+			if _write_err132 != nil {
+				return false, thrift.WrapTException(_write_err132)
+			}
+			return true, err
+		}
+	}
+	tickerCancel()
+	if err2 := oprot.WriteMessageBegin(ctx, "closeScanner", thrift.REPLY, seqId); err2 != nil {
+		_write_err132 = thrift.WrapTException(err2)
+	}
+	if err2 := result.Write(ctx, oprot); _write_err132 == nil && err2 != nil {
+		_write_err132 = thrift.WrapTException(err2)
+	}
+	if err2 := oprot.WriteMessageEnd(ctx); _write_err132 == nil && err2 != nil {
+		_write_err132 = thrift.WrapTException(err2)
+	}
+	if err2 := oprot.Flush(ctx); _write_err132 == nil && err2 != nil {
+		_write_err132 = thrift.WrapTException(err2)
+	}
+	if _write_err132 != nil {
+		return false, thrift.WrapTException(_write_err132)
+	}
+	return true, err
 }
 
 type tHBaseServiceProcessorMutateRow struct {
-  handler THBaseService
+	handler THBaseService
 }
 
 func (p *tHBaseServiceProcessorMutateRow) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err134 error
-  args := THBaseServiceMutateRowArgs{}
-  if err2 := args.Read(ctx, iprot); err2 != nil {
-    iprot.ReadMessageEnd(ctx)
-    x := thrift.NewTApplicationException(thrift.PROTOCOL_ERROR, err2.Error())
-    oprot.WriteMessageBegin(ctx, "mutateRow", thrift.EXCEPTION, seqId)
-    x.Write(ctx, oprot)
-    oprot.WriteMessageEnd(ctx)
-    oprot.Flush(ctx)
-    return false, thrift.WrapTException(err2)
-  }
-  iprot.ReadMessageEnd(ctx)
+	var _write_err134 error
+	args := THBaseServiceMutateRowArgs{}
+	if err2 := args.Read(ctx, iprot); err2 != nil {
+		iprot.ReadMessageEnd(ctx)
+		x := thrift.NewTApplicationException(thrift.PROTOCOL_ERROR, err2.Error())
+		oprot.WriteMessageBegin(ctx, "mutateRow", thrift.EXCEPTION, seqId)
+		x.Write(ctx, oprot)
+		oprot.WriteMessageEnd(ctx)
+		oprot.Flush(ctx)
+		return false, thrift.WrapTException(err2)
+	}
+	iprot.ReadMessageEnd(ctx)
 
-  tickerCancel := func() {}
-  // Start a goroutine to do server side connectivity check.
-  if thrift.ServerConnectivityCheckInterval > 0 {
-    var cancel context.CancelFunc
-    ctx, cancel = context.WithCancel(ctx)
-    defer cancel()
-    var tickerCtx context.Context
-    tickerCtx, tickerCancel = context.WithCancel(context.Background())
-    defer tickerCancel()
-    go func(ctx context.Context, cancel context.CancelFunc) {
-      ticker := time.NewTicker(thrift.ServerConnectivityCheckInterval)
-      defer ticker.Stop()
-      for {
-        select {
-        case <-ctx.Done():
-          return
-        case <-ticker.C:
-          if !iprot.Transport().IsOpen() {
-            cancel()
-            return
-          }
-        }
-      }
-    }(tickerCtx, cancel)
-  }
+	tickerCancel := func() {}
+	// Start a goroutine to do server side connectivity check.
+	if thrift.ServerConnectivityCheckInterval > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(ctx)
+		defer cancel()
+		var tickerCtx context.Context
+		tickerCtx, tickerCancel = context.WithCancel(context.Background())
+		defer tickerCancel()
+		go func(ctx context.Context, cancel context.CancelFunc) {
+			ticker := time.NewTicker(thrift.ServerConnectivityCheckInterval)
+			defer ticker.Stop()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-ticker.C:
+					if !iprot.Transport().IsOpen() {
+						cancel()
+						return
+					}
+				}
+			}
+		}(tickerCtx, cancel)
+	}
 
-  result := THBaseServiceMutateRowResult{}
-  if err2 := p.handler.MutateRow(ctx, args.Table, args.TrowMutations); err2 != nil {
-    tickerCancel()
-    err = thrift.WrapTException(err2)
-    switch v := err2.(type) {
-    case *TIOError:
-      result.Io = v
-    default:
-      if errors.Is(err2, thrift.ErrAbandonRequest) {
-        return false, thrift.WrapTException(err2)
-      }
-      _exc135 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing mutateRow: " + err2.Error())
-      if err2 := oprot.WriteMessageBegin(ctx, "mutateRow", thrift.EXCEPTION, seqId); err2 != nil {
-        _write_err134 = thrift.WrapTException(err2)
-      }
-      if err2 := _exc135.Write(ctx, oprot); _write_err134 == nil && err2 != nil {
-        _write_err134 = thrift.WrapTException(err2)
-      }
-      if err2 := oprot.WriteMessageEnd(ctx); _write_err134 == nil && err2 != nil {
-        _write_err134 = thrift.WrapTException(err2)
-      }
-      if err2 := oprot.Flush(ctx); _write_err134 == nil && err2 != nil {
-        _write_err134 = thrift.WrapTException(err2)
-      }
-      if _write_err134 != nil {
-        return false, thrift.WrapTException(_write_err134)
-      }
-      return true, err
-    }
-  }
-  tickerCancel()
-  if err2 := oprot.WriteMessageBegin(ctx, "mutateRow", thrift.REPLY, seqId); err2 != nil {
-    _write_err134 = thrift.WrapTException(err2)
-  }
-  if err2 := result.Write(ctx, oprot); _write_err134 == nil && err2 != nil {
-    _write_err134 = thrift.WrapTException(err2)
-  }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err134 == nil && err2 != nil {
-    _write_err134 = thrift.WrapTException(err2)
-  }
-  if err2 := oprot.Flush(ctx); _write_err134 == nil && err2 != nil {
-    _write_err134 = thrift.WrapTException(err2)
-  }
-  if _write_err134 != nil {
-    return false, thrift.WrapTException(_write_err134)
-  }
-  return true, err
+	result := THBaseServiceMutateRowResult{}
+	if err2 := p.handler.MutateRow(ctx, args.Table, args.TrowMutations); err2 != nil {
+		tickerCancel()
+		err = thrift.WrapTException(err2)
+		switch v := err2.(type) {
+		case *TIOError:
+			result.Io = v
+		default:
+			if errors.Is(err2, thrift.ErrAbandonRequest) {
+				return false, thrift.WrapTException(err2)
+			}
+			_exc135 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing mutateRow: "+err2.Error())
+			if err2 := oprot.WriteMessageBegin(ctx, "mutateRow", thrift.EXCEPTION, seqId); err2 != nil {
+				_write_err134 = thrift.WrapTException(err2)
+			}
+			if err2 := _exc135.Write(ctx, oprot); _write_err134 == nil && err2 != nil {
+				_write_err134 = thrift.WrapTException(err2)
+			}
+			if err2 := oprot.WriteMessageEnd(ctx); _write_err134 == nil && err2 != nil {
+				_write_err134 = thrift.WrapTException(err2)
+			}
+			if err2 := oprot.Flush(ctx); _write_err134 == nil && err2 != nil {
+				_write_err134 = thrift.WrapTException(err2)
+			}
+			if _write_err134 != nil {
+				return false, thrift.WrapTException(_write_err134)
+			}
+			return true, err
+		}
+	}
+	tickerCancel()
+	if err2 := oprot.WriteMessageBegin(ctx, "mutateRow", thrift.REPLY, seqId); err2 != nil {
+		_write_err134 = thrift.WrapTException(err2)
+	}
+	if err2 := result.Write(ctx, oprot); _write_err134 == nil && err2 != nil {
+		_write_err134 = thrift.WrapTException(err2)
+	}
+	if err2 := oprot.WriteMessageEnd(ctx); _write_err134 == nil && err2 != nil {
+		_write_err134 = thrift.WrapTException(err2)
+	}
+	if err2 := oprot.Flush(ctx); _write_err134 == nil && err2 != nil {
+		_write_err134 = thrift.WrapTException(err2)
+	}
+	if _write_err134 != nil {
+		return false, thrift.WrapTException(_write_err134)
+	}
+	return true, err
 }
 
 type tHBaseServiceProcessorGetScannerResults struct {
-  handler THBaseService
+	handler THBaseService
 }
 
 func (p *tHBaseServiceProcessorGetScannerResults) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err136 error
-  args := THBaseServiceGetScannerResultsArgs{}
-  if err2 := args.Read(ctx, iprot); err2 != nil {
-    iprot.ReadMessageEnd(ctx)
-    x := thrift.NewTApplicationException(thrift.PROTOCOL_ERROR, err2.Error())
-    oprot.WriteMessageBegin(ctx, "getScannerResults", thrift.EXCEPTION, seqId)
-    x.Write(ctx, oprot)
-    oprot.WriteMessageEnd(ctx)
-    oprot.Flush(ctx)
-    return false, thrift.WrapTException(err2)
-  }
-  iprot.ReadMessageEnd(ctx)
+	var _write_err136 error
+	args := THBaseServiceGetScannerResultsArgs{}
+	if err2 := args.Read(ctx, iprot); err2 != nil {
+		iprot.ReadMessageEnd(ctx)
+		x := thrift.NewTApplicationException(thrift.PROTOCOL_ERROR, err2.Error())
+		oprot.WriteMessageBegin(ctx, "getScannerResults", thrift.EXCEPTION, seqId)
+		x.Write(ctx, oprot)
+		oprot.WriteMessageEnd(ctx)
+		oprot.Flush(ctx)
+		return false, thrift.WrapTException(err2)
+	}
+	iprot.ReadMessageEnd(ctx)
 
-  tickerCancel := func() {}
-  // Start a goroutine to do server side connectivity check.
-  if thrift.ServerConnectivityCheckInterval > 0 {
-    var cancel context.CancelFunc
-    ctx, cancel = context.WithCancel(ctx)
-    defer cancel()
-    var tickerCtx context.Context
-    tickerCtx, tickerCancel = context.WithCancel(context.Background())
-    defer tickerCancel()
-    go func(ctx context.Context, cancel context.CancelFunc) {
-      ticker := time.NewTicker(thrift.ServerConnectivityCheckInterval)
-      defer ticker.Stop()
-      for {
-        select {
-        case <-ctx.Done():
-          return
-        case <-ticker.C:
-          if !iprot.Transport().IsOpen() {
-            cancel()
-            return
-          }
-        }
-      }
-    }(tickerCtx, cancel)
-  }
+	tickerCancel := func() {}
+	// Start a goroutine to do server side connectivity check.
+	if thrift.ServerConnectivityCheckInterval > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(ctx)
+		defer cancel()
+		var tickerCtx context.Context
+		tickerCtx, tickerCancel = context.WithCancel(context.Background())
+		defer tickerCancel()
+		go func(ctx context.Context, cancel context.CancelFunc) {
+			ticker := time.NewTicker(thrift.ServerConnectivityCheckInterval)
+			defer ticker.Stop()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-ticker.C:
+					if !iprot.Transport().IsOpen() {
+						cancel()
+						return
+					}
+				}
+			}
+		}(tickerCtx, cancel)
+	}
 
-  result := THBaseServiceGetScannerResultsResult{}
-  if retval, err2 := p.handler.GetScannerResults(ctx, args.Table, args.Tscan, args.NumRows); err2 != nil {
-    tickerCancel()
-    err = thrift.WrapTException(err2)
-    switch v := err2.(type) {
-    case *TIOError:
-      result.Io = v
-    default:
-      if errors.Is(err2, thrift.ErrAbandonRequest) {
-        return false, thrift.WrapTException(err2)
-      }
-      _exc137 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing getScannerResults: " + err2.Error())
-      if err2 := oprot.WriteMessageBegin(ctx, "getScannerResults", thrift.EXCEPTION, seqId); err2 != nil {
-        _write_err136 = thrift.WrapTException(err2)
-      }
-      if err2 := _exc137.Write(ctx, oprot); _write_err136 == nil && err2 != nil {
-        _write_err136 = thrift.WrapTException(err2)
-      }
-      if err2 := oprot.WriteMessageEnd(ctx); _write_err136 == nil && err2 != nil {
-        _write_err136 = thrift.WrapTException(err2)
-      }
-      if err2 := oprot.Flush(ctx); _write_err136 == nil && err2 != nil {
-        _write_err136 = thrift.WrapTException(err2)
-      }
-      if _write_err136 != nil {
-        return false, thrift.WrapTException(_write_err136)
-      }
-      return true, err
-    }
-  } else {
-    result.Success = retval
-  }
-  tickerCancel()
-  if err2 := oprot.WriteMessageBegin(ctx, "getScannerResults", thrift.REPLY, seqId); err2 != nil {
-    _write_err136 = thrift.WrapTException(err2)
-  }
-  if err2 := result.Write(ctx, oprot); _write_err136 == nil && err2 != nil {
-    _write_err136 = thrift.WrapTException(err2)
-  }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err136 == nil && err2 != nil {
-    _write_err136 = thrift.WrapTException(err2)
-  }
-  if err2 := oprot.Flush(ctx); _write_err136 == nil && err2 != nil {
-    _write_err136 = thrift.WrapTException(err2)
-  }
-  if _write_err136 != nil {
-    return false, thrift.WrapTException(_write_err136)
-  }
-  return true, err
+	result := THBaseServiceGetScannerResultsResult{}
+	if retval, err2 := p.handler.GetScannerResults(ctx, args.Table, args.Tscan, args.NumRows); err2 != nil {
+		tickerCancel()
+		err = thrift.WrapTException(err2)
+		switch v := err2.(type) {
+		case *TIOError:
+			result.Io = v
+		default:
+			if errors.Is(err2, thrift.ErrAbandonRequest) {
+				return false, thrift.WrapTException(err2)
+			}
+			_exc137 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing getScannerResults: "+err2.Error())
+			if err2 := oprot.WriteMessageBegin(ctx, "getScannerResults", thrift.EXCEPTION, seqId); err2 != nil {
+				_write_err136 = thrift.WrapTException(err2)
+			}
+			if err2 := _exc137.Write(ctx, oprot); _write_err136 == nil && err2 != nil {
+				_write_err136 = thrift.WrapTException(err2)
+			}
+			if err2 := oprot.WriteMessageEnd(ctx); _write_err136 == nil && err2 != nil {
+				_write_err136 = thrift.WrapTException(err2)
+			}
+			if err2 := oprot.Flush(ctx); _write_err136 == nil && err2 != nil {
+				_write_err136 = thrift.WrapTException(err2)
+			}
+			if _write_err136 != nil {
+				return false, thrift.WrapTException(_write_err136)
+			}
+			return true, err
+		}
+	} else {
+		result.Success = retval
+	}
+	tickerCancel()
+	if err2 := oprot.WriteMessageBegin(ctx, "getScannerResults", thrift.REPLY, seqId); err2 != nil {
+		_write_err136 = thrift.WrapTException(err2)
+	}
+	if err2 := result.Write(ctx, oprot); _write_err136 == nil && err2 != nil {
+		_write_err136 = thrift.WrapTException(err2)
+	}
+	if err2 := oprot.WriteMessageEnd(ctx); _write_err136 == nil && err2 != nil {
+		_write_err136 = thrift.WrapTException(err2)
+	}
+	if err2 := oprot.Flush(ctx); _write_err136 == nil && err2 != nil {
+		_write_err136 = thrift.WrapTException(err2)
+	}
+	if _write_err136 != nil {
+		return false, thrift.WrapTException(_write_err136)
+	}
+	return true, err
 }
 
 type tHBaseServiceProcessorGetAllRegionLocations struct {
-  handler THBaseService
+	handler THBaseService
 }
 
 func (p *tHBaseServiceProcessorGetAllRegionLocations) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err138 error
-  args := THBaseServiceGetAllRegionLocationsArgs{}
-  if err2 := args.Read(ctx, iprot); err2 != nil {
-    iprot.ReadMessageEnd(ctx)
-    x := thrift.NewTApplicationException(thrift.PROTOCOL_ERROR, err2.Error())
-    oprot.WriteMessageBegin(ctx, "getAllRegionLocations", thrift.EXCEPTION, seqId)
-    x.Write(ctx, oprot)
-    oprot.WriteMessageEnd(ctx)
-    oprot.Flush(ctx)
-    return false, thrift.WrapTException(err2)
-  }
-  iprot.ReadMessageEnd(ctx)
+	var _write_err138 error
+	args := THBaseServiceGetAllRegionLocationsArgs{}
+	if err2 := args.Read(ctx, iprot); err2 != nil {
+		iprot.ReadMessageEnd(ctx)
+		x := thrift.NewTApplicationException(thrift.PROTOCOL_ERROR, err2.Error())
+		oprot.WriteMessageBegin(ctx, "getAllRegionLocations", thrift.EXCEPTION, seqId)
+		x.Write(ctx, oprot)
+		oprot.WriteMessageEnd(ctx)
+		oprot.Flush(ctx)
+		return false, thrift.WrapTException(err2)
+	}
+	iprot.ReadMessageEnd(ctx)
 
-  tickerCancel := func() {}
-  // Start a goroutine to do server side connectivity check.
-  if thrift.ServerConnectivityCheckInterval > 0 {
-    var cancel context.CancelFunc
-    ctx, cancel = context.WithCancel(ctx)
-    defer cancel()
-    var tickerCtx context.Context
-    tickerCtx, tickerCancel = context.WithCancel(context.Background())
-    defer tickerCancel()
-    go func(ctx context.Context, cancel context.CancelFunc) {
-      ticker := time.NewTicker(thrift.ServerConnectivityCheckInterval)
-      defer ticker.Stop()
-      for {
-        select {
-        case <-ctx.Done():
-          return
-        case <-ticker.C:
-          if !iprot.Transport().IsOpen() {
-            cancel()
-            return
-          }
-        }
-      }
-    }(tickerCtx, cancel)
-  }
+	tickerCancel := func() {}
+	// Start a goroutine to do server side connectivity check.
+	if thrift.ServerConnectivityCheckInterval > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(ctx)
+		defer cancel()
+		var tickerCtx context.Context
+		tickerCtx, tickerCancel = context.WithCancel(context.Background())
+		defer tickerCancel()
+		go func(ctx context.Context, cancel context.CancelFunc) {
+			ticker := time.NewTicker(thrift.ServerConnectivityCheckInterval)
+			defer ticker.Stop()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-ticker.C:
+					if !iprot.Transport().IsOpen() {
+						cancel()
+						return
+					}
+				}
+			}
+		}(tickerCtx, cancel)
+	}
 
-  result := THBaseServiceGetAllRegionLocationsResult{}
-  if retval, err2 := p.handler.GetAllRegionLocations(ctx, args.Table); err2 != nil {
-    tickerCancel()
-    err = thrift.WrapTException(err2)
-    switch v := err2.(type) {
-    case *TIOError:
-      result.Io = v
-    default:
-      if errors.Is(err2, thrift.ErrAbandonRequest) {
-        return false, thrift.WrapTException(err2)
-      }
-      _exc139 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing getAllRegionLocations: " + err2.Error())
-      if err2 := oprot.WriteMessageBegin(ctx, "getAllRegionLocations", thrift.EXCEPTION, seqId); err2 != nil {
-        _write_err138 = thrift.WrapTException(err2)
-      }
-      if err2 := _exc139.Write(ctx, oprot); _write_err138 == nil && err2 != nil {
-        _write_err138 = thrift.WrapTException(err2)
-      }
-      if err2 := oprot.WriteMessageEnd(ctx); _write_err138 == nil && err2 != nil {
-        _write_err138 = thrift.WrapTException(err2)
-      }
-      if err2 := oprot.Flush(ctx); _write_err138 == nil && err2 != nil {
-        _write_err138 = thrift.WrapTException(err2)
-      }
-      if _write_err138 != nil {
-        return false, thrift.WrapTException(_write_err138)
-      }
-      return true, err
-    }
-  } else {
-    result.Success = retval
-  }
-  tickerCancel()
-  if err2 := oprot.WriteMessageBegin(ctx, "getAllRegionLocations", thrift.REPLY, seqId); err2 != nil {
-    _write_err138 = thrift.WrapTException(err2)
-  }
-  if err2 := result.Write(ctx, oprot); _write_err138 == nil && err2 != nil {
-    _write_err138 = thrift.WrapTException(err2)
-  }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err138 == nil && err2 != nil {
-    _write_err138 = thrift.WrapTException(err2)
-  }
-  if err2 := oprot.Flush(ctx); _write_err138 == nil && err2 != nil {
-    _write_err138 = thrift.WrapTException(err2)
-  }
-  if _write_err138 != nil {
-    return false, thrift.WrapTException(_write_err138)
-  }
-  return true, err
+	result := THBaseServiceGetAllRegionLocationsResult{}
+	if retval, err2 := p.handler.GetAllRegionLocations(ctx, args.Table); err2 != nil {
+		tickerCancel()
+		err = thrift.WrapTException(err2)
+		switch v := err2.(type) {
+		case *TIOError:
+			result.Io = v
+		default:
+			if errors.Is(err2, thrift.ErrAbandonRequest) {
+				return false, thrift.WrapTException(err2)
+			}
+			_exc139 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing getAllRegionLocations: "+err2.Error())
+			if err2 := oprot.WriteMessageBegin(ctx, "getAllRegionLocations", thrift.EXCEPTION, seqId); err2 != nil {
+				_write_err138 = thrift.WrapTException(err2)
+			}
+			if err2 := _exc139.Write(ctx, oprot); _write_err138 == nil && err2 != nil {
+				_write_err138 = thrift.WrapTException(err2)
+			}
+			if err2 := oprot.WriteMessageEnd(ctx); _write_err138 == nil && err2 != nil {
+				_write_err138 = thrift.WrapTException(err2)
+			}
+			if err2 := oprot.Flush(ctx); _write_err138 == nil && err2 != nil {
+				_write_err138 = thrift.WrapTException(err2)
+			}
+			if _write_err138 != nil {
+				return false, thrift.WrapTException(_write_err138)
+			}
+			return true, err
+		}
+	} else {
+		result.Success = retval
+	}
+	tickerCancel()
+	if err2 := oprot.WriteMessageBegin(ctx, "getAllRegionLocations", thrift.REPLY, seqId); err2 != nil {
+		_write_err138 = thrift.WrapTException(err2)
+	}
+	if err2 := result.Write(ctx, oprot); _write_err138 == nil && err2 != nil {
+		_write_err138 = thrift.WrapTException(err2)
+	}
+	if err2 := oprot.WriteMessageEnd(ctx); _write_err138 == nil && err2 != nil {
+		_write_err138 = thrift.WrapTException(err2)
+	}
+	if err2 := oprot.Flush(ctx); _write_err138 == nil && err2 != nil {
+		_write_err138 = thrift.WrapTException(err2)
+	}
+	if _write_err138 != nil {
+		return false, thrift.WrapTException(_write_err138)
+	}
+	return true, err
 }
 
 type tHBaseServiceProcessorCheckAndMutate struct {
-  handler THBaseService
+	handler THBaseService
 }
 
 func (p *tHBaseServiceProcessorCheckAndMutate) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err140 error
-  args := THBaseServiceCheckAndMutateArgs{}
-  if err2 := args.Read(ctx, iprot); err2 != nil {
-    iprot.ReadMessageEnd(ctx)
-    x := thrift.NewTApplicationException(thrift.PROTOCOL_ERROR, err2.Error())
-    oprot.WriteMessageBegin(ctx, "checkAndMutate", thrift.EXCEPTION, seqId)
-    x.Write(ctx, oprot)
-    oprot.WriteMessageEnd(ctx)
-    oprot.Flush(ctx)
-    return false, thrift.WrapTException(err2)
-  }
-  iprot.ReadMessageEnd(ctx)
+	var _write_err140 error
+	args := THBaseServiceCheckAndMutateArgs{}
+	if err2 := args.Read(ctx, iprot); err2 != nil {
+		iprot.ReadMessageEnd(ctx)
+		x := thrift.NewTApplicationException(thrift.PROTOCOL_ERROR, err2.Error())
+		oprot.WriteMessageBegin(ctx, "checkAndMutate", thrift.EXCEPTION, seqId)
+		x.Write(ctx, oprot)
+		oprot.WriteMessageEnd(ctx)
+		oprot.Flush(ctx)
+		return false, thrift.WrapTException(err2)
+	}
+	iprot.ReadMessageEnd(ctx)
 
-  tickerCancel := func() {}
-  // Start a goroutine to do server side connectivity check.
-  if thrift.ServerConnectivityCheckInterval > 0 {
-    var cancel context.CancelFunc
-    ctx, cancel = context.WithCancel(ctx)
-    defer cancel()
-    var tickerCtx context.Context
-    tickerCtx, tickerCancel = context.WithCancel(context.Background())
-    defer tickerCancel()
-    go func(ctx context.Context, cancel context.CancelFunc) {
-      ticker := time.NewTicker(thrift.ServerConnectivityCheckInterval)
-      defer ticker.Stop()
-      for {
-        select {
-        case <-ctx.Done():
-          return
-        case <-ticker.C:
-          if !iprot.Transport().IsOpen() {
-            cancel()
-            return
-          }
-        }
-      }
-    }(tickerCtx, cancel)
-  }
+	tickerCancel := func() {}
+	// Start a goroutine to do server side connectivity check.
+	if thrift.ServerConnectivityCheckInterval > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(ctx)
+		defer cancel()
+		var tickerCtx context.Context
+		tickerCtx, tickerCancel = context.WithCancel(context.Background())
+		defer tickerCancel()
+		go func(ctx context.Context, cancel context.CancelFunc) {
+			ticker := time.NewTicker(thrift.ServerConnectivityCheckInterval)
+			defer ticker.Stop()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-ticker.C:
+					if !iprot.Transport().IsOpen() {
+						cancel()
+						return
+					}
+				}
+			}
+		}(tickerCtx, cancel)
+	}
 
-  result := THBaseServiceCheckAndMutateResult{}
-  if retval, err2 := p.handler.CheckAndMutate(ctx, args.Table, args.Row, args.Family, args.Qualifier, args.CompareOperator, args.Value, args.RowMutations); err2 != nil {
-    tickerCancel()
-    err = thrift.WrapTException(err2)
-    switch v := err2.(type) {
-    case *TIOError:
-      result.Io = v
-    default:
-      if errors.Is(err2, thrift.ErrAbandonRequest) {
-        return false, thrift.WrapTException(err2)
-      }
-      _exc141 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing checkAndMutate: " + err2.Error())
-      if err2 := oprot.WriteMessageBegin(ctx, "checkAndMutate", thrift.EXCEPTION, seqId); err2 != nil {
-        _write_err140 = thrift.WrapTException(err2)
-      }
-      if err2 := _exc141.Write(ctx, oprot); _write_err140 == nil && err2 != nil {
-        _write_err140 = thrift.WrapTException(err2)
-      }
-      if err2 := oprot.WriteMessageEnd(ctx); _write_err140 == nil && err2 != nil {
-        _write_err140 = thrift.WrapTException(err2)
-      }
-      if err2 := oprot.Flush(ctx); _write_err140 == nil && err2 != nil {
-        _write_err140 = thrift.WrapTException(err2)
-      }
-      if _write_err140 != nil {
-        return false, thrift.WrapTException(_write_err140)
-      }
-      return true, err
-    }
-  } else {
-    result.Success = &retval
-  }
-  tickerCancel()
-  if err2 := oprot.WriteMessageBegin(ctx, "checkAndMutate", thrift.REPLY, seqId); err2 != nil {
-    _write_err140 = thrift.WrapTException(err2)
-  }
-  if err2 := result.Write(ctx, oprot); _write_err140 == nil && err2 != nil {
-    _write_err140 = thrift.WrapTException(err2)
-  }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err140 == nil && err2 != nil {
-    _write_err140 = thrift.WrapTException(err2)
-  }
-  if err2 := oprot.Flush(ctx); _write_err140 == nil && err2 != nil {
-    _write_err140 = thrift.WrapTException(err2)
-  }
-  if _write_err140 != nil {
-    return false, thrift.WrapTException(_write_err140)
-  }
-  return true, err
+	result := THBaseServiceCheckAndMutateResult{}
+	if retval, err2 := p.handler.CheckAndMutate(ctx, args.Table, args.Row, args.Family, args.Qualifier, args.CompareOperator, args.Value, args.RowMutations); err2 != nil {
+		tickerCancel()
+		err = thrift.WrapTException(err2)
+		switch v := err2.(type) {
+		case *TIOError:
+			result.Io = v
+		default:
+			if errors.Is(err2, thrift.ErrAbandonRequest) {
+				return false, thrift.WrapTException(err2)
+			}
+			_exc141 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing checkAndMutate: "+err2.Error())
+			if err2 := oprot.WriteMessageBegin(ctx, "checkAndMutate", thrift.EXCEPTION, seqId); err2 != nil {
+				_write_err140 = thrift.WrapTException(err2)
+			}
+			if err2 := _exc141.Write(ctx, oprot); _write_err140 == nil && err2 != nil {
+				_write_err140 = thrift.WrapTException(err2)
+			}
+			if err2 := oprot.WriteMessageEnd(ctx); _write_err140 == nil && err2 != nil {
+				_write_err140 = thrift.WrapTException(err2)
+			}
+			if err2 := oprot.Flush(ctx); _write_err140 == nil && err2 != nil {
+				_write_err140 = thrift.WrapTException(err2)
+			}
+			if _write_err140 != nil {
+				return false, thrift.WrapTException(_write_err140)
+			}
+			return true, err
+		}
+	} else {
+		result.Success = &retval
+	}
+	tickerCancel()
+	if err2 := oprot.WriteMessageBegin(ctx, "checkAndMutate", thrift.REPLY, seqId); err2 != nil {
+		_write_err140 = thrift.WrapTException(err2)
+	}
+	if err2 := result.Write(ctx, oprot); _write_err140 == nil && err2 != nil {
+		_write_err140 = thrift.WrapTException(err2)
+	}
+	if err2 := oprot.WriteMessageEnd(ctx); _write_err140 == nil && err2 != nil {
+		_write_err140 = thrift.WrapTException(err2)
+	}
+	if err2 := oprot.Flush(ctx); _write_err140 == nil && err2 != nil {
+		_write_err140 = thrift.WrapTException(err2)
+	}
+	if _write_err140 != nil {
+		return false, thrift.WrapTException(_write_err140)
+	}
+	return true, err
 }
 
 type tHBaseServiceProcessorGetTableDescriptor struct {
-  handler THBaseService
+	handler THBaseService
 }
 
 func (p *tHBaseServiceProcessorGetTableDescriptor) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err142 error
-  args := THBaseServiceGetTableDescriptorArgs{}
-  if err2 := args.Read(ctx, iprot); err2 != nil {
-    iprot.ReadMessageEnd(ctx)
-    x := thrift.NewTApplicationException(thrift.PROTOCOL_ERROR, err2.Error())
-    oprot.WriteMessageBegin(ctx, "getTableDescriptor", thrift.EXCEPTION, seqId)
-    x.Write(ctx, oprot)
-    oprot.WriteMessageEnd(ctx)
-    oprot.Flush(ctx)
-    return false, thrift.WrapTException(err2)
-  }
-  iprot.ReadMessageEnd(ctx)
+	var _write_err142 error
+	args := THBaseServiceGetTableDescriptorArgs{}
+	if err2 := args.Read(ctx, iprot); err2 != nil {
+		iprot.ReadMessageEnd(ctx)
+		x := thrift.NewTApplicationException(thrift.PROTOCOL_ERROR, err2.Error())
+		oprot.WriteMessageBegin(ctx, "getTableDescriptor", thrift.EXCEPTION, seqId)
+		x.Write(ctx, oprot)
+		oprot.WriteMessageEnd(ctx)
+		oprot.Flush(ctx)
+		return false, thrift.WrapTException(err2)
+	}
+	iprot.ReadMessageEnd(ctx)
 
-  tickerCancel := func() {}
-  // Start a goroutine to do server side connectivity check.
-  if thrift.ServerConnectivityCheckInterval > 0 {
-    var cancel context.CancelFunc
-    ctx, cancel = context.WithCancel(ctx)
-    defer cancel()
-    var tickerCtx context.Context
-    tickerCtx, tickerCancel = context.WithCancel(context.Background())
-    defer tickerCancel()
-    go func(ctx context.Context, cancel context.CancelFunc) {
-      ticker := time.NewTicker(thrift.ServerConnectivityCheckInterval)
-      defer ticker.Stop()
-      for {
-        select {
-        case <-ctx.Done():
-          return
-        case <-ticker.C:
-          if !iprot.Transport().IsOpen() {
-            cancel()
-            return
-          }
-        }
-      }
-    }(tickerCtx, cancel)
-  }
+	tickerCancel := func() {}
+	// Start a goroutine to do server side connectivity check.
+	if thrift.ServerConnectivityCheckInterval > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(ctx)
+		defer cancel()
+		var tickerCtx context.Context
+		tickerCtx, tickerCancel = context.WithCancel(context.Background())
+		defer tickerCancel()
+		go func(ctx context.Context, cancel context.CancelFunc) {
+			ticker := time.NewTicker(thrift.ServerConnectivityCheckInterval)
+			defer ticker.Stop()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-ticker.C:
+					if !iprot.Transport().IsOpen() {
+						cancel()
+						return
+					}
+				}
+			}
+		}(tickerCtx, cancel)
+	}
 
-  result := THBaseServiceGetTableDescriptorResult{}
-  if retval, err2 := p.handler.GetTableDescriptor(ctx, args.Table); err2 != nil {
-    tickerCancel()
-    err = thrift.WrapTException(err2)
-    switch v := err2.(type) {
-    case *TIOError:
-      result.Io = v
-    default:
-      if errors.Is(err2, thrift.ErrAbandonRequest) {
-        return false, thrift.WrapTException(err2)
-      }
-      _exc143 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing getTableDescriptor: " + err2.Error())
-      if err2 := oprot.WriteMessageBegin(ctx, "getTableDescriptor", thrift.EXCEPTION, seqId); err2 != nil {
-        _write_err142 = thrift.WrapTException(err2)
-      }
-      if err2 := _exc143.Write(ctx, oprot); _write_err142 == nil && err2 != nil {
-        _write_err142 = thrift.WrapTException(err2)
-      }
-      if err2 := oprot.WriteMessageEnd(ctx); _write_err142 == nil && err2 != nil {
-        _write_err142 = thrift.WrapTException(err2)
-      }
-      if err2 := oprot.Flush(ctx); _write_err142 == nil && err2 != nil {
-        _write_err142 = thrift.WrapTException(err2)
-      }
-      if _write_err142 != nil {
-        return false, thrift.WrapTException(_write_err142)
-      }
-      return true, err
-    }
-  } else {
-    result.Success = retval
-  }
-  tickerCancel()
-  if err2 := oprot.WriteMessageBegin(ctx, "getTableDescriptor", thrift.REPLY, seqId); err2 != nil {
-    _write_err142 = thrift.WrapTException(err2)
-  }
-  if err2 := result.Write(ctx, oprot); _write_err142 == nil && err2 != nil {
-    _write_err142 = thrift.WrapTException(err2)
-  }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err142 == nil && err2 != nil {
-    _write_err142 = thrift.WrapTException(err2)
-  }
-  if err2 := oprot.Flush(ctx); _write_err142 == nil && err2 != nil {
-    _write_err142 = thrift.WrapTException(err2)
-  }
-  if _write_err142 != nil {
-    return false, thrift.WrapTException(_write_err142)
-  }
-  return true, err
+	result := THBaseServiceGetTableDescriptorResult{}
+	if retval, err2 := p.handler.GetTableDescriptor(ctx, args.Table); err2 != nil {
+		tickerCancel()
+		err = thrift.WrapTException(err2)
+		switch v := err2.(type) {
+		case *TIOError:
+			result.Io = v
+		default:
+			if errors.Is(err2, thrift.ErrAbandonRequest) {
+				return false, thrift.WrapTException(err2)
+			}
+			_exc143 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing getTableDescriptor: "+err2.Error())
+			if err2 := oprot.WriteMessageBegin(ctx, "getTableDescriptor", thrift.EXCEPTION, seqId); err2 != nil {
+				_write_err142 = thrift.WrapTException(err2)
+			}
+			if err2 := _exc143.Write(ctx, oprot); _write_err142 == nil && err2 != nil {
+				_write_err142 = thrift.WrapTException(err2)
+			}
+			if err2 := oprot.WriteMessageEnd(ctx); _write_err142 == nil && err2 != nil {
+				_write_err142 = thrift.WrapTException(err2)
+			}
+			if err2 := oprot.Flush(ctx); _write_err142 == nil && err2 != nil {
+				_write_err142 = thrift.WrapTException(err2)
+			}
+			if _write_err142 != nil {
+				return false, thrift.WrapTException(_write_err142)
+			}
+			return true, err
+		}
+	} else {
+		result.Success = retval
+	}
+	tickerCancel()
+	if err2 := oprot.WriteMessageBegin(ctx, "getTableDescriptor", thrift.REPLY, seqId); err2 != nil {
+		_write_err142 = thrift.WrapTException(err2)
+	}
+	if err2 := result.Write(ctx, oprot); _write_err142 == nil && err2 != nil {
+		_write_err142 = thrift.WrapTException(err2)
+	}
+	if err2 := oprot.WriteMessageEnd(ctx); _write_err142 == nil && err2 != nil {
+		_write_err142 = thrift.WrapTException(err2)
+	}
+	if err2 := oprot.Flush(ctx); _write_err142 == nil && err2 != nil {
+		_write_err142 = thrift.WrapTException(err2)
+	}
+	if _write_err142 != nil {
+		return false, thrift.WrapTException(_write_err142)
+	}
+	return true, err
 }
 
 type tHBaseServiceProcessorTableExists struct {
-  handler THBaseService
+	handler THBaseService
 }
 
 func (p *tHBaseServiceProcessorTableExists) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err144 error
-  args := THBaseServiceTableExistsArgs{}
-  if err2 := args.Read(ctx, iprot); err2 != nil {
-    iprot.ReadMessageEnd(ctx)
-    x := thrift.NewTApplicationException(thrift.PROTOCOL_ERROR, err2.Error())
-    oprot.WriteMessageBegin(ctx, "tableExists", thrift.EXCEPTION, seqId)
-    x.Write(ctx, oprot)
-    oprot.WriteMessageEnd(ctx)
-    oprot.Flush(ctx)
-    return false, thrift.WrapTException(err2)
-  }
-  iprot.ReadMessageEnd(ctx)
+	var _write_err144 error
+	args := THBaseServiceTableExistsArgs{}
+	if err2 := args.Read(ctx, iprot); err2 != nil {
+		iprot.ReadMessageEnd(ctx)
+		x := thrift.NewTApplicationException(thrift.PROTOCOL_ERROR, err2.Error())
+		oprot.WriteMessageBegin(ctx, "tableExists", thrift.EXCEPTION, seqId)
+		x.Write(ctx, oprot)
+		oprot.WriteMessageEnd(ctx)
+		oprot.Flush(ctx)
+		return false, thrift.WrapTException(err2)
+	}
+	iprot.ReadMessageEnd(ctx)
 
-  tickerCancel := func() {}
-  // Start a goroutine to do server side connectivity check.
-  if thrift.ServerConnectivityCheckInterval > 0 {
-    var cancel context.CancelFunc
-    ctx, cancel = context.WithCancel(ctx)
-    defer cancel()
-    var tickerCtx context.Context
-    tickerCtx, tickerCancel = context.WithCancel(context.Background())
-    defer tickerCancel()
-    go func(ctx context.Context, cancel context.CancelFunc) {
-      ticker := time.NewTicker(thrift.ServerConnectivityCheckInterval)
-      defer ticker.Stop()
-      for {
-        select {
-        case <-ctx.Done():
-          return
-        case <-ticker.C:
-          if !iprot.Transport().IsOpen() {
-            cancel()
-            return
-          }
-        }
-      }
-    }(tickerCtx, cancel)
-  }
+	tickerCancel := func() {}
+	// Start a goroutine to do server side connectivity check.
+	if thrift.ServerConnectivityCheckInterval > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(ctx)
+		defer cancel()
+		var tickerCtx context.Context
+		tickerCtx, tickerCancel = context.WithCancel(context.Background())
+		defer tickerCancel()
+		go func(ctx context.Context, cancel context.CancelFunc) {
+			ticker := time.NewTicker(thrift.ServerConnectivityCheckInterval)
+			defer ticker.Stop()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-ticker.C:
+					if !iprot.Transport().IsOpen() {
+						cancel()
+						return
+					}
+				}
+			}
+		}(tickerCtx, cancel)
+	}
 
-  result := THBaseServiceTableExistsResult{}
-  if retval, err2 := p.handler.TableExists(ctx, args.TableName); err2 != nil {
-    tickerCancel()
-    err = thrift.WrapTException(err2)
-    switch v := err2.(type) {
-    case *TIOError:
-      result.Io = v
-    default:
-      if errors.Is(err2, thrift.ErrAbandonRequest) {
-        return false, thrift.WrapTException(err2)
-      }
-      _exc145 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing tableExists: " + err2.Error())
-      if err2 := oprot.WriteMessageBegin(ctx, "tableExists", thrift.EXCEPTION, seqId); err2 != nil {
-        _write_err144 = thrift.WrapTException(err2)
-      }
-      if err2 := _exc145.Write(ctx, oprot); _write_err144 == nil && err2 != nil {
-        _write_err144 = thrift.WrapTException(err2)
-      }
-      if err2 := oprot.WriteMessageEnd(ctx); _write_err144 == nil && err2 != nil {
-        _write_err144 = thrift.WrapTException(err2)
-      }
-      if err2 := oprot.Flush(ctx); _write_err144 == nil && err2 != nil {
-        _write_err144 = thrift.WrapTException(err2)
-      }
-      if _write_err144 != nil {
-        return false, thrift.WrapTException(_write_err144)
-      }
-      return true, err
-    }
-  } else {
-    result.Success = &retval
-  }
-  tickerCancel()
-  if err2 := oprot.WriteMessageBegin(ctx, "tableExists", thrift.REPLY, seqId); err2 != nil {
-    _write_err144 = thrift.WrapTException(err2)
-  }
-  if err2 := result.Write(ctx, oprot); _write_err144 == nil && err2 != nil {
-    _write_err144 = thrift.WrapTException(err2)
-  }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err144 == nil && err2 != nil {
-    _write_err144 = thrift.WrapTException(err2)
-  }
-  if err2 := oprot.Flush(ctx); _write_err144 == nil && err2 != nil {
-    _write_err144 = thrift.WrapTException(err2)
-  }
-  if _write_err144 != nil {
-    return false, thrift.WrapTException(_write_err144)
-  }
-  return true, err
+	result := THBaseServiceTableExistsResult{}
+	if retval, err2 := p.handler.TableExists(ctx, args.TableName); err2 != nil {
+		tickerCancel()
+		err = thrift.WrapTException(err2)
+		switch v := err2.(type) {
+		case *TIOError:
+			result.Io = v
+		default:
+			if errors.Is(err2, thrift.ErrAbandonRequest) {
+				return false, thrift.WrapTException(err2)
+			}
+			_exc145 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing tableExists: "+err2.Error())
+			if err2 := oprot.WriteMessageBegin(ctx, "tableExists", thrift.EXCEPTION, seqId); err2 != nil {
+				_write_err144 = thrift.WrapTException(err2)
+			}
+			if err2 := _exc145.Write(ctx, oprot); _write_err144 == nil && err2 != nil {
+				_write_err144 = thrift.WrapTException(err2)
+			}
+			if err2 := oprot.WriteMessageEnd(ctx); _write_err144 == nil && err2 != nil {
+				_write_err144 = thrift.WrapTException(err2)
+			}
+			if err2 := oprot.Flush(ctx); _write_err144 == nil && err2 != nil {
+				_write_err144 = thrift.WrapTException(err2)
+			}
+			if _write_err144 != nil {
+				return false, thrift.WrapTException(_write_err144)
+			}
+			return true, err
+		}
+	} else {
+		result.Success = &retval
+	}
+	tickerCancel()
+	if err2 := oprot.WriteMessageBegin(ctx, "tableExists", thrift.REPLY, seqId); err2 != nil {
+		_write_err144 = thrift.WrapTException(err2)
+	}
+	if err2 := result.Write(ctx, oprot); _write_err144 == nil && err2 != nil {
+		_write_err144 = thrift.WrapTException(err2)
+	}
+	if err2 := oprot.WriteMessageEnd(ctx); _write_err144 == nil && err2 != nil {
+		_write_err144 = thrift.WrapTException(err2)
+	}
+	if err2 := oprot.Flush(ctx); _write_err144 == nil && err2 != nil {
+		_write_err144 = thrift.WrapTException(err2)
+	}
+	if _write_err144 != nil {
+		return false, thrift.WrapTException(_write_err144)
+	}
+	return true, err
 }
 
 type tHBaseServiceProcessorGetTableDescriptorsByNamespace struct {
-  handler THBaseService
+	handler THBaseService
 }
 
 func (p *tHBaseServiceProcessorGetTableDescriptorsByNamespace) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err146 error
-  args := THBaseServiceGetTableDescriptorsByNamespaceArgs{}
-  if err2 := args.Read(ctx, iprot); err2 != nil {
-    iprot.ReadMessageEnd(ctx)
-    x := thrift.NewTApplicationException(thrift.PROTOCOL_ERROR, err2.Error())
-    oprot.WriteMessageBegin(ctx, "getTableDescriptorsByNamespace", thrift.EXCEPTION, seqId)
-    x.Write(ctx, oprot)
-    oprot.WriteMessageEnd(ctx)
-    oprot.Flush(ctx)
-    return false, thrift.WrapTException(err2)
-  }
-  iprot.ReadMessageEnd(ctx)
+	var _write_err146 error
+	args := THBaseServiceGetTableDescriptorsByNamespaceArgs{}
+	if err2 := args.Read(ctx, iprot); err2 != nil {
+		iprot.ReadMessageEnd(ctx)
+		x := thrift.NewTApplicationException(thrift.PROTOCOL_ERROR, err2.Error())
+		oprot.WriteMessageBegin(ctx, "getTableDescriptorsByNamespace", thrift.EXCEPTION, seqId)
+		x.Write(ctx, oprot)
+		oprot.WriteMessageEnd(ctx)
+		oprot.Flush(ctx)
+		return false, thrift.WrapTException(err2)
+	}
+	iprot.ReadMessageEnd(ctx)
 
-  tickerCancel := func() {}
-  // Start a goroutine to do server side connectivity check.
-  if thrift.ServerConnectivityCheckInterval > 0 {
-    var cancel context.CancelFunc
-    ctx, cancel = context.WithCancel(ctx)
-    defer cancel()
-    var tickerCtx context.Context
-    tickerCtx, tickerCancel = context.WithCancel(context.Background())
-    defer tickerCancel()
-    go func(ctx context.Context, cancel context.CancelFunc) {
-      ticker := time.NewTicker(thrift.ServerConnectivityCheckInterval)
-      defer ticker.Stop()
-      for {
-        select {
-        case <-ctx.Done():
-          return
-        case <-ticker.C:
-          if !iprot.Transport().IsOpen() {
-            cancel()
-            return
-          }
-        }
-      }
-    }(tickerCtx, cancel)
-  }
+	tickerCancel := func() {}
+	// Start a goroutine to do server side connectivity check.
+	if thrift.ServerConnectivityCheckInterval > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(ctx)
+		defer cancel()
+		var tickerCtx context.Context
+		tickerCtx, tickerCancel = context.WithCancel(context.Background())
+		defer tickerCancel()
+		go func(ctx context.Context, cancel context.CancelFunc) {
+			ticker := time.NewTicker(thrift.ServerConnectivityCheckInterval)
+			defer ticker.Stop()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-ticker.C:
+					if !iprot.Transport().IsOpen() {
+						cancel()
+						return
+					}
+				}
+			}
+		}(tickerCtx, cancel)
+	}
 
-  result := THBaseServiceGetTableDescriptorsByNamespaceResult{}
-  if retval, err2 := p.handler.GetTableDescriptorsByNamespace(ctx, args.Name); err2 != nil {
-    tickerCancel()
-    err = thrift.WrapTException(err2)
-    switch v := err2.(type) {
-    case *TIOError:
-      result.Io = v
-    default:
-      if errors.Is(err2, thrift.ErrAbandonRequest) {
-        return false, thrift.WrapTException(err2)
-      }
-      _exc147 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing getTableDescriptorsByNamespace: " + err2.Error())
-      if err2 := oprot.WriteMessageBegin(ctx, "getTableDescriptorsByNamespace", thrift.EXCEPTION, seqId); err2 != nil {
-        _write_err146 = thrift.WrapTException(err2)
-      }
-      if err2 := _exc147.Write(ctx, oprot); _write_err146 == nil && err2 != nil {
-        _write_err146 = thrift.WrapTException(err2)
-      }
-      if err2 := oprot.WriteMessageEnd(ctx); _write_err146 == nil && err2 != nil {
-        _write_err146 = thrift.WrapTException(err2)
-      }
-      if err2 := oprot.Flush(ctx); _write_err146 == nil && err2 != nil {
-        _write_err146 = thrift.WrapTException(err2)
-      }
-      if _write_err146 != nil {
-        return false, thrift.WrapTException(_write_err146)
-      }
-      return true, err
-    }
-  } else {
-    result.Success = retval
-  }
-  tickerCancel()
-  if err2 := oprot.WriteMessageBegin(ctx, "getTableDescriptorsByNamespace", thrift.REPLY, seqId); err2 != nil {
-    _write_err146 = thrift.WrapTException(err2)
-  }
-  if err2 := result.Write(ctx, oprot); _write_err146 == nil && err2 != nil {
-    _write_err146 = thrift.WrapTException(err2)
-  }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err146 == nil && err2 != nil {
-    _write_err146 = thrift.WrapTException(err2)
-  }
-  if err2 := oprot.Flush(ctx); _write_err146 == nil && err2 != nil {
-    _write_err146 = thrift.WrapTException(err2)
-  }
-  if _write_err146 != nil {
-    return false, thrift.WrapTException(_write_err146)
-  }
-  return true, err
+	result := THBaseServiceGetTableDescriptorsByNamespaceResult{}
+	if retval, err2 := p.handler.GetTableDescriptorsByNamespace(ctx, args.Name); err2 != nil {
+		tickerCancel()
+		err = thrift.WrapTException(err2)
+		switch v := err2.(type) {
+		case *TIOError:
+			result.Io = v
+		default:
+			if errors.Is(err2, thrift.ErrAbandonRequest) {
+				return false, thrift.WrapTException(err2)
+			}
+			_exc147 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing getTableDescriptorsByNamespace: "+err2.Error())
+			if err2 := oprot.WriteMessageBegin(ctx, "getTableDescriptorsByNamespace", thrift.EXCEPTION, seqId); err2 != nil {
+				_write_err146 = thrift.WrapTException(err2)
+			}
+			if err2 := _exc147.Write(ctx, oprot); _write_err146 == nil && err2 != nil {
+				_write_err146 = thrift.WrapTException(err2)
+			}
+			if err2 := oprot.WriteMessageEnd(ctx); _write_err146 == nil && err2 != nil {
+				_write_err146 = thrift.WrapTException(err2)
+			}
+			if err2 := oprot.Flush(ctx); _write_err146 == nil && err2 != nil {
+				_write_err146 = thrift.WrapTException(err2)
+			}
+			if _write_err146 != nil {
+				return false, thrift.WrapTException(_write_err146)
+			}
+			return true, err
+		}
+	} else {
+		result.Success = retval
+	}
+	tickerCancel()
+	if err2 := oprot.WriteMessageBegin(ctx, "getTableDescriptorsByNamespace", thrift.REPLY, seqId); err2 != nil {
+		_write_err146 = thrift.WrapTException(err2)
+	}
+	if err2 := result.Write(ctx, oprot); _write_err146 == nil && err2 != nil {
+		_write_err146 = thrift.WrapTException(err2)
+	}
+	if err2 := oprot.WriteMessageEnd(ctx); _write_err146 == nil && err2 != nil {
+		_write_err146 = thrift.WrapTException(err2)
+	}
+	if err2 := oprot.Flush(ctx); _write_err146 == nil && err2 != nil {
+		_write_err146 = thrift.WrapTException(err2)
+	}
+	if _write_err146 != nil {
+		return false, thrift.WrapTException(_write_err146)
+	}
+	return true, err
 }
 
 type tHBaseServiceProcessorGetTableNamesByNamespace struct {
-  handler THBaseService
+	handler THBaseService
 }
 
 func (p *tHBaseServiceProcessorGetTableNamesByNamespace) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err148 error
-  args := THBaseServiceGetTableNamesByNamespaceArgs{}
-  if err2 := args.Read(ctx, iprot); err2 != nil {
-    iprot.ReadMessageEnd(ctx)
-    x := thrift.NewTApplicationException(thrift.PROTOCOL_ERROR, err2.Error())
-    oprot.WriteMessageBegin(ctx, "getTableNamesByNamespace", thrift.EXCEPTION, seqId)
-    x.Write(ctx, oprot)
-    oprot.WriteMessageEnd(ctx)
-    oprot.Flush(ctx)
-    return false, thrift.WrapTException(err2)
-  }
-  iprot.ReadMessageEnd(ctx)
+	var _write_err148 error
+	args := THBaseServiceGetTableNamesByNamespaceArgs{}
+	if err2 := args.Read(ctx, iprot); err2 != nil {
+		iprot.ReadMessageEnd(ctx)
+		x := thrift.NewTApplicationException(thrift.PROTOCOL_ERROR, err2.Error())
+		oprot.WriteMessageBegin(ctx, "getTableNamesByNamespace", thrift.EXCEPTION, seqId)
+		x.Write(ctx, oprot)
+		oprot.WriteMessageEnd(ctx)
+		oprot.Flush(ctx)
+		return false, thrift.WrapTException(err2)
+	}
+	iprot.ReadMessageEnd(ctx)
 
-  tickerCancel := func() {}
-  // Start a goroutine to do server side connectivity check.
-  if thrift.ServerConnectivityCheckInterval > 0 {
-    var cancel context.CancelFunc
-    ctx, cancel = context.WithCancel(ctx)
-    defer cancel()
-    var tickerCtx context.Context
-    tickerCtx, tickerCancel = context.WithCancel(context.Background())
-    defer tickerCancel()
-    go func(ctx context.Context, cancel context.CancelFunc) {
-      ticker := time.NewTicker(thrift.ServerConnectivityCheckInterval)
-      defer ticker.Stop()
-      for {
-        select {
-        case <-ctx.Done():
-          return
-        case <-ticker.C:
-          if !iprot.Transport().IsOpen() {
-            cancel()
-            return
-          }
-        }
-      }
-    }(tickerCtx, cancel)
-  }
+	tickerCancel := func() {}
+	// Start a goroutine to do server side connectivity check.
+	if thrift.ServerConnectivityCheckInterval > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(ctx)
+		defer cancel()
+		var tickerCtx context.Context
+		tickerCtx, tickerCancel = context.WithCancel(context.Background())
+		defer tickerCancel()
+		go func(ctx context.Context, cancel context.CancelFunc) {
+			ticker := time.NewTicker(thrift.ServerConnectivityCheckInterval)
+			defer ticker.Stop()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-ticker.C:
+					if !iprot.Transport().IsOpen() {
+						cancel()
+						return
+					}
+				}
+			}
+		}(tickerCtx, cancel)
+	}
 
-  result := THBaseServiceGetTableNamesByNamespaceResult{}
-  if retval, err2 := p.handler.GetTableNamesByNamespace(ctx, args.Name); err2 != nil {
-    tickerCancel()
-    err = thrift.WrapTException(err2)
-    switch v := err2.(type) {
-    case *TIOError:
-      result.Io = v
-    default:
-      if errors.Is(err2, thrift.ErrAbandonRequest) {
-        return false, thrift.WrapTException(err2)
-      }
-      _exc149 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing getTableNamesByNamespace: " + err2.Error())
-      if err2 := oprot.WriteMessageBegin(ctx, "getTableNamesByNamespace", thrift.EXCEPTION, seqId); err2 != nil {
-        _write_err148 = thrift.WrapTException(err2)
-      }
-      if err2 := _exc149.Write(ctx, oprot); _write_err148 == nil && err2 != nil {
-        _write_err148 = thrift.WrapTException(err2)
-      }
-      if err2 := oprot.WriteMessageEnd(ctx); _write_err148 == nil && err2 != nil {
-        _write_err148 = thrift.WrapTException(err2)
-      }
-      if err2 := oprot.Flush(ctx); _write_err148 == nil && err2 != nil {
-        _write_err148 = thrift.WrapTException(err2)
-      }
-      if _write_err148 != nil {
-        return false, thrift.WrapTException(_write_err148)
-      }
-      return true, err
-    }
-  } else {
-    result.Success = retval
-  }
-  tickerCancel()
-  if err2 := oprot.WriteMessageBegin(ctx, "getTableNamesByNamespace", thrift.REPLY, seqId); err2 != nil {
-    _write_err148 = thrift.WrapTException(err2)
-  }
-  if err2 := result.Write(ctx, oprot); _write_err148 == nil && err2 != nil {
-    _write_err148 = thrift.WrapTException(err2)
-  }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err148 == nil && err2 != nil {
-    _write_err148 = thrift.WrapTException(err2)
-  }
-  if err2 := oprot.Flush(ctx); _write_err148 == nil && err2 != nil {
-    _write_err148 = thrift.WrapTException(err2)
-  }
-  if _write_err148 != nil {
-    return false, thrift.WrapTException(_write_err148)
-  }
-  return true, err
+	result := THBaseServiceGetTableNamesByNamespaceResult{}
+	if retval, err2 := p.handler.GetTableNamesByNamespace(ctx, args.Name); err2 != nil {
+		tickerCancel()
+		err = thrift.WrapTException(err2)
+		switch v := err2.(type) {
+		case *TIOError:
+			result.Io = v
+		default:
+			if errors.Is(err2, thrift.ErrAbandonRequest) {
+				return false, thrift.WrapTException(err2)
+			}
+			_exc149 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing getTableNamesByNamespace: "+err2.Error())
+			if err2 := oprot.WriteMessageBegin(ctx, "getTableNamesByNamespace", thrift.EXCEPTION, seqId); err2 != nil {
+				_write_err148 = thrift.WrapTException(err2)
+			}
+			if err2 := _exc149.Write(ctx, oprot); _write_err148 == nil && err2 != nil {
+				_write_err148 = thrift.WrapTException(err2)
+			}
+			if err2 := oprot.WriteMessageEnd(ctx); _write_err148 == nil && err2 != nil {
+				_write_err148 = thrift.WrapTException(err2)
+			}
+			if err2 := oprot.Flush(ctx); _write_err148 == nil && err2 != nil {
+				_write_err148 = thrift.WrapTException(err2)
+			}
+			if _write_err148 != nil {
+				return false, thrift.WrapTException(_write_err148)
+			}
+			return true, err
+		}
+	} else {
+		result.Success = retval
+	}
+	tickerCancel()
+	if err2 := oprot.WriteMessageBegin(ctx, "getTableNamesByNamespace", thrift.REPLY, seqId); err2 != nil {
+		_write_err148 = thrift.WrapTException(err2)
+	}
+	if err2 := result.Write(ctx, oprot); _write_err148 == nil && err2 != nil {
+		_write_err148 = thrift.WrapTException(err2)
+	}
+	if err2 := oprot.WriteMessageEnd(ctx); _write_err148 == nil && err2 != nil {
+		_write_err148 = thrift.WrapTException(err2)
+	}
+	if err2 := oprot.Flush(ctx); _write_err148 == nil && err2 != nil {
+		_write_err148 = thrift.WrapTException(err2)
+	}
+	if _write_err148 != nil {
+		return false, thrift.WrapTException(_write_err148)
+	}
+	return true, err
 }
 
 type tHBaseServiceProcessorCreateTable struct {
-  handler THBaseService
+	handler THBaseService
 }
 
 func (p *tHBaseServiceProcessorCreateTable) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err150 error
-  args := THBaseServiceCreateTableArgs{}
-  if err2 := args.Read(ctx, iprot); err2 != nil {
-    iprot.ReadMessageEnd(ctx)
-    x := thrift.NewTApplicationException(thrift.PROTOCOL_ERROR, err2.Error())
-    oprot.WriteMessageBegin(ctx, "createTable", thrift.EXCEPTION, seqId)
-    x.Write(ctx, oprot)
-    oprot.WriteMessageEnd(ctx)
-    oprot.Flush(ctx)
-    return false, thrift.WrapTException(err2)
-  }
-  iprot.ReadMessageEnd(ctx)
+	var _write_err150 error
+	args := THBaseServiceCreateTableArgs{}
+	if err2 := args.Read(ctx, iprot); err2 != nil {
+		iprot.ReadMessageEnd(ctx)
+		x := thrift.NewTApplicationException(thrift.PROTOCOL_ERROR, err2.Error())
+		oprot.WriteMessageBegin(ctx, "createTable", thrift.EXCEPTION, seqId)
+		x.Write(ctx, oprot)
+		oprot.WriteMessageEnd(ctx)
+		oprot.Flush(ctx)
+		return false, thrift.WrapTException(err2)
+	}
+	iprot.ReadMessageEnd(ctx)
 
-  tickerCancel := func() {}
-  // Start a goroutine to do server side connectivity check.
-  if thrift.ServerConnectivityCheckInterval > 0 {
-    var cancel context.CancelFunc
-    ctx, cancel = context.WithCancel(ctx)
-    defer cancel()
-    var tickerCtx context.Context
-    tickerCtx, tickerCancel = context.WithCancel(context.Background())
-    defer tickerCancel()
-    go func(ctx context.Context, cancel context.CancelFunc) {
-      ticker := time.NewTicker(thrift.ServerConnectivityCheckInterval)
-      defer ticker.Stop()
-      for {
-        select {
-        case <-ctx.Done():
-          return
-        case <-ticker.C:
-          if !iprot.Transport().IsOpen() {
-            cancel()
-            return
-          }
-        }
-      }
-    }(tickerCtx, cancel)
-  }
+	tickerCancel := func() {}
+	// Start a goroutine to do server side connectivity check.
+	if thrift.ServerConnectivityCheckInterval > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(ctx)
+		defer cancel()
+		var tickerCtx context.Context
+		tickerCtx, tickerCancel = context.WithCancel(context.Background())
+		defer tickerCancel()
+		go func(ctx context.Context, cancel context.CancelFunc) {
+			ticker := time.NewTicker(thrift.ServerConnectivityCheckInterval)
+			defer ticker.Stop()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-ticker.C:
+					if !iprot.Transport().IsOpen() {
+						cancel()
+						return
+					}
+				}
+			}
+		}(tickerCtx, cancel)
+	}
 
-  result := THBaseServiceCreateTableResult{}
-  if err2 := p.handler.CreateTable(ctx, args.Desc, args.SplitKeys); err2 != nil {
-    tickerCancel()
-    err = thrift.WrapTException(err2)
-    switch v := err2.(type) {
-    case *TIOError:
-      result.Io = v
-    default:
-      if errors.Is(err2, thrift.ErrAbandonRequest) {
-        return false, thrift.WrapTException(err2)
-      }
-      _exc151 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing createTable: " + err2.Error())
-      if err2 := oprot.WriteMessageBegin(ctx, "createTable", thrift.EXCEPTION, seqId); err2 != nil {
-        _write_err150 = thrift.WrapTException(err2)
-      }
-      if err2 := _exc151.Write(ctx, oprot); _write_err150 == nil && err2 != nil {
-        _write_err150 = thrift.WrapTException(err2)
-      }
-      if err2 := oprot.WriteMessageEnd(ctx); _write_err150 == nil && err2 != nil {
-        _write_err150 = thrift.WrapTException(err2)
-      }
-      if err2 := oprot.Flush(ctx); _write_err150 == nil && err2 != nil {
-        _write_err150 = thrift.WrapTException(err2)
-      }
-      if _write_err150 != nil {
-        return false, thrift.WrapTException(_write_err150)
-      }
-      return true, err
-    }
-  }
-  tickerCancel()
-  if err2 := oprot.WriteMessageBegin(ctx, "createTable", thrift.REPLY, seqId); err2 != nil {
-    _write_err150 = thrift.WrapTException(err2)
-  }
-  if err2 := result.Write(ctx, oprot); _write_err150 == nil && err2 != nil {
-    _write_err150 = thrift.WrapTException(err2)
-  }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err150 == nil && err2 != nil {
-    _write_err150 = thrift.WrapTException(err2)
-  }
-  if err2 := oprot.Flush(ctx); _write_err150 == nil && err2 != nil {
-    _write_err150 = thrift.WrapTException(err2)
-  }
-  if _write_err150 != nil {
-    return false, thrift.WrapTException(_write_err150)
-  }
-  return true, err
+	result := THBaseServiceCreateTableResult{}
+	if err2 := p.handler.CreateTable(ctx, args.Desc, args.SplitKeys); err2 != nil {
+		tickerCancel()
+		err = thrift.WrapTException(err2)
+		switch v := err2.(type) {
+		case *TIOError:
+			result.Io = v
+		default:
+			if errors.Is(err2, thrift.ErrAbandonRequest) {
+				return false, thrift.WrapTException(err2)
+			}
+			_exc151 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing createTable: "+err2.Error())
+			if err2 := oprot.WriteMessageBegin(ctx, "createTable", thrift.EXCEPTION, seqId); err2 != nil {
+				_write_err150 = thrift.WrapTException(err2)
+			}
+			if err2 := _exc151.Write(ctx, oprot); _write_err150 == nil && err2 != nil {
+				_write_err150 = thrift.WrapTException(err2)
+			}
+			if err2 := oprot.WriteMessageEnd(ctx); _write_err150 == nil && err2 != nil {
+				_write_err150 = thrift.WrapTException(err2)
+			}
+			if err2 := oprot.Flush(ctx); _write_err150 == nil && err2 != nil {
+				_write_err150 = thrift.WrapTException(err2)
+			}
+			if _write_err150 != nil {
+				return false, thrift.WrapTException(_write_err150)
+			}
+			return true, err
+		}
+	}
+	tickerCancel()
+	if err2 := oprot.WriteMessageBegin(ctx, "createTable", thrift.REPLY, seqId); err2 != nil {
+		_write_err150 = thrift.WrapTException(err2)
+	}
+	if err2 := result.Write(ctx, oprot); _write_err150 == nil && err2 != nil {
+		_write_err150 = thrift.WrapTException(err2)
+	}
+	if err2 := oprot.WriteMessageEnd(ctx); _write_err150 == nil && err2 != nil {
+		_write_err150 = thrift.WrapTException(err2)
+	}
+	if err2 := oprot.Flush(ctx); _write_err150 == nil && err2 != nil {
+		_write_err150 = thrift.WrapTException(err2)
+	}
+	if _write_err150 != nil {
+		return false, thrift.WrapTException(_write_err150)
+	}
+	return true, err
 }
 
 type tHBaseServiceProcessorDeleteTable struct {
-  handler THBaseService
+	handler THBaseService
 }
 
 func (p *tHBaseServiceProcessorDeleteTable) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err152 error
-  args := THBaseServiceDeleteTableArgs{}
-  if err2 := args.Read(ctx, iprot); err2 != nil {
-    iprot.ReadMessageEnd(ctx)
-    x := thrift.NewTApplicationException(thrift.PROTOCOL_ERROR, err2.Error())
-    oprot.WriteMessageBegin(ctx, "deleteTable", thrift.EXCEPTION, seqId)
-    x.Write(ctx, oprot)
-    oprot.WriteMessageEnd(ctx)
-    oprot.Flush(ctx)
-    return false, thrift.WrapTException(err2)
-  }
-  iprot.ReadMessageEnd(ctx)
+	var _write_err152 error
+	args := THBaseServiceDeleteTableArgs{}
+	if err2 := args.Read(ctx, iprot); err2 != nil {
+		iprot.ReadMessageEnd(ctx)
+		x := thrift.NewTApplicationException(thrift.PROTOCOL_ERROR, err2.Error())
+		oprot.WriteMessageBegin(ctx, "deleteTable", thrift.EXCEPTION, seqId)
+		x.Write(ctx, oprot)
+		oprot.WriteMessageEnd(ctx)
+		oprot.Flush(ctx)
+		return false, thrift.WrapTException(err2)
+	}
+	iprot.ReadMessageEnd(ctx)
 
-  tickerCancel := func() {}
-  // Start a goroutine to do server side connectivity check.
-  if thrift.ServerConnectivityCheckInterval > 0 {
-    var cancel context.CancelFunc
-    ctx, cancel = context.WithCancel(ctx)
-    defer cancel()
-    var tickerCtx context.Context
-    tickerCtx, tickerCancel = context.WithCancel(context.Background())
-    defer tickerCancel()
-    go func(ctx context.Context, cancel context.CancelFunc) {
-      ticker := time.NewTicker(thrift.ServerConnectivityCheckInterval)
-      defer ticker.Stop()
-      for {
-        select {
-        case <-ctx.Done():
-          return
-        case <-ticker.C:
-          if !iprot.Transport().IsOpen() {
-            cancel()
-            return
-          }
-        }
-      }
-    }(tickerCtx, cancel)
-  }
+	tickerCancel := func() {}
+	// Start a goroutine to do server side connectivity check.
+	if thrift.ServerConnectivityCheckInterval > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(ctx)
+		defer cancel()
+		var tickerCtx context.Context
+		tickerCtx, tickerCancel = context.WithCancel(context.Background())
+		defer tickerCancel()
+		go func(ctx context.Context, cancel context.CancelFunc) {
+			ticker := time.NewTicker(thrift.ServerConnectivityCheckInterval)
+			defer ticker.Stop()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-ticker.C:
+					if !iprot.Transport().IsOpen() {
+						cancel()
+						return
+					}
+				}
+			}
+		}(tickerCtx, cancel)
+	}
 
-  result := THBaseServiceDeleteTableResult{}
-  if err2 := p.handler.DeleteTable(ctx, args.TableName); err2 != nil {
-    tickerCancel()
-    err = thrift.WrapTException(err2)
-    switch v := err2.(type) {
-    case *TIOError:
-      result.Io = v
-    default:
-      if errors.Is(err2, thrift.ErrAbandonRequest) {
-        return false, thrift.WrapTException(err2)
-      }
-      _exc153 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing deleteTable: " + err2.Error())
-      if err2 := oprot.WriteMessageBegin(ctx, "deleteTable", thrift.EXCEPTION, seqId); err2 != nil {
-        _write_err152 = thrift.WrapTException(err2)
-      }
-      if err2 := _exc153.Write(ctx, oprot); _write_err152 == nil && err2 != nil {
-        _write_err152 = thrift.WrapTException(err2)
-      }
-      if err2 := oprot.WriteMessageEnd(ctx); _write_err152 == nil && err2 != nil {
-        _write_err152 = thrift.WrapTException(err2)
-      }
-      if err2 := oprot.Flush(ctx); _write_err152 == nil && err2 != nil {
-        _write_err152 = thrift.WrapTException(err2)
-      }
-      if _write_err152 != nil {
-        return false, thrift.WrapTException(_write_err152)
-      }
-      return true, err
-    }
-  }
-  tickerCancel()
-  if err2 := oprot.WriteMessageBegin(ctx, "deleteTable", thrift.REPLY, seqId); err2 != nil {
-    _write_err152 = thrift.WrapTException(err2)
-  }
-  if err2 := result.Write(ctx, oprot); _write_err152 == nil && err2 != nil {
-    _write_err152 = thrift.WrapTException(err2)
-  }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err152 == nil && err2 != nil {
-    _write_err152 = thrift.WrapTException(err2)
-  }
-  if err2 := oprot.Flush(ctx); _write_err152 == nil && err2 != nil {
-    _write_err152 = thrift.WrapTException(err2)
-  }
-  if _write_err152 != nil {
-    return false, thrift.WrapTException(_write_err152)
-  }
-  return true, err
+	result := THBaseServiceDeleteTableResult{}
+	if err2 := p.handler.DeleteTable(ctx, args.TableName); err2 != nil {
+		tickerCancel()
+		err = thrift.WrapTException(err2)
+		switch v := err2.(type) {
+		case *TIOError:
+			result.Io = v
+		default:
+			if errors.Is(err2, thrift.ErrAbandonRequest) {
+				return false, thrift.WrapTException(err2)
+			}
+			_exc153 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing deleteTable: "+err2.Error())
+			if err2 := oprot.WriteMessageBegin(ctx, "deleteTable", thrift.EXCEPTION, seqId); err2 != nil {
+				_write_err152 = thrift.WrapTException(err2)
+			}
+			if err2 := _exc153.Write(ctx, oprot); _write_err152 == nil && err2 != nil {
+				_write_err152 = thrift.WrapTException(err2)
+			}
+			if err2 := oprot.WriteMessageEnd(ctx); _write_err152 == nil && err2 != nil {
+				_write_err152 = thrift.WrapTException(err2)
+			}
+			if err2 := oprot.Flush(ctx); _write_err152 == nil && err2 != nil {
+				_write_err152 = thrift.WrapTException(err2)
+			}
+			if _write_err152 != nil {
+				return false, thrift.WrapTException(_write_err152)
+			}
+			return true, err
+		}
+	}
+	tickerCancel()
+	if err2 := oprot.WriteMessageBegin(ctx, "deleteTable", thrift.REPLY, seqId); err2 != nil {
+		_write_err152 = thrift.WrapTException(err2)
+	}
+	if err2 := result.Write(ctx, oprot); _write_err152 == nil && err2 != nil {
+		_write_err152 = thrift.WrapTException(err2)
+	}
+	if err2 := oprot.WriteMessageEnd(ctx); _write_err152 == nil && err2 != nil {
+		_write_err152 = thrift.WrapTException(err2)
+	}
+	if err2 := oprot.Flush(ctx); _write_err152 == nil && err2 != nil {
+		_write_err152 = thrift.WrapTException(err2)
+	}
+	if _write_err152 != nil {
+		return false, thrift.WrapTException(_write_err152)
+	}
+	return true, err
 }
 
 type tHBaseServiceProcessorEnableTable struct {
-  handler THBaseService
+	handler THBaseService
 }
 
 func (p *tHBaseServiceProcessorEnableTable) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err154 error
-  args := THBaseServiceEnableTableArgs{}
-  if err2 := args.Read(ctx, iprot); err2 != nil {
-    iprot.ReadMessageEnd(ctx)
-    x := thrift.NewTApplicationException(thrift.PROTOCOL_ERROR, err2.Error())
-    oprot.WriteMessageBegin(ctx, "enableTable", thrift.EXCEPTION, seqId)
-    x.Write(ctx, oprot)
-    oprot.WriteMessageEnd(ctx)
-    oprot.Flush(ctx)
-    return false, thrift.WrapTException(err2)
-  }
-  iprot.ReadMessageEnd(ctx)
+	var _write_err154 error
+	args := THBaseServiceEnableTableArgs{}
+	if err2 := args.Read(ctx, iprot); err2 != nil {
+		iprot.ReadMessageEnd(ctx)
+		x := thrift.NewTApplicationException(thrift.PROTOCOL_ERROR, err2.Error())
+		oprot.WriteMessageBegin(ctx, "enableTable", thrift.EXCEPTION, seqId)
+		x.Write(ctx, oprot)
+		oprot.WriteMessageEnd(ctx)
+		oprot.Flush(ctx)
+		return false, thrift.WrapTException(err2)
+	}
+	iprot.ReadMessageEnd(ctx)
 
-  tickerCancel := func() {}
-  // Start a goroutine to do server side connectivity check.
-  if thrift.ServerConnectivityCheckInterval > 0 {
-    var cancel context.CancelFunc
-    ctx, cancel = context.WithCancel(ctx)
-    defer cancel()
-    var tickerCtx context.Context
-    tickerCtx, tickerCancel = context.WithCancel(context.Background())
-    defer tickerCancel()
-    go func(ctx context.Context, cancel context.CancelFunc) {
-      ticker := time.NewTicker(thrift.ServerConnectivityCheckInterval)
-      defer ticker.Stop()
-      for {
-        select {
-        case <-ctx.Done():
-          return
-        case <-ticker.C:
-          if !iprot.Transport().IsOpen() {
-            cancel()
-            return
-          }
-        }
-      }
-    }(tickerCtx, cancel)
-  }
+	tickerCancel := func() {}
+	// Start a goroutine to do server side connectivity check.
+	if thrift.ServerConnectivityCheckInterval > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(ctx)
+		defer cancel()
+		var tickerCtx context.Context
+		tickerCtx, tickerCancel = context.WithCancel(context.Background())
+		defer tickerCancel()
+		go func(ctx context.Context, cancel context.CancelFunc) {
+			ticker := time.NewTicker(thrift.ServerConnectivityCheckInterval)
+			defer ticker.Stop()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-ticker.C:
+					if !iprot.Transport().IsOpen() {
+						cancel()
+						return
+					}
+				}
+			}
+		}(tickerCtx, cancel)
+	}
 
-  result := THBaseServiceEnableTableResult{}
-  if err2 := p.handler.EnableTable(ctx, args.TableName); err2 != nil {
-    tickerCancel()
-    err = thrift.WrapTException(err2)
-    switch v := err2.(type) {
-    case *TIOError:
-      result.Io = v
-    default:
-      if errors.Is(err2, thrift.ErrAbandonRequest) {
-        return false, thrift.WrapTException(err2)
-      }
-      _exc155 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing enableTable: " + err2.Error())
-      if err2 := oprot.WriteMessageBegin(ctx, "enableTable", thrift.EXCEPTION, seqId); err2 != nil {
-        _write_err154 = thrift.WrapTException(err2)
-      }
-      if err2 := _exc155.Write(ctx, oprot); _write_err154 == nil && err2 != nil {
-        _write_err154 = thrift.WrapTException(err2)
-      }
-      if err2 := oprot.WriteMessageEnd(ctx); _write_err154 == nil && err2 != nil {
-        _write_err154 = thrift.WrapTException(err2)
-      }
-      if err2 := oprot.Flush(ctx); _write_err154 == nil && err2 != nil {
-        _write_err154 = thrift.WrapTException(err2)
-      }
-      if _write_err154 != nil {
-        return false, thrift.WrapTException(_write_err154)
-      }
-      return true, err
-    }
-  }
-  tickerCancel()
-  if err2 := oprot.WriteMessageBegin(ctx, "enableTable", thrift.REPLY, seqId); err2 != nil {
-    _write_err154 = thrift.WrapTException(err2)
-  }
-  if err2 := result.Write(ctx, oprot); _write_err154 == nil && err2 != nil {
-    _write_err154 = thrift.WrapTException(err2)
-  }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err154 == nil && err2 != nil {
-    _write_err154 = thrift.WrapTException(err2)
-  }
-  if err2 := oprot.Flush(ctx); _write_err154 == nil && err2 != nil {
-    _write_err154 = thrift.WrapTException(err2)
-  }
-  if _write_err154 != nil {
-    return false, thrift.WrapTException(_write_err154)
-  }
-  return true, err
+	result := THBaseServiceEnableTableResult{}
+	if err2 := p.handler.EnableTable(ctx, args.TableName); err2 != nil {
+		tickerCancel()
+		err = thrift.WrapTException(err2)
+		switch v := err2.(type) {
+		case *TIOError:
+			result.Io = v
+		default:
+			if errors.Is(err2, thrift.ErrAbandonRequest) {
+				return false, thrift.WrapTException(err2)
+			}
+			_exc155 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing enableTable: "+err2.Error())
+			if err2 := oprot.WriteMessageBegin(ctx, "enableTable", thrift.EXCEPTION, seqId); err2 != nil {
+				_write_err154 = thrift.WrapTException(err2)
+			}
+			if err2 := _exc155.Write(ctx, oprot); _write_err154 == nil && err2 != nil {
+				_write_err154 = thrift.WrapTException(err2)
+			}
+			if err2 := oprot.WriteMessageEnd(ctx); _write_err154 == nil && err2 != nil {
+				_write_err154 = thrift.WrapTException(err2)
+			}
+			if err2 := oprot.Flush(ctx); _write_err154 == nil && err2 != nil {
+				_write_err154 = thrift.WrapTException(err2)
+			}
+			if _write_err154 != nil {
+				return false, thrift.WrapTException(_write_err154)
+			}
+			return true, err
+		}
+	}
+	tickerCancel()
+	if err2 := oprot.WriteMessageBegin(ctx, "enableTable", thrift.REPLY, seqId); err2 != nil {
+		_write_err154 = thrift.WrapTException(err2)
+	}
+	if err2 := result.Write(ctx, oprot); _write_err154 == nil && err2 != nil {
+		_write_err154 = thrift.WrapTException(err2)
+	}
+	if err2 := oprot.WriteMessageEnd(ctx); _write_err154 == nil && err2 != nil {
+		_write_err154 = thrift.WrapTException(err2)
+	}
+	if err2 := oprot.Flush(ctx); _write_err154 == nil && err2 != nil {
+		_write_err154 = thrift.WrapTException(err2)
+	}
+	if _write_err154 != nil {
+		return false, thrift.WrapTException(_write_err154)
+	}
+	return true, err
 }
 
 type tHBaseServiceProcessorDisableTable struct {
-  handler THBaseService
+	handler THBaseService
 }
 
 func (p *tHBaseServiceProcessorDisableTable) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err156 error
-  args := THBaseServiceDisableTableArgs{}
-  if err2 := args.Read(ctx, iprot); err2 != nil {
-    iprot.ReadMessageEnd(ctx)
-    x := thrift.NewTApplicationException(thrift.PROTOCOL_ERROR, err2.Error())
-    oprot.WriteMessageBegin(ctx, "disableTable", thrift.EXCEPTION, seqId)
-    x.Write(ctx, oprot)
-    oprot.WriteMessageEnd(ctx)
-    oprot.Flush(ctx)
-    return false, thrift.WrapTException(err2)
-  }
-  iprot.ReadMessageEnd(ctx)
+	var _write_err156 error
+	args := THBaseServiceDisableTableArgs{}
+	if err2 := args.Read(ctx, iprot); err2 != nil {
+		iprot.ReadMessageEnd(ctx)
+		x := thrift.NewTApplicationException(thrift.PROTOCOL_ERROR, err2.Error())
+		oprot.WriteMessageBegin(ctx, "disableTable", thrift.EXCEPTION, seqId)
+		x.Write(ctx, oprot)
+		oprot.WriteMessageEnd(ctx)
+		oprot.Flush(ctx)
+		return false, thrift.WrapTException(err2)
+	}
+	iprot.ReadMessageEnd(ctx)
 
-  tickerCancel := func() {}
-  // Start a goroutine to do server side connectivity check.
-  if thrift.ServerConnectivityCheckInterval > 0 {
-    var cancel context.CancelFunc
-    ctx, cancel = context.WithCancel(ctx)
-    defer cancel()
-    var tickerCtx context.Context
-    tickerCtx, tickerCancel = context.WithCancel(context.Background())
-    defer tickerCancel()
-    go func(ctx context.Context, cancel context.CancelFunc) {
-      ticker := time.NewTicker(thrift.ServerConnectivityCheckInterval)
-      defer ticker.Stop()
-      for {
-        select {
-        case <-ctx.Done():
-          return
-        case <-ticker.C:
-          if !iprot.Transport().IsOpen() {
-            cancel()
-            return
-          }
-        }
-      }
-    }(tickerCtx, cancel)
-  }
+	tickerCancel := func() {}
+	// Start a goroutine to do server side connectivity check.
+	if thrift.ServerConnectivityCheckInterval > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(ctx)
+		defer cancel()
+		var tickerCtx context.Context
+		tickerCtx, tickerCancel = context.WithCancel(context.Background())
+		defer tickerCancel()
+		go func(ctx context.Context, cancel context.CancelFunc) {
+			ticker := time.NewTicker(thrift.ServerConnectivityCheckInterval)
+			defer ticker.Stop()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-ticker.C:
+					if !iprot.Transport().IsOpen() {
+						cancel()
+						return
+					}
+				}
+			}
+		}(tickerCtx, cancel)
+	}
 
-  result := THBaseServiceDisableTableResult{}
-  if err2 := p.handler.DisableTable(ctx, args.TableName); err2 != nil {
-    tickerCancel()
-    err = thrift.WrapTException(err2)
-    switch v := err2.(type) {
-    case *TIOError:
-      result.Io = v
-    default:
-      if errors.Is(err2, thrift.ErrAbandonRequest) {
-        return false, thrift.WrapTException(err2)
-      }
-      _exc157 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing disableTable: " + err2.Error())
-      if err2 := oprot.WriteMessageBegin(ctx, "disableTable", thrift.EXCEPTION, seqId); err2 != nil {
-        _write_err156 = thrift.WrapTException(err2)
-      }
-      if err2 := _exc157.Write(ctx, oprot); _write_err156 == nil && err2 != nil {
-        _write_err156 = thrift.WrapTException(err2)
-      }
-      if err2 := oprot.WriteMessageEnd(ctx); _write_err156 == nil && err2 != nil {
-        _write_err156 = thrift.WrapTException(err2)
-      }
-      if err2 := oprot.Flush(ctx); _write_err156 == nil && err2 != nil {
-        _write_err156 = thrift.WrapTException(err2)
-      }
-      if _write_err156 != nil {
-        return false, thrift.WrapTException(_write_err156)
-      }
-      return true, err
-    }
-  }
-  tickerCancel()
-  if err2 := oprot.WriteMessageBegin(ctx, "disableTable", thrift.REPLY, seqId); err2 != nil {
-    _write_err156 = thrift.WrapTException(err2)
-  }
-  if err2 := result.Write(ctx, oprot); _write_err156 == nil && err2 != nil {
-    _write_err156 = thrift.WrapTException(err2)
-  }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err156 == nil && err2 != nil {
-    _write_err156 = thrift.WrapTException(err2)
-  }
-  if err2 := oprot.Flush(ctx); _write_err156 == nil && err2 != nil {
-    _write_err156 = thrift.WrapTException(err2)
-  }
-  if _write_err156 != nil {
-    return false, thrift.WrapTException(_write_err156)
-  }
-  return true, err
+	result := THBaseServiceDisableTableResult{}
+	if err2 := p.handler.DisableTable(ctx, args.TableName); err2 != nil {
+		tickerCancel()
+		err = thrift.WrapTException(err2)
+		switch v := err2.(type) {
+		case *TIOError:
+			result.Io = v
+		default:
+			if errors.Is(err2, thrift.ErrAbandonRequest) {
+				return false, thrift.WrapTException(err2)
+			}
+			_exc157 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing disableTable: "+err2.Error())
+			if err2 := oprot.WriteMessageBegin(ctx, "disableTable", thrift.EXCEPTION, seqId); err2 != nil {
+				_write_err156 = thrift.WrapTException(err2)
+			}
+			if err2 := _exc157.Write(ctx, oprot); _write_err156 == nil && err2 != nil {
+				_write_err156 = thrift.WrapTException(err2)
+			}
+			if err2 := oprot.WriteMessageEnd(ctx); _write_err156 == nil && err2 != nil {
+				_write_err156 = thrift.WrapTException(err2)
+			}
+			if err2 := oprot.Flush(ctx); _write_err156 == nil && err2 != nil {
+				_write_err156 = thrift.WrapTException(err2)
+			}
+			if _write_err156 != nil {
+				return false, thrift.WrapTException(_write_err156)
+			}
+			return true, err
+		}
+	}
+	tickerCancel()
+	if err2 := oprot.WriteMessageBegin(ctx, "disableTable", thrift.REPLY, seqId); err2 != nil {
+		_write_err156 = thrift.WrapTException(err2)
+	}
+	if err2 := result.Write(ctx, oprot); _write_err156 == nil && err2 != nil {
+		_write_err156 = thrift.WrapTException(err2)
+	}
+	if err2 := oprot.WriteMessageEnd(ctx); _write_err156 == nil && err2 != nil {
+		_write_err156 = thrift.WrapTException(err2)
+	}
+	if err2 := oprot.Flush(ctx); _write_err156 == nil && err2 != nil {
+		_write_err156 = thrift.WrapTException(err2)
+	}
+	if _write_err156 != nil {
+		return false, thrift.WrapTException(_write_err156)
+	}
+	return true, err
 }
 
 type tHBaseServiceProcessorIsTableEnabled struct {
-  handler THBaseService
+	handler THBaseService
 }
 
 func (p *tHBaseServiceProcessorIsTableEnabled) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-  var _write_err158 error
-  args := THBaseServiceIsTableEnabledArgs{}
-  if err2 := args.Read(ctx, iprot); err2 != nil {
-    iprot.ReadMessageEnd(ctx)
-    x := thrift.NewTApplicationException(thrift.PROTOCOL_ERROR, err2.Error())
-    oprot.WriteMessageBegin(ctx, "isTableEnabled", thrift.EXCEPTION, seqId)
-    x.Write(ctx, oprot)
-    oprot.WriteMessageEnd(ctx)
-    oprot.Flush(ctx)
-    return false, thrift.WrapTException(err2)
-  }
-  iprot.ReadMessageEnd(ctx)
+	var _write_err158 error
+	args := THBaseServiceIsTableEnabledArgs{}
+	if err2 := args.Read(ctx, iprot); err2 != nil {
+		iprot.ReadMessageEnd(ctx)
+		x := thrift.NewTApplicationException(thrift.PROTOCOL_ERROR, err2.Error())
+		oprot.WriteMessageBegin(ctx, "isTableEnabled", thrift.EXCEPTION, seqId)
+		x.Write(ctx, oprot)
+		oprot.WriteMessageEnd(ctx)
+		oprot.Flush(ctx)
+		return false, thrift.WrapTException(err2)
+	}
+	iprot.ReadMessageEnd(ctx)
 
-  tickerCancel := func() {}
-  // Start a goroutine to do server side connectivity check.
-  if thrift.ServerConnectivityCheckInterval > 0 {
-    var cancel context.CancelFunc
-    ctx, cancel = context.WithCancel(ctx)
-    defer cancel()
-    var tickerCtx context.Context
-    tickerCtx, tickerCancel = context.WithCancel(context.Background())
-    defer tickerCancel()
-    go func(ctx context.Context, cancel context.CancelFunc) {
-      ticker := time.NewTicker(thrift.ServerConnectivityCheckInterval)
-      defer ticker.Stop()
-      for {
-        select {
-        case <-ctx.Done():
-          return
-        case <-ticker.C:
-          if !iprot.Transport().IsOpen() {
-            cancel()
-            return
-          }
-        }
-      }
-    }(tickerCtx, cancel)
-  }
+	tickerCancel := func() {}
+	// Start a goroutine to do server side connectivity check.
+	if thrift.ServerConnectivityCheckInterval > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(ctx)
+		defer cancel()
+		var tickerCtx context.Context
+		tickerCtx, tickerCancel = context.WithCancel(context.Background())
+		defer tickerCancel()
+		go func(ctx context.Context, cancel context.CancelFunc) {
+			ticker := time.NewTicker(thrift.ServerConnectivityCheckInterval)
+			defer ticker.Stop()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-ticker.C:
+					if !iprot.Transport().IsOpen() {
+						cancel()
+						return
+					}
+				}
+			}
+		}(tickerCtx, cancel)
+	}
 
-  result := THBaseServiceIsTableEnabledResult{}
-  if retval, err2 := p.handler.IsTableEnabled(ctx, args.TableName); err2 != nil {
-    tickerCancel()
-    err = thrift.WrapTException(err2)
-    switch v := err2.(type) {
-    case *TIOError:
-      result.Io = v
-    default:
-      if errors.Is(err2, thrift.ErrAbandonRequest) {
-        return false, thrift.WrapTException(err2)
-      }
-      _exc159 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing isTableEnabled: " + err2.Error())
-      if err2 := oprot.WriteMessageBegin(ctx, "isTableEnabled", thrift.EXCEPTION, seqId); err2 != nil {
-        _write_err158 = thrift.WrapTException(err2)
-      }
-      if err2 := _exc159.Write(ctx, oprot); _write_err158 == nil && err2 != nil {
-        _write_err158 = thrift.WrapTException(err2)
-      }
-      if err2 := oprot.WriteMessageEnd(ctx); _write_err158 == nil && err2 != nil {
-        _write_err158 = thrift.WrapTException(err2)
-      }
-      if err2 := oprot.Flush(ctx); _write_err158 == nil && err2 != nil {
-        _write_err158 = thrift.WrapTException(err2)
-      }
-      if _write_err158 != nil {
-        return false, thrift.WrapTException(_write_err158)
-      }
-      return true, err
-    }
-  } else {
-    result.Success = &retval
-  }
-  tickerCancel()
-  if err2 := oprot.WriteMessageBegin(ctx, "isTableEnabled", thrift.REPLY, seqId); err2 != nil {
-    _write_err158 = thrift.WrapTException(err2)
-  }
-  if err2 := result.Write(ctx, oprot); _write_err158 == nil && err2 != nil {
-    _write_err158 = thrift.WrapTException(err2)
-  }
-  if err2 := oprot.WriteMessageEnd(ctx); _write_err158 == nil && err2 != nil {
-    _write_err158 = thrift.WrapTException(err2)
-  }
-  if err2 := oprot.Flush(ctx); _write_err158 == nil && err2 != nil {
-    _write_err158 = thrift.WrapTException(err2)
-  }
-  if _write_err158 != nil {
-    return false, thrift.WrapTException(_write_err158)
-  }
-  return true, err
+	result := THBaseServiceIsTableEnabledResult{}
+	if retval, err2 := p.handler.IsTableEnabled(ctx, args.TableName); err2 != nil {
+		tickerCancel()
+		err = thrift.WrapTException(err2)
+		switch v := err2.(type) {
+		case *TIOError:
+			result.Io = v
+		default:
+			if errors.Is(err2, thrift.ErrAbandonRequest) {
+				return false, thrift.WrapTException(err2)
+			}
+			_exc159 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing isTableEnabled: "+err2.Error())
+			if err2 := oprot.WriteMessageBegin(ctx, "isTableEnabled", thrift.EXCEPTION, seqId); err2 != nil {
+				_write_err158 = thrift.WrapTException(err2)
+			}
+			if err2 := _exc159.Write(ctx, oprot); _write_err158 == nil && err2 != nil {
+				_write_err158 = thrift.WrapTException(err2)
+			}
+			if err2 := oprot.WriteMessageEnd(ctx); _write_err158 == nil && err2 != nil {
+				_write_err158 = thrift.WrapTException(err2)
+			}
+			if err2 := oprot.Flush(ctx); _write_err158 == nil && err2 != nil {
+				_write_err158 = thrift.WrapTException(err2)
+			}
+			if _write_err158 != nil {
+				return false, thrift.WrapTException(_write_err158)
+			}
+			return true, err
+		}
+	} else {
+		result.Success = &retval
+	}
+	tickerCancel()
+	if err2 := oprot.WriteMessageBegin(ctx, "isTableEnabled", thrift.REPLY, seqId); err2 != nil {
+		_write_err158 = thrift.WrapTException(err2)
+	}
+	if err2 := result.Write(ctx, oprot); _write_err158 == nil && err2 != nil {
+		_write_err158 = thrift.WrapTException(err2)
+	}
+	if err2 := oprot.WriteMessageEnd(ctx); _write_err158 == nil && err2 != nil {
+		_write_err158 = thrift.WrapTException(err2)
+	}
+	if err2 := oprot.Flush(ctx); _write_err158 == nil && err2 != nil {
+		_write_err158 = thrift.WrapTException(err2)
+	}
+	if _write_err158 != nil {
+		return false, thrift.WrapTException(_write_err158)
+	}
+	return true, err
 }
-
 
 // HELPER FUNCTIONS AND STRUCTURES
 
 // Attributes:
-//  - Table
-//  - Tget
+//   - Table
+//   - Tget
 type THBaseServiceGetArgs struct {
-  Table []byte `thrift:"table,1,required" db:"table" json:"table"`
-  Tget *TGet `thrift:"tget,2,required" db:"tget" json:"tget"`
+	Table []byte `thrift:"table,1,required" db:"table" json:"table"`
+	Tget  *TGet  `thrift:"tget,2,required" db:"tget" json:"tget"`
 }
 
 func NewTHBaseServiceGetArgs() *THBaseServiceGetArgs {
-  return &THBaseServiceGetArgs{}
+	return &THBaseServiceGetArgs{}
 }
-
 
 func (p *THBaseServiceGetArgs) GetTable() []byte {
-  return p.Table
+	return p.Table
 }
+
 var THBaseServiceGetArgs_Tget_DEFAULT *TGet
+
 func (p *THBaseServiceGetArgs) GetTget() *TGet {
-  if !p.IsSetTget() {
-    return THBaseServiceGetArgs_Tget_DEFAULT
-  }
-return p.Tget
+	if !p.IsSetTget() {
+		return THBaseServiceGetArgs_Tget_DEFAULT
+	}
+	return p.Tget
 }
 func (p *THBaseServiceGetArgs) IsSetTget() bool {
-  return p.Tget != nil
+	return p.Tget != nil
 }
 
 func (p *THBaseServiceGetArgs) Read(ctx context.Context, iprot thrift.TProtocol) error {
-  if _, err := iprot.ReadStructBegin(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
-  }
+	if _, err := iprot.ReadStructBegin(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
+	}
 
-  var issetTable bool = false;
-  var issetTget bool = false;
+	var issetTable bool = false
+	var issetTget bool = false
 
-  for {
-    _, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
-    if err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
-    }
-    if fieldTypeId == thrift.STOP { break; }
-    switch fieldId {
-    case 1:
-      if fieldTypeId == thrift.STRING {
-        if err := p.ReadField1(ctx, iprot); err != nil {
-          return err
-        }
-        issetTable = true
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    case 2:
-      if fieldTypeId == thrift.STRUCT {
-        if err := p.ReadField2(ctx, iprot); err != nil {
-          return err
-        }
-        issetTget = true
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    default:
-      if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-        return err
-      }
-    }
-    if err := iprot.ReadFieldEnd(ctx); err != nil {
-      return err
-    }
-  }
-  if err := iprot.ReadStructEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
-  }
-  if !issetTable{
-    return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field Table is not set"));
-  }
-  if !issetTget{
-    return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field Tget is not set"));
-  }
-  return nil
+	for {
+		_, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
+		if err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
+		}
+		if fieldTypeId == thrift.STOP {
+			break
+		}
+		switch fieldId {
+		case 1:
+			if fieldTypeId == thrift.STRING {
+				if err := p.ReadField1(ctx, iprot); err != nil {
+					return err
+				}
+				issetTable = true
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		case 2:
+			if fieldTypeId == thrift.STRUCT {
+				if err := p.ReadField2(ctx, iprot); err != nil {
+					return err
+				}
+				issetTget = true
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		default:
+			if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+				return err
+			}
+		}
+		if err := iprot.ReadFieldEnd(ctx); err != nil {
+			return err
+		}
+	}
+	if err := iprot.ReadStructEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
+	}
+	if !issetTable {
+		return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field Table is not set"))
+	}
+	if !issetTget {
+		return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field Tget is not set"))
+	}
+	return nil
 }
 
-func (p *THBaseServiceGetArgs)  ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
-  if v, err := iprot.ReadBinary(ctx); err != nil {
-  return thrift.PrependError("error reading field 1: ", err)
-} else {
-  p.Table = v
-}
-  return nil
+func (p *THBaseServiceGetArgs) ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
+	if v, err := iprot.ReadBinary(ctx); err != nil {
+		return thrift.PrependError("error reading field 1: ", err)
+	} else {
+		p.Table = v
+	}
+	return nil
 }
 
-func (p *THBaseServiceGetArgs)  ReadField2(ctx context.Context, iprot thrift.TProtocol) error {
-  p.Tget = &TGet{}
-  if err := p.Tget.Read(ctx, iprot); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", p.Tget), err)
-  }
-  return nil
+func (p *THBaseServiceGetArgs) ReadField2(ctx context.Context, iprot thrift.TProtocol) error {
+	p.Tget = &TGet{}
+	if err := p.Tget.Read(ctx, iprot); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", p.Tget), err)
+	}
+	return nil
 }
 
 func (p *THBaseServiceGetArgs) Write(ctx context.Context, oprot thrift.TProtocol) error {
-  if err := oprot.WriteStructBegin(ctx, "get_args"); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err) }
-  if p != nil {
-    if err := p.writeField1(ctx, oprot); err != nil { return err }
-    if err := p.writeField2(ctx, oprot); err != nil { return err }
-  }
-  if err := oprot.WriteFieldStop(ctx); err != nil {
-    return thrift.PrependError("write field stop error: ", err) }
-  if err := oprot.WriteStructEnd(ctx); err != nil {
-    return thrift.PrependError("write struct stop error: ", err) }
-  return nil
+	if err := oprot.WriteStructBegin(ctx, "get_args"); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err)
+	}
+	if p != nil {
+		if err := p.writeField1(ctx, oprot); err != nil {
+			return err
+		}
+		if err := p.writeField2(ctx, oprot); err != nil {
+			return err
+		}
+	}
+	if err := oprot.WriteFieldStop(ctx); err != nil {
+		return thrift.PrependError("write field stop error: ", err)
+	}
+	if err := oprot.WriteStructEnd(ctx); err != nil {
+		return thrift.PrependError("write struct stop error: ", err)
+	}
+	return nil
 }
 
 func (p *THBaseServiceGetArgs) writeField1(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if err := oprot.WriteFieldBegin(ctx, "table", thrift.STRING, 1); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:table: ", p), err) }
-  if err := oprot.WriteBinary(ctx, p.Table); err != nil {
-  return thrift.PrependError(fmt.Sprintf("%T.table (1) field write error: ", p), err) }
-  if err := oprot.WriteFieldEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field end error 1:table: ", p), err) }
-  return err
+	if err := oprot.WriteFieldBegin(ctx, "table", thrift.STRING, 1); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:table: ", p), err)
+	}
+	if err := oprot.WriteBinary(ctx, p.Table); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T.table (1) field write error: ", p), err)
+	}
+	if err := oprot.WriteFieldEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field end error 1:table: ", p), err)
+	}
+	return err
 }
 
 func (p *THBaseServiceGetArgs) writeField2(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if err := oprot.WriteFieldBegin(ctx, "tget", thrift.STRUCT, 2); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field begin error 2:tget: ", p), err) }
-  if err := p.Tget.Write(ctx, oprot); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", p.Tget), err)
-  }
-  if err := oprot.WriteFieldEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field end error 2:tget: ", p), err) }
-  return err
+	if err := oprot.WriteFieldBegin(ctx, "tget", thrift.STRUCT, 2); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field begin error 2:tget: ", p), err)
+	}
+	if err := p.Tget.Write(ctx, oprot); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", p.Tget), err)
+	}
+	if err := oprot.WriteFieldEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field end error 2:tget: ", p), err)
+	}
+	return err
 }
 
 func (p *THBaseServiceGetArgs) String() string {
-  if p == nil {
-    return "<nil>"
-  }
-  return fmt.Sprintf("THBaseServiceGetArgs(%+v)", *p)
+	if p == nil {
+		return "<nil>"
+	}
+	return fmt.Sprintf("THBaseServiceGetArgs(%+v)", *p)
 }
 
 // Attributes:
-//  - Success
-//  - Io
+//   - Success
+//   - Io
 type THBaseServiceGetResult struct {
-  Success *TResult_ `thrift:"success,0" db:"success" json:"success,omitempty"`
-  Io *TIOError `thrift:"io,1" db:"io" json:"io,omitempty"`
+	Success *TResult_ `thrift:"success,0" db:"success" json:"success,omitempty"`
+	Io      *TIOError `thrift:"io,1" db:"io" json:"io,omitempty"`
 }
 
 func NewTHBaseServiceGetResult() *THBaseServiceGetResult {
-  return &THBaseServiceGetResult{}
+	return &THBaseServiceGetResult{}
 }
 
 var THBaseServiceGetResult_Success_DEFAULT *TResult_
+
 func (p *THBaseServiceGetResult) GetSuccess() *TResult_ {
-  if !p.IsSetSuccess() {
-    return THBaseServiceGetResult_Success_DEFAULT
-  }
-return p.Success
+	if !p.IsSetSuccess() {
+		return THBaseServiceGetResult_Success_DEFAULT
+	}
+	return p.Success
 }
+
 var THBaseServiceGetResult_Io_DEFAULT *TIOError
+
 func (p *THBaseServiceGetResult) GetIo() *TIOError {
-  if !p.IsSetIo() {
-    return THBaseServiceGetResult_Io_DEFAULT
-  }
-return p.Io
+	if !p.IsSetIo() {
+		return THBaseServiceGetResult_Io_DEFAULT
+	}
+	return p.Io
 }
 func (p *THBaseServiceGetResult) IsSetSuccess() bool {
-  return p.Success != nil
+	return p.Success != nil
 }
 
 func (p *THBaseServiceGetResult) IsSetIo() bool {
-  return p.Io != nil
+	return p.Io != nil
 }
 
 func (p *THBaseServiceGetResult) Read(ctx context.Context, iprot thrift.TProtocol) error {
-  if _, err := iprot.ReadStructBegin(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
-  }
+	if _, err := iprot.ReadStructBegin(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
+	}
 
-
-  for {
-    _, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
-    if err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
-    }
-    if fieldTypeId == thrift.STOP { break; }
-    switch fieldId {
-    case 0:
-      if fieldTypeId == thrift.STRUCT {
-        if err := p.ReadField0(ctx, iprot); err != nil {
-          return err
-        }
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    case 1:
-      if fieldTypeId == thrift.STRUCT {
-        if err := p.ReadField1(ctx, iprot); err != nil {
-          return err
-        }
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    default:
-      if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-        return err
-      }
-    }
-    if err := iprot.ReadFieldEnd(ctx); err != nil {
-      return err
-    }
-  }
-  if err := iprot.ReadStructEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
-  }
-  return nil
+	for {
+		_, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
+		if err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
+		}
+		if fieldTypeId == thrift.STOP {
+			break
+		}
+		switch fieldId {
+		case 0:
+			if fieldTypeId == thrift.STRUCT {
+				if err := p.ReadField0(ctx, iprot); err != nil {
+					return err
+				}
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		case 1:
+			if fieldTypeId == thrift.STRUCT {
+				if err := p.ReadField1(ctx, iprot); err != nil {
+					return err
+				}
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		default:
+			if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+				return err
+			}
+		}
+		if err := iprot.ReadFieldEnd(ctx); err != nil {
+			return err
+		}
+	}
+	if err := iprot.ReadStructEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
+	}
+	return nil
 }
 
-func (p *THBaseServiceGetResult)  ReadField0(ctx context.Context, iprot thrift.TProtocol) error {
-  p.Success = &TResult_{}
-  if err := p.Success.Read(ctx, iprot); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", p.Success), err)
-  }
-  return nil
+func (p *THBaseServiceGetResult) ReadField0(ctx context.Context, iprot thrift.TProtocol) error {
+	p.Success = &TResult_{}
+	if err := p.Success.Read(ctx, iprot); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", p.Success), err)
+	}
+	return nil
 }
 
-func (p *THBaseServiceGetResult)  ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
-  p.Io = &TIOError{}
-  if err := p.Io.Read(ctx, iprot); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", p.Io), err)
-  }
-  return nil
+func (p *THBaseServiceGetResult) ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
+	p.Io = &TIOError{}
+	if err := p.Io.Read(ctx, iprot); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", p.Io), err)
+	}
+	return nil
 }
 
 func (p *THBaseServiceGetResult) Write(ctx context.Context, oprot thrift.TProtocol) error {
-  if err := oprot.WriteStructBegin(ctx, "get_result"); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err) }
-  if p != nil {
-    if err := p.writeField0(ctx, oprot); err != nil { return err }
-    if err := p.writeField1(ctx, oprot); err != nil { return err }
-  }
-  if err := oprot.WriteFieldStop(ctx); err != nil {
-    return thrift.PrependError("write field stop error: ", err) }
-  if err := oprot.WriteStructEnd(ctx); err != nil {
-    return thrift.PrependError("write struct stop error: ", err) }
-  return nil
+	if err := oprot.WriteStructBegin(ctx, "get_result"); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err)
+	}
+	if p != nil {
+		if err := p.writeField0(ctx, oprot); err != nil {
+			return err
+		}
+		if err := p.writeField1(ctx, oprot); err != nil {
+			return err
+		}
+	}
+	if err := oprot.WriteFieldStop(ctx); err != nil {
+		return thrift.PrependError("write field stop error: ", err)
+	}
+	if err := oprot.WriteStructEnd(ctx); err != nil {
+		return thrift.PrependError("write struct stop error: ", err)
+	}
+	return nil
 }
 
 func (p *THBaseServiceGetResult) writeField0(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if p.IsSetSuccess() {
-    if err := oprot.WriteFieldBegin(ctx, "success", thrift.STRUCT, 0); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field begin error 0:success: ", p), err) }
-    if err := p.Success.Write(ctx, oprot); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", p.Success), err)
-    }
-    if err := oprot.WriteFieldEnd(ctx); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field end error 0:success: ", p), err) }
-  }
-  return err
+	if p.IsSetSuccess() {
+		if err := oprot.WriteFieldBegin(ctx, "success", thrift.STRUCT, 0); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field begin error 0:success: ", p), err)
+		}
+		if err := p.Success.Write(ctx, oprot); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", p.Success), err)
+		}
+		if err := oprot.WriteFieldEnd(ctx); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field end error 0:success: ", p), err)
+		}
+	}
+	return err
 }
 
 func (p *THBaseServiceGetResult) writeField1(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if p.IsSetIo() {
-    if err := oprot.WriteFieldBegin(ctx, "io", thrift.STRUCT, 1); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:io: ", p), err) }
-    if err := p.Io.Write(ctx, oprot); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", p.Io), err)
-    }
-    if err := oprot.WriteFieldEnd(ctx); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field end error 1:io: ", p), err) }
-  }
-  return err
+	if p.IsSetIo() {
+		if err := oprot.WriteFieldBegin(ctx, "io", thrift.STRUCT, 1); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:io: ", p), err)
+		}
+		if err := p.Io.Write(ctx, oprot); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", p.Io), err)
+		}
+		if err := oprot.WriteFieldEnd(ctx); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field end error 1:io: ", p), err)
+		}
+	}
+	return err
 }
 
 func (p *THBaseServiceGetResult) String() string {
-  if p == nil {
-    return "<nil>"
-  }
-  return fmt.Sprintf("THBaseServiceGetResult(%+v)", *p)
+	if p == nil {
+		return "<nil>"
+	}
+	return fmt.Sprintf("THBaseServiceGetResult(%+v)", *p)
 }
 
 // Attributes:
-//  - Table
-//  - Tgets
+//   - Table
+//   - Tgets
 type THBaseServiceGetMultipleArgs struct {
-  Table []byte `thrift:"table,1,required" db:"table" json:"table"`
-  Tgets []*TGet `thrift:"tgets,2,required" db:"tgets" json:"tgets"`
+	Table []byte  `thrift:"table,1,required" db:"table" json:"table"`
+	Tgets []*TGet `thrift:"tgets,2,required" db:"tgets" json:"tgets"`
 }
 
 func NewTHBaseServiceGetMultipleArgs() *THBaseServiceGetMultipleArgs {
-  return &THBaseServiceGetMultipleArgs{}
+	return &THBaseServiceGetMultipleArgs{}
 }
 
-
 func (p *THBaseServiceGetMultipleArgs) GetTable() []byte {
-  return p.Table
+	return p.Table
 }
 
 func (p *THBaseServiceGetMultipleArgs) GetTgets() []*TGet {
-  return p.Tgets
+	return p.Tgets
 }
 func (p *THBaseServiceGetMultipleArgs) Read(ctx context.Context, iprot thrift.TProtocol) error {
-  if _, err := iprot.ReadStructBegin(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
-  }
+	if _, err := iprot.ReadStructBegin(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
+	}
 
-  var issetTable bool = false;
-  var issetTgets bool = false;
+	var issetTable bool = false
+	var issetTgets bool = false
 
-  for {
-    _, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
-    if err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
-    }
-    if fieldTypeId == thrift.STOP { break; }
-    switch fieldId {
-    case 1:
-      if fieldTypeId == thrift.STRING {
-        if err := p.ReadField1(ctx, iprot); err != nil {
-          return err
-        }
-        issetTable = true
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    case 2:
-      if fieldTypeId == thrift.LIST {
-        if err := p.ReadField2(ctx, iprot); err != nil {
-          return err
-        }
-        issetTgets = true
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    default:
-      if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-        return err
-      }
-    }
-    if err := iprot.ReadFieldEnd(ctx); err != nil {
-      return err
-    }
-  }
-  if err := iprot.ReadStructEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
-  }
-  if !issetTable{
-    return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field Table is not set"));
-  }
-  if !issetTgets{
-    return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field Tgets is not set"));
-  }
-  return nil
+	for {
+		_, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
+		if err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
+		}
+		if fieldTypeId == thrift.STOP {
+			break
+		}
+		switch fieldId {
+		case 1:
+			if fieldTypeId == thrift.STRING {
+				if err := p.ReadField1(ctx, iprot); err != nil {
+					return err
+				}
+				issetTable = true
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		case 2:
+			if fieldTypeId == thrift.LIST {
+				if err := p.ReadField2(ctx, iprot); err != nil {
+					return err
+				}
+				issetTgets = true
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		default:
+			if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+				return err
+			}
+		}
+		if err := iprot.ReadFieldEnd(ctx); err != nil {
+			return err
+		}
+	}
+	if err := iprot.ReadStructEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
+	}
+	if !issetTable {
+		return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field Table is not set"))
+	}
+	if !issetTgets {
+		return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field Tgets is not set"))
+	}
+	return nil
 }
 
-func (p *THBaseServiceGetMultipleArgs)  ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
-  if v, err := iprot.ReadBinary(ctx); err != nil {
-  return thrift.PrependError("error reading field 1: ", err)
-} else {
-  p.Table = v
-}
-  return nil
+func (p *THBaseServiceGetMultipleArgs) ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
+	if v, err := iprot.ReadBinary(ctx); err != nil {
+		return thrift.PrependError("error reading field 1: ", err)
+	} else {
+		p.Table = v
+	}
+	return nil
 }
 
-func (p *THBaseServiceGetMultipleArgs)  ReadField2(ctx context.Context, iprot thrift.TProtocol) error {
-  _, size, err := iprot.ReadListBegin(ctx)
-  if err != nil {
-    return thrift.PrependError("error reading list begin: ", err)
-  }
-  tSlice := make([]*TGet, 0, size)
-  p.Tgets =  tSlice
-  for i := 0; i < size; i ++ {
-    _elem160 := &TGet{}
-    if err := _elem160.Read(ctx, iprot); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", _elem160), err)
-    }
-    p.Tgets = append(p.Tgets, _elem160)
-  }
-  if err := iprot.ReadListEnd(ctx); err != nil {
-    return thrift.PrependError("error reading list end: ", err)
-  }
-  return nil
+func (p *THBaseServiceGetMultipleArgs) ReadField2(ctx context.Context, iprot thrift.TProtocol) error {
+	_, size, err := iprot.ReadListBegin(ctx)
+	if err != nil {
+		return thrift.PrependError("error reading list begin: ", err)
+	}
+	tSlice := make([]*TGet, 0, size)
+	p.Tgets = tSlice
+	for i := 0; i < size; i++ {
+		_elem160 := &TGet{}
+		if err := _elem160.Read(ctx, iprot); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", _elem160), err)
+		}
+		p.Tgets = append(p.Tgets, _elem160)
+	}
+	if err := iprot.ReadListEnd(ctx); err != nil {
+		return thrift.PrependError("error reading list end: ", err)
+	}
+	return nil
 }
 
 func (p *THBaseServiceGetMultipleArgs) Write(ctx context.Context, oprot thrift.TProtocol) error {
-  if err := oprot.WriteStructBegin(ctx, "getMultiple_args"); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err) }
-  if p != nil {
-    if err := p.writeField1(ctx, oprot); err != nil { return err }
-    if err := p.writeField2(ctx, oprot); err != nil { return err }
-  }
-  if err := oprot.WriteFieldStop(ctx); err != nil {
-    return thrift.PrependError("write field stop error: ", err) }
-  if err := oprot.WriteStructEnd(ctx); err != nil {
-    return thrift.PrependError("write struct stop error: ", err) }
-  return nil
+	if err := oprot.WriteStructBegin(ctx, "getMultiple_args"); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err)
+	}
+	if p != nil {
+		if err := p.writeField1(ctx, oprot); err != nil {
+			return err
+		}
+		if err := p.writeField2(ctx, oprot); err != nil {
+			return err
+		}
+	}
+	if err := oprot.WriteFieldStop(ctx); err != nil {
+		return thrift.PrependError("write field stop error: ", err)
+	}
+	if err := oprot.WriteStructEnd(ctx); err != nil {
+		return thrift.PrependError("write struct stop error: ", err)
+	}
+	return nil
 }
 
 func (p *THBaseServiceGetMultipleArgs) writeField1(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if err := oprot.WriteFieldBegin(ctx, "table", thrift.STRING, 1); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:table: ", p), err) }
-  if err := oprot.WriteBinary(ctx, p.Table); err != nil {
-  return thrift.PrependError(fmt.Sprintf("%T.table (1) field write error: ", p), err) }
-  if err := oprot.WriteFieldEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field end error 1:table: ", p), err) }
-  return err
+	if err := oprot.WriteFieldBegin(ctx, "table", thrift.STRING, 1); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:table: ", p), err)
+	}
+	if err := oprot.WriteBinary(ctx, p.Table); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T.table (1) field write error: ", p), err)
+	}
+	if err := oprot.WriteFieldEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field end error 1:table: ", p), err)
+	}
+	return err
 }
 
 func (p *THBaseServiceGetMultipleArgs) writeField2(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if err := oprot.WriteFieldBegin(ctx, "tgets", thrift.LIST, 2); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field begin error 2:tgets: ", p), err) }
-  if err := oprot.WriteListBegin(ctx, thrift.STRUCT, len(p.Tgets)); err != nil {
-    return thrift.PrependError("error writing list begin: ", err)
-  }
-  for _, v := range p.Tgets {
-    if err := v.Write(ctx, oprot); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", v), err)
-    }
-  }
-  if err := oprot.WriteListEnd(ctx); err != nil {
-    return thrift.PrependError("error writing list end: ", err)
-  }
-  if err := oprot.WriteFieldEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field end error 2:tgets: ", p), err) }
-  return err
+	if err := oprot.WriteFieldBegin(ctx, "tgets", thrift.LIST, 2); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field begin error 2:tgets: ", p), err)
+	}
+	if err := oprot.WriteListBegin(ctx, thrift.STRUCT, len(p.Tgets)); err != nil {
+		return thrift.PrependError("error writing list begin: ", err)
+	}
+	for _, v := range p.Tgets {
+		if err := v.Write(ctx, oprot); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", v), err)
+		}
+	}
+	if err := oprot.WriteListEnd(ctx); err != nil {
+		return thrift.PrependError("error writing list end: ", err)
+	}
+	if err := oprot.WriteFieldEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field end error 2:tgets: ", p), err)
+	}
+	return err
 }
 
 func (p *THBaseServiceGetMultipleArgs) String() string {
-  if p == nil {
-    return "<nil>"
-  }
-  return fmt.Sprintf("THBaseServiceGetMultipleArgs(%+v)", *p)
+	if p == nil {
+		return "<nil>"
+	}
+	return fmt.Sprintf("THBaseServiceGetMultipleArgs(%+v)", *p)
 }
 
 // Attributes:
-//  - Success
-//  - Io
+//   - Success
+//   - Io
 type THBaseServiceGetMultipleResult struct {
-  Success []*TResult_ `thrift:"success,0" db:"success" json:"success,omitempty"`
-  Io *TIOError `thrift:"io,1" db:"io" json:"io,omitempty"`
+	Success []*TResult_ `thrift:"success,0" db:"success" json:"success,omitempty"`
+	Io      *TIOError   `thrift:"io,1" db:"io" json:"io,omitempty"`
 }
 
 func NewTHBaseServiceGetMultipleResult() *THBaseServiceGetMultipleResult {
-  return &THBaseServiceGetMultipleResult{}
+	return &THBaseServiceGetMultipleResult{}
 }
 
 var THBaseServiceGetMultipleResult_Success_DEFAULT []*TResult_
 
 func (p *THBaseServiceGetMultipleResult) GetSuccess() []*TResult_ {
-  return p.Success
+	return p.Success
 }
+
 var THBaseServiceGetMultipleResult_Io_DEFAULT *TIOError
+
 func (p *THBaseServiceGetMultipleResult) GetIo() *TIOError {
-  if !p.IsSetIo() {
-    return THBaseServiceGetMultipleResult_Io_DEFAULT
-  }
-return p.Io
+	if !p.IsSetIo() {
+		return THBaseServiceGetMultipleResult_Io_DEFAULT
+	}
+	return p.Io
 }
 func (p *THBaseServiceGetMultipleResult) IsSetSuccess() bool {
-  return p.Success != nil
+	return p.Success != nil
 }
 
 func (p *THBaseServiceGetMultipleResult) IsSetIo() bool {
-  return p.Io != nil
+	return p.Io != nil
 }
 
 func (p *THBaseServiceGetMultipleResult) Read(ctx context.Context, iprot thrift.TProtocol) error {
-  if _, err := iprot.ReadStructBegin(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
-  }
+	if _, err := iprot.ReadStructBegin(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
+	}
 
-
-  for {
-    _, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
-    if err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
-    }
-    if fieldTypeId == thrift.STOP { break; }
-    switch fieldId {
-    case 0:
-      if fieldTypeId == thrift.LIST {
-        if err := p.ReadField0(ctx, iprot); err != nil {
-          return err
-        }
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    case 1:
-      if fieldTypeId == thrift.STRUCT {
-        if err := p.ReadField1(ctx, iprot); err != nil {
-          return err
-        }
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    default:
-      if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-        return err
-      }
-    }
-    if err := iprot.ReadFieldEnd(ctx); err != nil {
-      return err
-    }
-  }
-  if err := iprot.ReadStructEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
-  }
-  return nil
+	for {
+		_, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
+		if err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
+		}
+		if fieldTypeId == thrift.STOP {
+			break
+		}
+		switch fieldId {
+		case 0:
+			if fieldTypeId == thrift.LIST {
+				if err := p.ReadField0(ctx, iprot); err != nil {
+					return err
+				}
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		case 1:
+			if fieldTypeId == thrift.STRUCT {
+				if err := p.ReadField1(ctx, iprot); err != nil {
+					return err
+				}
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		default:
+			if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+				return err
+			}
+		}
+		if err := iprot.ReadFieldEnd(ctx); err != nil {
+			return err
+		}
+	}
+	if err := iprot.ReadStructEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
+	}
+	return nil
 }
 
-func (p *THBaseServiceGetMultipleResult)  ReadField0(ctx context.Context, iprot thrift.TProtocol) error {
-  _, size, err := iprot.ReadListBegin(ctx)
-  if err != nil {
-    return thrift.PrependError("error reading list begin: ", err)
-  }
-  tSlice := make([]*TResult_, 0, size)
-  p.Success =  tSlice
-  for i := 0; i < size; i ++ {
-    _elem161 := &TResult_{}
-    if err := _elem161.Read(ctx, iprot); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", _elem161), err)
-    }
-    p.Success = append(p.Success, _elem161)
-  }
-  if err := iprot.ReadListEnd(ctx); err != nil {
-    return thrift.PrependError("error reading list end: ", err)
-  }
-  return nil
+func (p *THBaseServiceGetMultipleResult) ReadField0(ctx context.Context, iprot thrift.TProtocol) error {
+	_, size, err := iprot.ReadListBegin(ctx)
+	if err != nil {
+		return thrift.PrependError("error reading list begin: ", err)
+	}
+	tSlice := make([]*TResult_, 0, size)
+	p.Success = tSlice
+	for i := 0; i < size; i++ {
+		_elem161 := &TResult_{}
+		if err := _elem161.Read(ctx, iprot); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", _elem161), err)
+		}
+		p.Success = append(p.Success, _elem161)
+	}
+	if err := iprot.ReadListEnd(ctx); err != nil {
+		return thrift.PrependError("error reading list end: ", err)
+	}
+	return nil
 }
 
-func (p *THBaseServiceGetMultipleResult)  ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
-  p.Io = &TIOError{}
-  if err := p.Io.Read(ctx, iprot); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", p.Io), err)
-  }
-  return nil
+func (p *THBaseServiceGetMultipleResult) ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
+	p.Io = &TIOError{}
+	if err := p.Io.Read(ctx, iprot); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", p.Io), err)
+	}
+	return nil
 }
 
 func (p *THBaseServiceGetMultipleResult) Write(ctx context.Context, oprot thrift.TProtocol) error {
-  if err := oprot.WriteStructBegin(ctx, "getMultiple_result"); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err) }
-  if p != nil {
-    if err := p.writeField0(ctx, oprot); err != nil { return err }
-    if err := p.writeField1(ctx, oprot); err != nil { return err }
-  }
-  if err := oprot.WriteFieldStop(ctx); err != nil {
-    return thrift.PrependError("write field stop error: ", err) }
-  if err := oprot.WriteStructEnd(ctx); err != nil {
-    return thrift.PrependError("write struct stop error: ", err) }
-  return nil
+	if err := oprot.WriteStructBegin(ctx, "getMultiple_result"); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err)
+	}
+	if p != nil {
+		if err := p.writeField0(ctx, oprot); err != nil {
+			return err
+		}
+		if err := p.writeField1(ctx, oprot); err != nil {
+			return err
+		}
+	}
+	if err := oprot.WriteFieldStop(ctx); err != nil {
+		return thrift.PrependError("write field stop error: ", err)
+	}
+	if err := oprot.WriteStructEnd(ctx); err != nil {
+		return thrift.PrependError("write struct stop error: ", err)
+	}
+	return nil
 }
 
 func (p *THBaseServiceGetMultipleResult) writeField0(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if p.IsSetSuccess() {
-    if err := oprot.WriteFieldBegin(ctx, "success", thrift.LIST, 0); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field begin error 0:success: ", p), err) }
-    if err := oprot.WriteListBegin(ctx, thrift.STRUCT, len(p.Success)); err != nil {
-      return thrift.PrependError("error writing list begin: ", err)
-    }
-    for _, v := range p.Success {
-      if err := v.Write(ctx, oprot); err != nil {
-        return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", v), err)
-      }
-    }
-    if err := oprot.WriteListEnd(ctx); err != nil {
-      return thrift.PrependError("error writing list end: ", err)
-    }
-    if err := oprot.WriteFieldEnd(ctx); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field end error 0:success: ", p), err) }
-  }
-  return err
+	if p.IsSetSuccess() {
+		if err := oprot.WriteFieldBegin(ctx, "success", thrift.LIST, 0); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field begin error 0:success: ", p), err)
+		}
+		if err := oprot.WriteListBegin(ctx, thrift.STRUCT, len(p.Success)); err != nil {
+			return thrift.PrependError("error writing list begin: ", err)
+		}
+		for _, v := range p.Success {
+			if err := v.Write(ctx, oprot); err != nil {
+				return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", v), err)
+			}
+		}
+		if err := oprot.WriteListEnd(ctx); err != nil {
+			return thrift.PrependError("error writing list end: ", err)
+		}
+		if err := oprot.WriteFieldEnd(ctx); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field end error 0:success: ", p), err)
+		}
+	}
+	return err
 }
 
 func (p *THBaseServiceGetMultipleResult) writeField1(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if p.IsSetIo() {
-    if err := oprot.WriteFieldBegin(ctx, "io", thrift.STRUCT, 1); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:io: ", p), err) }
-    if err := p.Io.Write(ctx, oprot); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", p.Io), err)
-    }
-    if err := oprot.WriteFieldEnd(ctx); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field end error 1:io: ", p), err) }
-  }
-  return err
+	if p.IsSetIo() {
+		if err := oprot.WriteFieldBegin(ctx, "io", thrift.STRUCT, 1); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:io: ", p), err)
+		}
+		if err := p.Io.Write(ctx, oprot); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", p.Io), err)
+		}
+		if err := oprot.WriteFieldEnd(ctx); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field end error 1:io: ", p), err)
+		}
+	}
+	return err
 }
 
 func (p *THBaseServiceGetMultipleResult) String() string {
-  if p == nil {
-    return "<nil>"
-  }
-  return fmt.Sprintf("THBaseServiceGetMultipleResult(%+v)", *p)
+	if p == nil {
+		return "<nil>"
+	}
+	return fmt.Sprintf("THBaseServiceGetMultipleResult(%+v)", *p)
 }
 
 // Attributes:
-//  - Table
-//  - Tput
+//   - Table
+//   - Tput
 type THBaseServicePutArgs struct {
-  Table []byte `thrift:"table,1,required" db:"table" json:"table"`
-  Tput *TPut `thrift:"tput,2,required" db:"tput" json:"tput"`
+	Table []byte `thrift:"table,1,required" db:"table" json:"table"`
+	Tput  *TPut  `thrift:"tput,2,required" db:"tput" json:"tput"`
 }
 
 func NewTHBaseServicePutArgs() *THBaseServicePutArgs {
-  return &THBaseServicePutArgs{}
+	return &THBaseServicePutArgs{}
 }
-
 
 func (p *THBaseServicePutArgs) GetTable() []byte {
-  return p.Table
+	return p.Table
 }
+
 var THBaseServicePutArgs_Tput_DEFAULT *TPut
+
 func (p *THBaseServicePutArgs) GetTput() *TPut {
-  if !p.IsSetTput() {
-    return THBaseServicePutArgs_Tput_DEFAULT
-  }
-return p.Tput
+	if !p.IsSetTput() {
+		return THBaseServicePutArgs_Tput_DEFAULT
+	}
+	return p.Tput
 }
 func (p *THBaseServicePutArgs) IsSetTput() bool {
-  return p.Tput != nil
+	return p.Tput != nil
 }
 
 func (p *THBaseServicePutArgs) Read(ctx context.Context, iprot thrift.TProtocol) error {
-  if _, err := iprot.ReadStructBegin(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
-  }
+	if _, err := iprot.ReadStructBegin(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
+	}
 
-  var issetTable bool = false;
-  var issetTput bool = false;
+	var issetTable bool = false
+	var issetTput bool = false
 
-  for {
-    _, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
-    if err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
-    }
-    if fieldTypeId == thrift.STOP { break; }
-    switch fieldId {
-    case 1:
-      if fieldTypeId == thrift.STRING {
-        if err := p.ReadField1(ctx, iprot); err != nil {
-          return err
-        }
-        issetTable = true
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    case 2:
-      if fieldTypeId == thrift.STRUCT {
-        if err := p.ReadField2(ctx, iprot); err != nil {
-          return err
-        }
-        issetTput = true
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    default:
-      if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-        return err
-      }
-    }
-    if err := iprot.ReadFieldEnd(ctx); err != nil {
-      return err
-    }
-  }
-  if err := iprot.ReadStructEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
-  }
-  if !issetTable{
-    return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field Table is not set"));
-  }
-  if !issetTput{
-    return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field Tput is not set"));
-  }
-  return nil
+	for {
+		_, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
+		if err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
+		}
+		if fieldTypeId == thrift.STOP {
+			break
+		}
+		switch fieldId {
+		case 1:
+			if fieldTypeId == thrift.STRING {
+				if err := p.ReadField1(ctx, iprot); err != nil {
+					return err
+				}
+				issetTable = true
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		case 2:
+			if fieldTypeId == thrift.STRUCT {
+				if err := p.ReadField2(ctx, iprot); err != nil {
+					return err
+				}
+				issetTput = true
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		default:
+			if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+				return err
+			}
+		}
+		if err := iprot.ReadFieldEnd(ctx); err != nil {
+			return err
+		}
+	}
+	if err := iprot.ReadStructEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
+	}
+	if !issetTable {
+		return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field Table is not set"))
+	}
+	if !issetTput {
+		return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field Tput is not set"))
+	}
+	return nil
 }
 
-func (p *THBaseServicePutArgs)  ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
-  if v, err := iprot.ReadBinary(ctx); err != nil {
-  return thrift.PrependError("error reading field 1: ", err)
-} else {
-  p.Table = v
-}
-  return nil
+func (p *THBaseServicePutArgs) ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
+	if v, err := iprot.ReadBinary(ctx); err != nil {
+		return thrift.PrependError("error reading field 1: ", err)
+	} else {
+		p.Table = v
+	}
+	return nil
 }
 
-func (p *THBaseServicePutArgs)  ReadField2(ctx context.Context, iprot thrift.TProtocol) error {
-  p.Tput = &TPut{}
-  if err := p.Tput.Read(ctx, iprot); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", p.Tput), err)
-  }
-  return nil
+func (p *THBaseServicePutArgs) ReadField2(ctx context.Context, iprot thrift.TProtocol) error {
+	p.Tput = &TPut{}
+	if err := p.Tput.Read(ctx, iprot); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", p.Tput), err)
+	}
+	return nil
 }
 
 func (p *THBaseServicePutArgs) Write(ctx context.Context, oprot thrift.TProtocol) error {
-  if err := oprot.WriteStructBegin(ctx, "put_args"); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err) }
-  if p != nil {
-    if err := p.writeField1(ctx, oprot); err != nil { return err }
-    if err := p.writeField2(ctx, oprot); err != nil { return err }
-  }
-  if err := oprot.WriteFieldStop(ctx); err != nil {
-    return thrift.PrependError("write field stop error: ", err) }
-  if err := oprot.WriteStructEnd(ctx); err != nil {
-    return thrift.PrependError("write struct stop error: ", err) }
-  return nil
+	if err := oprot.WriteStructBegin(ctx, "put_args"); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err)
+	}
+	if p != nil {
+		if err := p.writeField1(ctx, oprot); err != nil {
+			return err
+		}
+		if err := p.writeField2(ctx, oprot); err != nil {
+			return err
+		}
+	}
+	if err := oprot.WriteFieldStop(ctx); err != nil {
+		return thrift.PrependError("write field stop error: ", err)
+	}
+	if err := oprot.WriteStructEnd(ctx); err != nil {
+		return thrift.PrependError("write struct stop error: ", err)
+	}
+	return nil
 }
 
 func (p *THBaseServicePutArgs) writeField1(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if err := oprot.WriteFieldBegin(ctx, "table", thrift.STRING, 1); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:table: ", p), err) }
-  if err := oprot.WriteBinary(ctx, p.Table); err != nil {
-  return thrift.PrependError(fmt.Sprintf("%T.table (1) field write error: ", p), err) }
-  if err := oprot.WriteFieldEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field end error 1:table: ", p), err) }
-  return err
+	if err := oprot.WriteFieldBegin(ctx, "table", thrift.STRING, 1); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:table: ", p), err)
+	}
+	if err := oprot.WriteBinary(ctx, p.Table); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T.table (1) field write error: ", p), err)
+	}
+	if err := oprot.WriteFieldEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field end error 1:table: ", p), err)
+	}
+	return err
 }
 
 func (p *THBaseServicePutArgs) writeField2(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if err := oprot.WriteFieldBegin(ctx, "tput", thrift.STRUCT, 2); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field begin error 2:tput: ", p), err) }
-  if err := p.Tput.Write(ctx, oprot); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", p.Tput), err)
-  }
-  if err := oprot.WriteFieldEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field end error 2:tput: ", p), err) }
-  return err
+	if err := oprot.WriteFieldBegin(ctx, "tput", thrift.STRUCT, 2); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field begin error 2:tput: ", p), err)
+	}
+	if err := p.Tput.Write(ctx, oprot); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", p.Tput), err)
+	}
+	if err := oprot.WriteFieldEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field end error 2:tput: ", p), err)
+	}
+	return err
 }
 
 func (p *THBaseServicePutArgs) String() string {
-  if p == nil {
-    return "<nil>"
-  }
-  return fmt.Sprintf("THBaseServicePutArgs(%+v)", *p)
+	if p == nil {
+		return "<nil>"
+	}
+	return fmt.Sprintf("THBaseServicePutArgs(%+v)", *p)
 }
 
 // Attributes:
-//  - Io
+//   - Io
 type THBaseServicePutResult struct {
-  Io *TIOError `thrift:"io,1" db:"io" json:"io,omitempty"`
+	Io *TIOError `thrift:"io,1" db:"io" json:"io,omitempty"`
 }
 
 func NewTHBaseServicePutResult() *THBaseServicePutResult {
-  return &THBaseServicePutResult{}
+	return &THBaseServicePutResult{}
 }
 
 var THBaseServicePutResult_Io_DEFAULT *TIOError
+
 func (p *THBaseServicePutResult) GetIo() *TIOError {
-  if !p.IsSetIo() {
-    return THBaseServicePutResult_Io_DEFAULT
-  }
-return p.Io
+	if !p.IsSetIo() {
+		return THBaseServicePutResult_Io_DEFAULT
+	}
+	return p.Io
 }
 func (p *THBaseServicePutResult) IsSetIo() bool {
-  return p.Io != nil
+	return p.Io != nil
 }
 
 func (p *THBaseServicePutResult) Read(ctx context.Context, iprot thrift.TProtocol) error {
-  if _, err := iprot.ReadStructBegin(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
-  }
+	if _, err := iprot.ReadStructBegin(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
+	}
 
-
-  for {
-    _, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
-    if err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
-    }
-    if fieldTypeId == thrift.STOP { break; }
-    switch fieldId {
-    case 1:
-      if fieldTypeId == thrift.STRUCT {
-        if err := p.ReadField1(ctx, iprot); err != nil {
-          return err
-        }
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    default:
-      if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-        return err
-      }
-    }
-    if err := iprot.ReadFieldEnd(ctx); err != nil {
-      return err
-    }
-  }
-  if err := iprot.ReadStructEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
-  }
-  return nil
+	for {
+		_, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
+		if err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
+		}
+		if fieldTypeId == thrift.STOP {
+			break
+		}
+		switch fieldId {
+		case 1:
+			if fieldTypeId == thrift.STRUCT {
+				if err := p.ReadField1(ctx, iprot); err != nil {
+					return err
+				}
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		default:
+			if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+				return err
+			}
+		}
+		if err := iprot.ReadFieldEnd(ctx); err != nil {
+			return err
+		}
+	}
+	if err := iprot.ReadStructEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
+	}
+	return nil
 }
 
-func (p *THBaseServicePutResult)  ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
-  p.Io = &TIOError{}
-  if err := p.Io.Read(ctx, iprot); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", p.Io), err)
-  }
-  return nil
+func (p *THBaseServicePutResult) ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
+	p.Io = &TIOError{}
+	if err := p.Io.Read(ctx, iprot); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", p.Io), err)
+	}
+	return nil
 }
 
 func (p *THBaseServicePutResult) Write(ctx context.Context, oprot thrift.TProtocol) error {
-  if err := oprot.WriteStructBegin(ctx, "put_result"); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err) }
-  if p != nil {
-    if err := p.writeField1(ctx, oprot); err != nil { return err }
-  }
-  if err := oprot.WriteFieldStop(ctx); err != nil {
-    return thrift.PrependError("write field stop error: ", err) }
-  if err := oprot.WriteStructEnd(ctx); err != nil {
-    return thrift.PrependError("write struct stop error: ", err) }
-  return nil
+	if err := oprot.WriteStructBegin(ctx, "put_result"); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err)
+	}
+	if p != nil {
+		if err := p.writeField1(ctx, oprot); err != nil {
+			return err
+		}
+	}
+	if err := oprot.WriteFieldStop(ctx); err != nil {
+		return thrift.PrependError("write field stop error: ", err)
+	}
+	if err := oprot.WriteStructEnd(ctx); err != nil {
+		return thrift.PrependError("write struct stop error: ", err)
+	}
+	return nil
 }
 
 func (p *THBaseServicePutResult) writeField1(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if p.IsSetIo() {
-    if err := oprot.WriteFieldBegin(ctx, "io", thrift.STRUCT, 1); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:io: ", p), err) }
-    if err := p.Io.Write(ctx, oprot); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", p.Io), err)
-    }
-    if err := oprot.WriteFieldEnd(ctx); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field end error 1:io: ", p), err) }
-  }
-  return err
+	if p.IsSetIo() {
+		if err := oprot.WriteFieldBegin(ctx, "io", thrift.STRUCT, 1); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:io: ", p), err)
+		}
+		if err := p.Io.Write(ctx, oprot); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", p.Io), err)
+		}
+		if err := oprot.WriteFieldEnd(ctx); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field end error 1:io: ", p), err)
+		}
+	}
+	return err
 }
 
 func (p *THBaseServicePutResult) String() string {
-  if p == nil {
-    return "<nil>"
-  }
-  return fmt.Sprintf("THBaseServicePutResult(%+v)", *p)
+	if p == nil {
+		return "<nil>"
+	}
+	return fmt.Sprintf("THBaseServicePutResult(%+v)", *p)
 }
 
 // Attributes:
-//  - Table
-//  - Tputs
+//   - Table
+//   - Tputs
 type THBaseServicePutMultipleArgs struct {
-  Table []byte `thrift:"table,1,required" db:"table" json:"table"`
-  Tputs []*TPut `thrift:"tputs,2,required" db:"tputs" json:"tputs"`
+	Table []byte  `thrift:"table,1,required" db:"table" json:"table"`
+	Tputs []*TPut `thrift:"tputs,2,required" db:"tputs" json:"tputs"`
 }
 
 func NewTHBaseServicePutMultipleArgs() *THBaseServicePutMultipleArgs {
-  return &THBaseServicePutMultipleArgs{}
+	return &THBaseServicePutMultipleArgs{}
 }
 
-
 func (p *THBaseServicePutMultipleArgs) GetTable() []byte {
-  return p.Table
+	return p.Table
 }
 
 func (p *THBaseServicePutMultipleArgs) GetTputs() []*TPut {
-  return p.Tputs
+	return p.Tputs
 }
 func (p *THBaseServicePutMultipleArgs) Read(ctx context.Context, iprot thrift.TProtocol) error {
-  if _, err := iprot.ReadStructBegin(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
-  }
+	if _, err := iprot.ReadStructBegin(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
+	}
 
-  var issetTable bool = false;
-  var issetTputs bool = false;
+	var issetTable bool = false
+	var issetTputs bool = false
 
-  for {
-    _, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
-    if err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
-    }
-    if fieldTypeId == thrift.STOP { break; }
-    switch fieldId {
-    case 1:
-      if fieldTypeId == thrift.STRING {
-        if err := p.ReadField1(ctx, iprot); err != nil {
-          return err
-        }
-        issetTable = true
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    case 2:
-      if fieldTypeId == thrift.LIST {
-        if err := p.ReadField2(ctx, iprot); err != nil {
-          return err
-        }
-        issetTputs = true
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    default:
-      if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-        return err
-      }
-    }
-    if err := iprot.ReadFieldEnd(ctx); err != nil {
-      return err
-    }
-  }
-  if err := iprot.ReadStructEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
-  }
-  if !issetTable{
-    return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field Table is not set"));
-  }
-  if !issetTputs{
-    return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field Tputs is not set"));
-  }
-  return nil
+	for {
+		_, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
+		if err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
+		}
+		if fieldTypeId == thrift.STOP {
+			break
+		}
+		switch fieldId {
+		case 1:
+			if fieldTypeId == thrift.STRING {
+				if err := p.ReadField1(ctx, iprot); err != nil {
+					return err
+				}
+				issetTable = true
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		case 2:
+			if fieldTypeId == thrift.LIST {
+				if err := p.ReadField2(ctx, iprot); err != nil {
+					return err
+				}
+				issetTputs = true
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		default:
+			if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+				return err
+			}
+		}
+		if err := iprot.ReadFieldEnd(ctx); err != nil {
+			return err
+		}
+	}
+	if err := iprot.ReadStructEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
+	}
+	if !issetTable {
+		return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field Table is not set"))
+	}
+	if !issetTputs {
+		return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field Tputs is not set"))
+	}
+	return nil
 }
 
-func (p *THBaseServicePutMultipleArgs)  ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
-  if v, err := iprot.ReadBinary(ctx); err != nil {
-  return thrift.PrependError("error reading field 1: ", err)
-} else {
-  p.Table = v
-}
-  return nil
+func (p *THBaseServicePutMultipleArgs) ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
+	if v, err := iprot.ReadBinary(ctx); err != nil {
+		return thrift.PrependError("error reading field 1: ", err)
+	} else {
+		p.Table = v
+	}
+	return nil
 }
 
-func (p *THBaseServicePutMultipleArgs)  ReadField2(ctx context.Context, iprot thrift.TProtocol) error {
-  _, size, err := iprot.ReadListBegin(ctx)
-  if err != nil {
-    return thrift.PrependError("error reading list begin: ", err)
-  }
-  tSlice := make([]*TPut, 0, size)
-  p.Tputs =  tSlice
-  for i := 0; i < size; i ++ {
-    _elem162 := &TPut{}
-    if err := _elem162.Read(ctx, iprot); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", _elem162), err)
-    }
-    p.Tputs = append(p.Tputs, _elem162)
-  }
-  if err := iprot.ReadListEnd(ctx); err != nil {
-    return thrift.PrependError("error reading list end: ", err)
-  }
-  return nil
+func (p *THBaseServicePutMultipleArgs) ReadField2(ctx context.Context, iprot thrift.TProtocol) error {
+	_, size, err := iprot.ReadListBegin(ctx)
+	if err != nil {
+		return thrift.PrependError("error reading list begin: ", err)
+	}
+	tSlice := make([]*TPut, 0, size)
+	p.Tputs = tSlice
+	for i := 0; i < size; i++ {
+		_elem162 := &TPut{}
+		if err := _elem162.Read(ctx, iprot); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", _elem162), err)
+		}
+		p.Tputs = append(p.Tputs, _elem162)
+	}
+	if err := iprot.ReadListEnd(ctx); err != nil {
+		return thrift.PrependError("error reading list end: ", err)
+	}
+	return nil
 }
 
 func (p *THBaseServicePutMultipleArgs) Write(ctx context.Context, oprot thrift.TProtocol) error {
-  if err := oprot.WriteStructBegin(ctx, "putMultiple_args"); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err) }
-  if p != nil {
-    if err := p.writeField1(ctx, oprot); err != nil { return err }
-    if err := p.writeField2(ctx, oprot); err != nil { return err }
-  }
-  if err := oprot.WriteFieldStop(ctx); err != nil {
-    return thrift.PrependError("write field stop error: ", err) }
-  if err := oprot.WriteStructEnd(ctx); err != nil {
-    return thrift.PrependError("write struct stop error: ", err) }
-  return nil
+	if err := oprot.WriteStructBegin(ctx, "putMultiple_args"); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err)
+	}
+	if p != nil {
+		if err := p.writeField1(ctx, oprot); err != nil {
+			return err
+		}
+		if err := p.writeField2(ctx, oprot); err != nil {
+			return err
+		}
+	}
+	if err := oprot.WriteFieldStop(ctx); err != nil {
+		return thrift.PrependError("write field stop error: ", err)
+	}
+	if err := oprot.WriteStructEnd(ctx); err != nil {
+		return thrift.PrependError("write struct stop error: ", err)
+	}
+	return nil
 }
 
 func (p *THBaseServicePutMultipleArgs) writeField1(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if err := oprot.WriteFieldBegin(ctx, "table", thrift.STRING, 1); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:table: ", p), err) }
-  if err := oprot.WriteBinary(ctx, p.Table); err != nil {
-  return thrift.PrependError(fmt.Sprintf("%T.table (1) field write error: ", p), err) }
-  if err := oprot.WriteFieldEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field end error 1:table: ", p), err) }
-  return err
+	if err := oprot.WriteFieldBegin(ctx, "table", thrift.STRING, 1); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:table: ", p), err)
+	}
+	if err := oprot.WriteBinary(ctx, p.Table); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T.table (1) field write error: ", p), err)
+	}
+	if err := oprot.WriteFieldEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field end error 1:table: ", p), err)
+	}
+	return err
 }
 
 func (p *THBaseServicePutMultipleArgs) writeField2(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if err := oprot.WriteFieldBegin(ctx, "tputs", thrift.LIST, 2); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field begin error 2:tputs: ", p), err) }
-  if err := oprot.WriteListBegin(ctx, thrift.STRUCT, len(p.Tputs)); err != nil {
-    return thrift.PrependError("error writing list begin: ", err)
-  }
-  for _, v := range p.Tputs {
-    if err := v.Write(ctx, oprot); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", v), err)
-    }
-  }
-  if err := oprot.WriteListEnd(ctx); err != nil {
-    return thrift.PrependError("error writing list end: ", err)
-  }
-  if err := oprot.WriteFieldEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field end error 2:tputs: ", p), err) }
-  return err
+	if err := oprot.WriteFieldBegin(ctx, "tputs", thrift.LIST, 2); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field begin error 2:tputs: ", p), err)
+	}
+	if err := oprot.WriteListBegin(ctx, thrift.STRUCT, len(p.Tputs)); err != nil {
+		return thrift.PrependError("error writing list begin: ", err)
+	}
+	for _, v := range p.Tputs {
+		if err := v.Write(ctx, oprot); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", v), err)
+		}
+	}
+	if err := oprot.WriteListEnd(ctx); err != nil {
+		return thrift.PrependError("error writing list end: ", err)
+	}
+	if err := oprot.WriteFieldEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field end error 2:tputs: ", p), err)
+	}
+	return err
 }
 
 func (p *THBaseServicePutMultipleArgs) String() string {
-  if p == nil {
-    return "<nil>"
-  }
-  return fmt.Sprintf("THBaseServicePutMultipleArgs(%+v)", *p)
+	if p == nil {
+		return "<nil>"
+	}
+	return fmt.Sprintf("THBaseServicePutMultipleArgs(%+v)", *p)
 }
 
 // Attributes:
-//  - Io
+//   - Io
 type THBaseServicePutMultipleResult struct {
-  Io *TIOError `thrift:"io,1" db:"io" json:"io,omitempty"`
+	Io *TIOError `thrift:"io,1" db:"io" json:"io,omitempty"`
 }
 
 func NewTHBaseServicePutMultipleResult() *THBaseServicePutMultipleResult {
-  return &THBaseServicePutMultipleResult{}
+	return &THBaseServicePutMultipleResult{}
 }
 
 var THBaseServicePutMultipleResult_Io_DEFAULT *TIOError
+
 func (p *THBaseServicePutMultipleResult) GetIo() *TIOError {
-  if !p.IsSetIo() {
-    return THBaseServicePutMultipleResult_Io_DEFAULT
-  }
-return p.Io
+	if !p.IsSetIo() {
+		return THBaseServicePutMultipleResult_Io_DEFAULT
+	}
+	return p.Io
 }
 func (p *THBaseServicePutMultipleResult) IsSetIo() bool {
-  return p.Io != nil
+	return p.Io != nil
 }
 
 func (p *THBaseServicePutMultipleResult) Read(ctx context.Context, iprot thrift.TProtocol) error {
-  if _, err := iprot.ReadStructBegin(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
-  }
+	if _, err := iprot.ReadStructBegin(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
+	}
 
-
-  for {
-    _, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
-    if err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
-    }
-    if fieldTypeId == thrift.STOP { break; }
-    switch fieldId {
-    case 1:
-      if fieldTypeId == thrift.STRUCT {
-        if err := p.ReadField1(ctx, iprot); err != nil {
-          return err
-        }
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    default:
-      if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-        return err
-      }
-    }
-    if err := iprot.ReadFieldEnd(ctx); err != nil {
-      return err
-    }
-  }
-  if err := iprot.ReadStructEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
-  }
-  return nil
+	for {
+		_, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
+		if err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
+		}
+		if fieldTypeId == thrift.STOP {
+			break
+		}
+		switch fieldId {
+		case 1:
+			if fieldTypeId == thrift.STRUCT {
+				if err := p.ReadField1(ctx, iprot); err != nil {
+					return err
+				}
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		default:
+			if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+				return err
+			}
+		}
+		if err := iprot.ReadFieldEnd(ctx); err != nil {
+			return err
+		}
+	}
+	if err := iprot.ReadStructEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
+	}
+	return nil
 }
 
-func (p *THBaseServicePutMultipleResult)  ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
-  p.Io = &TIOError{}
-  if err := p.Io.Read(ctx, iprot); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", p.Io), err)
-  }
-  return nil
+func (p *THBaseServicePutMultipleResult) ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
+	p.Io = &TIOError{}
+	if err := p.Io.Read(ctx, iprot); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", p.Io), err)
+	}
+	return nil
 }
 
 func (p *THBaseServicePutMultipleResult) Write(ctx context.Context, oprot thrift.TProtocol) error {
-  if err := oprot.WriteStructBegin(ctx, "putMultiple_result"); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err) }
-  if p != nil {
-    if err := p.writeField1(ctx, oprot); err != nil { return err }
-  }
-  if err := oprot.WriteFieldStop(ctx); err != nil {
-    return thrift.PrependError("write field stop error: ", err) }
-  if err := oprot.WriteStructEnd(ctx); err != nil {
-    return thrift.PrependError("write struct stop error: ", err) }
-  return nil
+	if err := oprot.WriteStructBegin(ctx, "putMultiple_result"); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err)
+	}
+	if p != nil {
+		if err := p.writeField1(ctx, oprot); err != nil {
+			return err
+		}
+	}
+	if err := oprot.WriteFieldStop(ctx); err != nil {
+		return thrift.PrependError("write field stop error: ", err)
+	}
+	if err := oprot.WriteStructEnd(ctx); err != nil {
+		return thrift.PrependError("write struct stop error: ", err)
+	}
+	return nil
 }
 
 func (p *THBaseServicePutMultipleResult) writeField1(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if p.IsSetIo() {
-    if err := oprot.WriteFieldBegin(ctx, "io", thrift.STRUCT, 1); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:io: ", p), err) }
-    if err := p.Io.Write(ctx, oprot); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", p.Io), err)
-    }
-    if err := oprot.WriteFieldEnd(ctx); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field end error 1:io: ", p), err) }
-  }
-  return err
+	if p.IsSetIo() {
+		if err := oprot.WriteFieldBegin(ctx, "io", thrift.STRUCT, 1); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:io: ", p), err)
+		}
+		if err := p.Io.Write(ctx, oprot); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", p.Io), err)
+		}
+		if err := oprot.WriteFieldEnd(ctx); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field end error 1:io: ", p), err)
+		}
+	}
+	return err
 }
 
 func (p *THBaseServicePutMultipleResult) String() string {
-  if p == nil {
-    return "<nil>"
-  }
-  return fmt.Sprintf("THBaseServicePutMultipleResult(%+v)", *p)
+	if p == nil {
+		return "<nil>"
+	}
+	return fmt.Sprintf("THBaseServicePutMultipleResult(%+v)", *p)
 }
 
 // Attributes:
-//  - Table
-//  - Tdelete
+//   - Table
+//   - Tdelete
 type THBaseServiceDeleteSingleArgs struct {
-  Table []byte `thrift:"table,1,required" db:"table" json:"table"`
-  Tdelete *TDelete `thrift:"tdelete,2,required" db:"tdelete" json:"tdelete"`
+	Table   []byte   `thrift:"table,1,required" db:"table" json:"table"`
+	Tdelete *TDelete `thrift:"tdelete,2,required" db:"tdelete" json:"tdelete"`
 }
 
 func NewTHBaseServiceDeleteSingleArgs() *THBaseServiceDeleteSingleArgs {
-  return &THBaseServiceDeleteSingleArgs{}
+	return &THBaseServiceDeleteSingleArgs{}
 }
-
 
 func (p *THBaseServiceDeleteSingleArgs) GetTable() []byte {
-  return p.Table
+	return p.Table
 }
+
 var THBaseServiceDeleteSingleArgs_Tdelete_DEFAULT *TDelete
+
 func (p *THBaseServiceDeleteSingleArgs) GetTdelete() *TDelete {
-  if !p.IsSetTdelete() {
-    return THBaseServiceDeleteSingleArgs_Tdelete_DEFAULT
-  }
-return p.Tdelete
+	if !p.IsSetTdelete() {
+		return THBaseServiceDeleteSingleArgs_Tdelete_DEFAULT
+	}
+	return p.Tdelete
 }
 func (p *THBaseServiceDeleteSingleArgs) IsSetTdelete() bool {
-  return p.Tdelete != nil
+	return p.Tdelete != nil
 }
 
 func (p *THBaseServiceDeleteSingleArgs) Read(ctx context.Context, iprot thrift.TProtocol) error {
-  if _, err := iprot.ReadStructBegin(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
-  }
+	if _, err := iprot.ReadStructBegin(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
+	}
 
-  var issetTable bool = false;
-  var issetTdelete bool = false;
+	var issetTable bool = false
+	var issetTdelete bool = false
 
-  for {
-    _, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
-    if err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
-    }
-    if fieldTypeId == thrift.STOP { break; }
-    switch fieldId {
-    case 1:
-      if fieldTypeId == thrift.STRING {
-        if err := p.ReadField1(ctx, iprot); err != nil {
-          return err
-        }
-        issetTable = true
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    case 2:
-      if fieldTypeId == thrift.STRUCT {
-        if err := p.ReadField2(ctx, iprot); err != nil {
-          return err
-        }
-        issetTdelete = true
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    default:
-      if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-        return err
-      }
-    }
-    if err := iprot.ReadFieldEnd(ctx); err != nil {
-      return err
-    }
-  }
-  if err := iprot.ReadStructEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
-  }
-  if !issetTable{
-    return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field Table is not set"));
-  }
-  if !issetTdelete{
-    return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field Tdelete is not set"));
-  }
-  return nil
+	for {
+		_, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
+		if err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
+		}
+		if fieldTypeId == thrift.STOP {
+			break
+		}
+		switch fieldId {
+		case 1:
+			if fieldTypeId == thrift.STRING {
+				if err := p.ReadField1(ctx, iprot); err != nil {
+					return err
+				}
+				issetTable = true
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		case 2:
+			if fieldTypeId == thrift.STRUCT {
+				if err := p.ReadField2(ctx, iprot); err != nil {
+					return err
+				}
+				issetTdelete = true
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		default:
+			if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+				return err
+			}
+		}
+		if err := iprot.ReadFieldEnd(ctx); err != nil {
+			return err
+		}
+	}
+	if err := iprot.ReadStructEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
+	}
+	if !issetTable {
+		return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field Table is not set"))
+	}
+	if !issetTdelete {
+		return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field Tdelete is not set"))
+	}
+	return nil
 }
 
-func (p *THBaseServiceDeleteSingleArgs)  ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
-  if v, err := iprot.ReadBinary(ctx); err != nil {
-  return thrift.PrependError("error reading field 1: ", err)
-} else {
-  p.Table = v
-}
-  return nil
+func (p *THBaseServiceDeleteSingleArgs) ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
+	if v, err := iprot.ReadBinary(ctx); err != nil {
+		return thrift.PrependError("error reading field 1: ", err)
+	} else {
+		p.Table = v
+	}
+	return nil
 }
 
-func (p *THBaseServiceDeleteSingleArgs)  ReadField2(ctx context.Context, iprot thrift.TProtocol) error {
-  p.Tdelete = &TDelete{
-  DeleteType: 1,
-}
-  if err := p.Tdelete.Read(ctx, iprot); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", p.Tdelete), err)
-  }
-  return nil
+func (p *THBaseServiceDeleteSingleArgs) ReadField2(ctx context.Context, iprot thrift.TProtocol) error {
+	p.Tdelete = &TDelete{
+		DeleteType: 1,
+	}
+	if err := p.Tdelete.Read(ctx, iprot); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", p.Tdelete), err)
+	}
+	return nil
 }
 
 func (p *THBaseServiceDeleteSingleArgs) Write(ctx context.Context, oprot thrift.TProtocol) error {
-  if err := oprot.WriteStructBegin(ctx, "deleteSingle_args"); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err) }
-  if p != nil {
-    if err := p.writeField1(ctx, oprot); err != nil { return err }
-    if err := p.writeField2(ctx, oprot); err != nil { return err }
-  }
-  if err := oprot.WriteFieldStop(ctx); err != nil {
-    return thrift.PrependError("write field stop error: ", err) }
-  if err := oprot.WriteStructEnd(ctx); err != nil {
-    return thrift.PrependError("write struct stop error: ", err) }
-  return nil
+	if err := oprot.WriteStructBegin(ctx, "deleteSingle_args"); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err)
+	}
+	if p != nil {
+		if err := p.writeField1(ctx, oprot); err != nil {
+			return err
+		}
+		if err := p.writeField2(ctx, oprot); err != nil {
+			return err
+		}
+	}
+	if err := oprot.WriteFieldStop(ctx); err != nil {
+		return thrift.PrependError("write field stop error: ", err)
+	}
+	if err := oprot.WriteStructEnd(ctx); err != nil {
+		return thrift.PrependError("write struct stop error: ", err)
+	}
+	return nil
 }
 
 func (p *THBaseServiceDeleteSingleArgs) writeField1(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if err := oprot.WriteFieldBegin(ctx, "table", thrift.STRING, 1); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:table: ", p), err) }
-  if err := oprot.WriteBinary(ctx, p.Table); err != nil {
-  return thrift.PrependError(fmt.Sprintf("%T.table (1) field write error: ", p), err) }
-  if err := oprot.WriteFieldEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field end error 1:table: ", p), err) }
-  return err
+	if err := oprot.WriteFieldBegin(ctx, "table", thrift.STRING, 1); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:table: ", p), err)
+	}
+	if err := oprot.WriteBinary(ctx, p.Table); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T.table (1) field write error: ", p), err)
+	}
+	if err := oprot.WriteFieldEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field end error 1:table: ", p), err)
+	}
+	return err
 }
 
 func (p *THBaseServiceDeleteSingleArgs) writeField2(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if err := oprot.WriteFieldBegin(ctx, "tdelete", thrift.STRUCT, 2); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field begin error 2:tdelete: ", p), err) }
-  if err := p.Tdelete.Write(ctx, oprot); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", p.Tdelete), err)
-  }
-  if err := oprot.WriteFieldEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field end error 2:tdelete: ", p), err) }
-  return err
+	if err := oprot.WriteFieldBegin(ctx, "tdelete", thrift.STRUCT, 2); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field begin error 2:tdelete: ", p), err)
+	}
+	if err := p.Tdelete.Write(ctx, oprot); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", p.Tdelete), err)
+	}
+	if err := oprot.WriteFieldEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field end error 2:tdelete: ", p), err)
+	}
+	return err
 }
 
 func (p *THBaseServiceDeleteSingleArgs) String() string {
-  if p == nil {
-    return "<nil>"
-  }
-  return fmt.Sprintf("THBaseServiceDeleteSingleArgs(%+v)", *p)
+	if p == nil {
+		return "<nil>"
+	}
+	return fmt.Sprintf("THBaseServiceDeleteSingleArgs(%+v)", *p)
 }
 
 // Attributes:
-//  - Io
+//   - Io
 type THBaseServiceDeleteSingleResult struct {
-  Io *TIOError `thrift:"io,1" db:"io" json:"io,omitempty"`
+	Io *TIOError `thrift:"io,1" db:"io" json:"io,omitempty"`
 }
 
 func NewTHBaseServiceDeleteSingleResult() *THBaseServiceDeleteSingleResult {
-  return &THBaseServiceDeleteSingleResult{}
+	return &THBaseServiceDeleteSingleResult{}
 }
 
 var THBaseServiceDeleteSingleResult_Io_DEFAULT *TIOError
+
 func (p *THBaseServiceDeleteSingleResult) GetIo() *TIOError {
-  if !p.IsSetIo() {
-    return THBaseServiceDeleteSingleResult_Io_DEFAULT
-  }
-return p.Io
+	if !p.IsSetIo() {
+		return THBaseServiceDeleteSingleResult_Io_DEFAULT
+	}
+	return p.Io
 }
 func (p *THBaseServiceDeleteSingleResult) IsSetIo() bool {
-  return p.Io != nil
+	return p.Io != nil
 }
 
 func (p *THBaseServiceDeleteSingleResult) Read(ctx context.Context, iprot thrift.TProtocol) error {
-  if _, err := iprot.ReadStructBegin(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
-  }
+	if _, err := iprot.ReadStructBegin(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
+	}
 
-
-  for {
-    _, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
-    if err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
-    }
-    if fieldTypeId == thrift.STOP { break; }
-    switch fieldId {
-    case 1:
-      if fieldTypeId == thrift.STRUCT {
-        if err := p.ReadField1(ctx, iprot); err != nil {
-          return err
-        }
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    default:
-      if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-        return err
-      }
-    }
-    if err := iprot.ReadFieldEnd(ctx); err != nil {
-      return err
-    }
-  }
-  if err := iprot.ReadStructEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
-  }
-  return nil
+	for {
+		_, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
+		if err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
+		}
+		if fieldTypeId == thrift.STOP {
+			break
+		}
+		switch fieldId {
+		case 1:
+			if fieldTypeId == thrift.STRUCT {
+				if err := p.ReadField1(ctx, iprot); err != nil {
+					return err
+				}
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		default:
+			if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+				return err
+			}
+		}
+		if err := iprot.ReadFieldEnd(ctx); err != nil {
+			return err
+		}
+	}
+	if err := iprot.ReadStructEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
+	}
+	return nil
 }
 
-func (p *THBaseServiceDeleteSingleResult)  ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
-  p.Io = &TIOError{}
-  if err := p.Io.Read(ctx, iprot); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", p.Io), err)
-  }
-  return nil
+func (p *THBaseServiceDeleteSingleResult) ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
+	p.Io = &TIOError{}
+	if err := p.Io.Read(ctx, iprot); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", p.Io), err)
+	}
+	return nil
 }
 
 func (p *THBaseServiceDeleteSingleResult) Write(ctx context.Context, oprot thrift.TProtocol) error {
-  if err := oprot.WriteStructBegin(ctx, "deleteSingle_result"); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err) }
-  if p != nil {
-    if err := p.writeField1(ctx, oprot); err != nil { return err }
-  }
-  if err := oprot.WriteFieldStop(ctx); err != nil {
-    return thrift.PrependError("write field stop error: ", err) }
-  if err := oprot.WriteStructEnd(ctx); err != nil {
-    return thrift.PrependError("write struct stop error: ", err) }
-  return nil
+	if err := oprot.WriteStructBegin(ctx, "deleteSingle_result"); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err)
+	}
+	if p != nil {
+		if err := p.writeField1(ctx, oprot); err != nil {
+			return err
+		}
+	}
+	if err := oprot.WriteFieldStop(ctx); err != nil {
+		return thrift.PrependError("write field stop error: ", err)
+	}
+	if err := oprot.WriteStructEnd(ctx); err != nil {
+		return thrift.PrependError("write struct stop error: ", err)
+	}
+	return nil
 }
 
 func (p *THBaseServiceDeleteSingleResult) writeField1(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if p.IsSetIo() {
-    if err := oprot.WriteFieldBegin(ctx, "io", thrift.STRUCT, 1); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:io: ", p), err) }
-    if err := p.Io.Write(ctx, oprot); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", p.Io), err)
-    }
-    if err := oprot.WriteFieldEnd(ctx); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field end error 1:io: ", p), err) }
-  }
-  return err
+	if p.IsSetIo() {
+		if err := oprot.WriteFieldBegin(ctx, "io", thrift.STRUCT, 1); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:io: ", p), err)
+		}
+		if err := p.Io.Write(ctx, oprot); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", p.Io), err)
+		}
+		if err := oprot.WriteFieldEnd(ctx); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field end error 1:io: ", p), err)
+		}
+	}
+	return err
 }
 
 func (p *THBaseServiceDeleteSingleResult) String() string {
-  if p == nil {
-    return "<nil>"
-  }
-  return fmt.Sprintf("THBaseServiceDeleteSingleResult(%+v)", *p)
+	if p == nil {
+		return "<nil>"
+	}
+	return fmt.Sprintf("THBaseServiceDeleteSingleResult(%+v)", *p)
 }
 
 // Attributes:
-//  - Table
-//  - Tdeletes
+//   - Table
+//   - Tdeletes
 type THBaseServiceDeleteMultipleArgs struct {
-  Table []byte `thrift:"table,1,required" db:"table" json:"table"`
-  Tdeletes []*TDelete `thrift:"tdeletes,2,required" db:"tdeletes" json:"tdeletes"`
+	Table    []byte     `thrift:"table,1,required" db:"table" json:"table"`
+	Tdeletes []*TDelete `thrift:"tdeletes,2,required" db:"tdeletes" json:"tdeletes"`
 }
 
 func NewTHBaseServiceDeleteMultipleArgs() *THBaseServiceDeleteMultipleArgs {
-  return &THBaseServiceDeleteMultipleArgs{}
+	return &THBaseServiceDeleteMultipleArgs{}
 }
 
-
 func (p *THBaseServiceDeleteMultipleArgs) GetTable() []byte {
-  return p.Table
+	return p.Table
 }
 
 func (p *THBaseServiceDeleteMultipleArgs) GetTdeletes() []*TDelete {
-  return p.Tdeletes
+	return p.Tdeletes
 }
 func (p *THBaseServiceDeleteMultipleArgs) Read(ctx context.Context, iprot thrift.TProtocol) error {
-  if _, err := iprot.ReadStructBegin(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
-  }
+	if _, err := iprot.ReadStructBegin(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
+	}
 
-  var issetTable bool = false;
-  var issetTdeletes bool = false;
+	var issetTable bool = false
+	var issetTdeletes bool = false
 
-  for {
-    _, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
-    if err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
-    }
-    if fieldTypeId == thrift.STOP { break; }
-    switch fieldId {
-    case 1:
-      if fieldTypeId == thrift.STRING {
-        if err := p.ReadField1(ctx, iprot); err != nil {
-          return err
-        }
-        issetTable = true
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    case 2:
-      if fieldTypeId == thrift.LIST {
-        if err := p.ReadField2(ctx, iprot); err != nil {
-          return err
-        }
-        issetTdeletes = true
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    default:
-      if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-        return err
-      }
-    }
-    if err := iprot.ReadFieldEnd(ctx); err != nil {
-      return err
-    }
-  }
-  if err := iprot.ReadStructEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
-  }
-  if !issetTable{
-    return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field Table is not set"));
-  }
-  if !issetTdeletes{
-    return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field Tdeletes is not set"));
-  }
-  return nil
+	for {
+		_, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
+		if err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
+		}
+		if fieldTypeId == thrift.STOP {
+			break
+		}
+		switch fieldId {
+		case 1:
+			if fieldTypeId == thrift.STRING {
+				if err := p.ReadField1(ctx, iprot); err != nil {
+					return err
+				}
+				issetTable = true
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		case 2:
+			if fieldTypeId == thrift.LIST {
+				if err := p.ReadField2(ctx, iprot); err != nil {
+					return err
+				}
+				issetTdeletes = true
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		default:
+			if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+				return err
+			}
+		}
+		if err := iprot.ReadFieldEnd(ctx); err != nil {
+			return err
+		}
+	}
+	if err := iprot.ReadStructEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
+	}
+	if !issetTable {
+		return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field Table is not set"))
+	}
+	if !issetTdeletes {
+		return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field Tdeletes is not set"))
+	}
+	return nil
 }
 
-func (p *THBaseServiceDeleteMultipleArgs)  ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
-  if v, err := iprot.ReadBinary(ctx); err != nil {
-  return thrift.PrependError("error reading field 1: ", err)
-} else {
-  p.Table = v
-}
-  return nil
+func (p *THBaseServiceDeleteMultipleArgs) ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
+	if v, err := iprot.ReadBinary(ctx); err != nil {
+		return thrift.PrependError("error reading field 1: ", err)
+	} else {
+		p.Table = v
+	}
+	return nil
 }
 
-func (p *THBaseServiceDeleteMultipleArgs)  ReadField2(ctx context.Context, iprot thrift.TProtocol) error {
-  _, size, err := iprot.ReadListBegin(ctx)
-  if err != nil {
-    return thrift.PrependError("error reading list begin: ", err)
-  }
-  tSlice := make([]*TDelete, 0, size)
-  p.Tdeletes =  tSlice
-  for i := 0; i < size; i ++ {
-    _elem163 := &TDelete{
-    DeleteType: 1,
-}
-    if err := _elem163.Read(ctx, iprot); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", _elem163), err)
-    }
-    p.Tdeletes = append(p.Tdeletes, _elem163)
-  }
-  if err := iprot.ReadListEnd(ctx); err != nil {
-    return thrift.PrependError("error reading list end: ", err)
-  }
-  return nil
+func (p *THBaseServiceDeleteMultipleArgs) ReadField2(ctx context.Context, iprot thrift.TProtocol) error {
+	_, size, err := iprot.ReadListBegin(ctx)
+	if err != nil {
+		return thrift.PrependError("error reading list begin: ", err)
+	}
+	tSlice := make([]*TDelete, 0, size)
+	p.Tdeletes = tSlice
+	for i := 0; i < size; i++ {
+		_elem163 := &TDelete{
+			DeleteType: 1,
+		}
+		if err := _elem163.Read(ctx, iprot); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", _elem163), err)
+		}
+		p.Tdeletes = append(p.Tdeletes, _elem163)
+	}
+	if err := iprot.ReadListEnd(ctx); err != nil {
+		return thrift.PrependError("error reading list end: ", err)
+	}
+	return nil
 }
 
 func (p *THBaseServiceDeleteMultipleArgs) Write(ctx context.Context, oprot thrift.TProtocol) error {
-  if err := oprot.WriteStructBegin(ctx, "deleteMultiple_args"); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err) }
-  if p != nil {
-    if err := p.writeField1(ctx, oprot); err != nil { return err }
-    if err := p.writeField2(ctx, oprot); err != nil { return err }
-  }
-  if err := oprot.WriteFieldStop(ctx); err != nil {
-    return thrift.PrependError("write field stop error: ", err) }
-  if err := oprot.WriteStructEnd(ctx); err != nil {
-    return thrift.PrependError("write struct stop error: ", err) }
-  return nil
+	if err := oprot.WriteStructBegin(ctx, "deleteMultiple_args"); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err)
+	}
+	if p != nil {
+		if err := p.writeField1(ctx, oprot); err != nil {
+			return err
+		}
+		if err := p.writeField2(ctx, oprot); err != nil {
+			return err
+		}
+	}
+	if err := oprot.WriteFieldStop(ctx); err != nil {
+		return thrift.PrependError("write field stop error: ", err)
+	}
+	if err := oprot.WriteStructEnd(ctx); err != nil {
+		return thrift.PrependError("write struct stop error: ", err)
+	}
+	return nil
 }
 
 func (p *THBaseServiceDeleteMultipleArgs) writeField1(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if err := oprot.WriteFieldBegin(ctx, "table", thrift.STRING, 1); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:table: ", p), err) }
-  if err := oprot.WriteBinary(ctx, p.Table); err != nil {
-  return thrift.PrependError(fmt.Sprintf("%T.table (1) field write error: ", p), err) }
-  if err := oprot.WriteFieldEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field end error 1:table: ", p), err) }
-  return err
+	if err := oprot.WriteFieldBegin(ctx, "table", thrift.STRING, 1); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:table: ", p), err)
+	}
+	if err := oprot.WriteBinary(ctx, p.Table); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T.table (1) field write error: ", p), err)
+	}
+	if err := oprot.WriteFieldEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field end error 1:table: ", p), err)
+	}
+	return err
 }
 
 func (p *THBaseServiceDeleteMultipleArgs) writeField2(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if err := oprot.WriteFieldBegin(ctx, "tdeletes", thrift.LIST, 2); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field begin error 2:tdeletes: ", p), err) }
-  if err := oprot.WriteListBegin(ctx, thrift.STRUCT, len(p.Tdeletes)); err != nil {
-    return thrift.PrependError("error writing list begin: ", err)
-  }
-  for _, v := range p.Tdeletes {
-    if err := v.Write(ctx, oprot); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", v), err)
-    }
-  }
-  if err := oprot.WriteListEnd(ctx); err != nil {
-    return thrift.PrependError("error writing list end: ", err)
-  }
-  if err := oprot.WriteFieldEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field end error 2:tdeletes: ", p), err) }
-  return err
+	if err := oprot.WriteFieldBegin(ctx, "tdeletes", thrift.LIST, 2); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field begin error 2:tdeletes: ", p), err)
+	}
+	if err := oprot.WriteListBegin(ctx, thrift.STRUCT, len(p.Tdeletes)); err != nil {
+		return thrift.PrependError("error writing list begin: ", err)
+	}
+	for _, v := range p.Tdeletes {
+		if err := v.Write(ctx, oprot); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", v), err)
+		}
+	}
+	if err := oprot.WriteListEnd(ctx); err != nil {
+		return thrift.PrependError("error writing list end: ", err)
+	}
+	if err := oprot.WriteFieldEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field end error 2:tdeletes: ", p), err)
+	}
+	return err
 }
 
 func (p *THBaseServiceDeleteMultipleArgs) String() string {
-  if p == nil {
-    return "<nil>"
-  }
-  return fmt.Sprintf("THBaseServiceDeleteMultipleArgs(%+v)", *p)
+	if p == nil {
+		return "<nil>"
+	}
+	return fmt.Sprintf("THBaseServiceDeleteMultipleArgs(%+v)", *p)
 }
 
 // Attributes:
-//  - Success
-//  - Io
+//   - Success
+//   - Io
 type THBaseServiceDeleteMultipleResult struct {
-  Success []*TDelete `thrift:"success,0" db:"success" json:"success,omitempty"`
-  Io *TIOError `thrift:"io,1" db:"io" json:"io,omitempty"`
+	Success []*TDelete `thrift:"success,0" db:"success" json:"success,omitempty"`
+	Io      *TIOError  `thrift:"io,1" db:"io" json:"io,omitempty"`
 }
 
 func NewTHBaseServiceDeleteMultipleResult() *THBaseServiceDeleteMultipleResult {
-  return &THBaseServiceDeleteMultipleResult{}
+	return &THBaseServiceDeleteMultipleResult{}
 }
 
 var THBaseServiceDeleteMultipleResult_Success_DEFAULT []*TDelete
 
 func (p *THBaseServiceDeleteMultipleResult) GetSuccess() []*TDelete {
-  return p.Success
+	return p.Success
 }
+
 var THBaseServiceDeleteMultipleResult_Io_DEFAULT *TIOError
+
 func (p *THBaseServiceDeleteMultipleResult) GetIo() *TIOError {
-  if !p.IsSetIo() {
-    return THBaseServiceDeleteMultipleResult_Io_DEFAULT
-  }
-return p.Io
+	if !p.IsSetIo() {
+		return THBaseServiceDeleteMultipleResult_Io_DEFAULT
+	}
+	return p.Io
 }
 func (p *THBaseServiceDeleteMultipleResult) IsSetSuccess() bool {
-  return p.Success != nil
+	return p.Success != nil
 }
 
 func (p *THBaseServiceDeleteMultipleResult) IsSetIo() bool {
-  return p.Io != nil
+	return p.Io != nil
 }
 
 func (p *THBaseServiceDeleteMultipleResult) Read(ctx context.Context, iprot thrift.TProtocol) error {
-  if _, err := iprot.ReadStructBegin(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
-  }
+	if _, err := iprot.ReadStructBegin(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
+	}
 
-
-  for {
-    _, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
-    if err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
-    }
-    if fieldTypeId == thrift.STOP { break; }
-    switch fieldId {
-    case 0:
-      if fieldTypeId == thrift.LIST {
-        if err := p.ReadField0(ctx, iprot); err != nil {
-          return err
-        }
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    case 1:
-      if fieldTypeId == thrift.STRUCT {
-        if err := p.ReadField1(ctx, iprot); err != nil {
-          return err
-        }
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    default:
-      if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-        return err
-      }
-    }
-    if err := iprot.ReadFieldEnd(ctx); err != nil {
-      return err
-    }
-  }
-  if err := iprot.ReadStructEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
-  }
-  return nil
+	for {
+		_, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
+		if err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
+		}
+		if fieldTypeId == thrift.STOP {
+			break
+		}
+		switch fieldId {
+		case 0:
+			if fieldTypeId == thrift.LIST {
+				if err := p.ReadField0(ctx, iprot); err != nil {
+					return err
+				}
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		case 1:
+			if fieldTypeId == thrift.STRUCT {
+				if err := p.ReadField1(ctx, iprot); err != nil {
+					return err
+				}
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		default:
+			if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+				return err
+			}
+		}
+		if err := iprot.ReadFieldEnd(ctx); err != nil {
+			return err
+		}
+	}
+	if err := iprot.ReadStructEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
+	}
+	return nil
 }
 
-func (p *THBaseServiceDeleteMultipleResult)  ReadField0(ctx context.Context, iprot thrift.TProtocol) error {
-  _, size, err := iprot.ReadListBegin(ctx)
-  if err != nil {
-    return thrift.PrependError("error reading list begin: ", err)
-  }
-  tSlice := make([]*TDelete, 0, size)
-  p.Success =  tSlice
-  for i := 0; i < size; i ++ {
-    _elem164 := &TDelete{
-    DeleteType: 1,
-}
-    if err := _elem164.Read(ctx, iprot); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", _elem164), err)
-    }
-    p.Success = append(p.Success, _elem164)
-  }
-  if err := iprot.ReadListEnd(ctx); err != nil {
-    return thrift.PrependError("error reading list end: ", err)
-  }
-  return nil
+func (p *THBaseServiceDeleteMultipleResult) ReadField0(ctx context.Context, iprot thrift.TProtocol) error {
+	_, size, err := iprot.ReadListBegin(ctx)
+	if err != nil {
+		return thrift.PrependError("error reading list begin: ", err)
+	}
+	tSlice := make([]*TDelete, 0, size)
+	p.Success = tSlice
+	for i := 0; i < size; i++ {
+		_elem164 := &TDelete{
+			DeleteType: 1,
+		}
+		if err := _elem164.Read(ctx, iprot); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", _elem164), err)
+		}
+		p.Success = append(p.Success, _elem164)
+	}
+	if err := iprot.ReadListEnd(ctx); err != nil {
+		return thrift.PrependError("error reading list end: ", err)
+	}
+	return nil
 }
 
-func (p *THBaseServiceDeleteMultipleResult)  ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
-  p.Io = &TIOError{}
-  if err := p.Io.Read(ctx, iprot); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", p.Io), err)
-  }
-  return nil
+func (p *THBaseServiceDeleteMultipleResult) ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
+	p.Io = &TIOError{}
+	if err := p.Io.Read(ctx, iprot); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", p.Io), err)
+	}
+	return nil
 }
 
 func (p *THBaseServiceDeleteMultipleResult) Write(ctx context.Context, oprot thrift.TProtocol) error {
-  if err := oprot.WriteStructBegin(ctx, "deleteMultiple_result"); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err) }
-  if p != nil {
-    if err := p.writeField0(ctx, oprot); err != nil { return err }
-    if err := p.writeField1(ctx, oprot); err != nil { return err }
-  }
-  if err := oprot.WriteFieldStop(ctx); err != nil {
-    return thrift.PrependError("write field stop error: ", err) }
-  if err := oprot.WriteStructEnd(ctx); err != nil {
-    return thrift.PrependError("write struct stop error: ", err) }
-  return nil
+	if err := oprot.WriteStructBegin(ctx, "deleteMultiple_result"); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err)
+	}
+	if p != nil {
+		if err := p.writeField0(ctx, oprot); err != nil {
+			return err
+		}
+		if err := p.writeField1(ctx, oprot); err != nil {
+			return err
+		}
+	}
+	if err := oprot.WriteFieldStop(ctx); err != nil {
+		return thrift.PrependError("write field stop error: ", err)
+	}
+	if err := oprot.WriteStructEnd(ctx); err != nil {
+		return thrift.PrependError("write struct stop error: ", err)
+	}
+	return nil
 }
 
 func (p *THBaseServiceDeleteMultipleResult) writeField0(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if p.IsSetSuccess() {
-    if err := oprot.WriteFieldBegin(ctx, "success", thrift.LIST, 0); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field begin error 0:success: ", p), err) }
-    if err := oprot.WriteListBegin(ctx, thrift.STRUCT, len(p.Success)); err != nil {
-      return thrift.PrependError("error writing list begin: ", err)
-    }
-    for _, v := range p.Success {
-      if err := v.Write(ctx, oprot); err != nil {
-        return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", v), err)
-      }
-    }
-    if err := oprot.WriteListEnd(ctx); err != nil {
-      return thrift.PrependError("error writing list end: ", err)
-    }
-    if err := oprot.WriteFieldEnd(ctx); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field end error 0:success: ", p), err) }
-  }
-  return err
+	if p.IsSetSuccess() {
+		if err := oprot.WriteFieldBegin(ctx, "success", thrift.LIST, 0); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field begin error 0:success: ", p), err)
+		}
+		if err := oprot.WriteListBegin(ctx, thrift.STRUCT, len(p.Success)); err != nil {
+			return thrift.PrependError("error writing list begin: ", err)
+		}
+		for _, v := range p.Success {
+			if err := v.Write(ctx, oprot); err != nil {
+				return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", v), err)
+			}
+		}
+		if err := oprot.WriteListEnd(ctx); err != nil {
+			return thrift.PrependError("error writing list end: ", err)
+		}
+		if err := oprot.WriteFieldEnd(ctx); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field end error 0:success: ", p), err)
+		}
+	}
+	return err
 }
 
 func (p *THBaseServiceDeleteMultipleResult) writeField1(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if p.IsSetIo() {
-    if err := oprot.WriteFieldBegin(ctx, "io", thrift.STRUCT, 1); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:io: ", p), err) }
-    if err := p.Io.Write(ctx, oprot); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", p.Io), err)
-    }
-    if err := oprot.WriteFieldEnd(ctx); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field end error 1:io: ", p), err) }
-  }
-  return err
+	if p.IsSetIo() {
+		if err := oprot.WriteFieldBegin(ctx, "io", thrift.STRUCT, 1); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:io: ", p), err)
+		}
+		if err := p.Io.Write(ctx, oprot); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", p.Io), err)
+		}
+		if err := oprot.WriteFieldEnd(ctx); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field end error 1:io: ", p), err)
+		}
+	}
+	return err
 }
 
 func (p *THBaseServiceDeleteMultipleResult) String() string {
-  if p == nil {
-    return "<nil>"
-  }
-  return fmt.Sprintf("THBaseServiceDeleteMultipleResult(%+v)", *p)
+	if p == nil {
+		return "<nil>"
+	}
+	return fmt.Sprintf("THBaseServiceDeleteMultipleResult(%+v)", *p)
 }
 
 // Attributes:
-//  - Table
-//  - Tincrement
+//   - Table
+//   - Tincrement
 type THBaseServiceIncrementArgs struct {
-  Table []byte `thrift:"table,1,required" db:"table" json:"table"`
-  Tincrement *TIncrement `thrift:"tincrement,2,required" db:"tincrement" json:"tincrement"`
+	Table      []byte      `thrift:"table,1,required" db:"table" json:"table"`
+	Tincrement *TIncrement `thrift:"tincrement,2,required" db:"tincrement" json:"tincrement"`
 }
 
 func NewTHBaseServiceIncrementArgs() *THBaseServiceIncrementArgs {
-  return &THBaseServiceIncrementArgs{}
+	return &THBaseServiceIncrementArgs{}
 }
-
 
 func (p *THBaseServiceIncrementArgs) GetTable() []byte {
-  return p.Table
+	return p.Table
 }
+
 var THBaseServiceIncrementArgs_Tincrement_DEFAULT *TIncrement
+
 func (p *THBaseServiceIncrementArgs) GetTincrement() *TIncrement {
-  if !p.IsSetTincrement() {
-    return THBaseServiceIncrementArgs_Tincrement_DEFAULT
-  }
-return p.Tincrement
+	if !p.IsSetTincrement() {
+		return THBaseServiceIncrementArgs_Tincrement_DEFAULT
+	}
+	return p.Tincrement
 }
 func (p *THBaseServiceIncrementArgs) IsSetTincrement() bool {
-  return p.Tincrement != nil
+	return p.Tincrement != nil
 }
 
 func (p *THBaseServiceIncrementArgs) Read(ctx context.Context, iprot thrift.TProtocol) error {
-  if _, err := iprot.ReadStructBegin(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
-  }
+	if _, err := iprot.ReadStructBegin(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
+	}
 
-  var issetTable bool = false;
-  var issetTincrement bool = false;
+	var issetTable bool = false
+	var issetTincrement bool = false
 
-  for {
-    _, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
-    if err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
-    }
-    if fieldTypeId == thrift.STOP { break; }
-    switch fieldId {
-    case 1:
-      if fieldTypeId == thrift.STRING {
-        if err := p.ReadField1(ctx, iprot); err != nil {
-          return err
-        }
-        issetTable = true
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    case 2:
-      if fieldTypeId == thrift.STRUCT {
-        if err := p.ReadField2(ctx, iprot); err != nil {
-          return err
-        }
-        issetTincrement = true
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    default:
-      if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-        return err
-      }
-    }
-    if err := iprot.ReadFieldEnd(ctx); err != nil {
-      return err
-    }
-  }
-  if err := iprot.ReadStructEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
-  }
-  if !issetTable{
-    return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field Table is not set"));
-  }
-  if !issetTincrement{
-    return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field Tincrement is not set"));
-  }
-  return nil
+	for {
+		_, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
+		if err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
+		}
+		if fieldTypeId == thrift.STOP {
+			break
+		}
+		switch fieldId {
+		case 1:
+			if fieldTypeId == thrift.STRING {
+				if err := p.ReadField1(ctx, iprot); err != nil {
+					return err
+				}
+				issetTable = true
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		case 2:
+			if fieldTypeId == thrift.STRUCT {
+				if err := p.ReadField2(ctx, iprot); err != nil {
+					return err
+				}
+				issetTincrement = true
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		default:
+			if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+				return err
+			}
+		}
+		if err := iprot.ReadFieldEnd(ctx); err != nil {
+			return err
+		}
+	}
+	if err := iprot.ReadStructEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
+	}
+	if !issetTable {
+		return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field Table is not set"))
+	}
+	if !issetTincrement {
+		return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field Tincrement is not set"))
+	}
+	return nil
 }
 
-func (p *THBaseServiceIncrementArgs)  ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
-  if v, err := iprot.ReadBinary(ctx); err != nil {
-  return thrift.PrependError("error reading field 1: ", err)
-} else {
-  p.Table = v
-}
-  return nil
+func (p *THBaseServiceIncrementArgs) ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
+	if v, err := iprot.ReadBinary(ctx); err != nil {
+		return thrift.PrependError("error reading field 1: ", err)
+	} else {
+		p.Table = v
+	}
+	return nil
 }
 
-func (p *THBaseServiceIncrementArgs)  ReadField2(ctx context.Context, iprot thrift.TProtocol) error {
-  p.Tincrement = &TIncrement{}
-  if err := p.Tincrement.Read(ctx, iprot); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", p.Tincrement), err)
-  }
-  return nil
+func (p *THBaseServiceIncrementArgs) ReadField2(ctx context.Context, iprot thrift.TProtocol) error {
+	p.Tincrement = &TIncrement{}
+	if err := p.Tincrement.Read(ctx, iprot); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", p.Tincrement), err)
+	}
+	return nil
 }
 
 func (p *THBaseServiceIncrementArgs) Write(ctx context.Context, oprot thrift.TProtocol) error {
-  if err := oprot.WriteStructBegin(ctx, "increment_args"); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err) }
-  if p != nil {
-    if err := p.writeField1(ctx, oprot); err != nil { return err }
-    if err := p.writeField2(ctx, oprot); err != nil { return err }
-  }
-  if err := oprot.WriteFieldStop(ctx); err != nil {
-    return thrift.PrependError("write field stop error: ", err) }
-  if err := oprot.WriteStructEnd(ctx); err != nil {
-    return thrift.PrependError("write struct stop error: ", err) }
-  return nil
+	if err := oprot.WriteStructBegin(ctx, "increment_args"); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err)
+	}
+	if p != nil {
+		if err := p.writeField1(ctx, oprot); err != nil {
+			return err
+		}
+		if err := p.writeField2(ctx, oprot); err != nil {
+			return err
+		}
+	}
+	if err := oprot.WriteFieldStop(ctx); err != nil {
+		return thrift.PrependError("write field stop error: ", err)
+	}
+	if err := oprot.WriteStructEnd(ctx); err != nil {
+		return thrift.PrependError("write struct stop error: ", err)
+	}
+	return nil
 }
 
 func (p *THBaseServiceIncrementArgs) writeField1(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if err := oprot.WriteFieldBegin(ctx, "table", thrift.STRING, 1); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:table: ", p), err) }
-  if err := oprot.WriteBinary(ctx, p.Table); err != nil {
-  return thrift.PrependError(fmt.Sprintf("%T.table (1) field write error: ", p), err) }
-  if err := oprot.WriteFieldEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field end error 1:table: ", p), err) }
-  return err
+	if err := oprot.WriteFieldBegin(ctx, "table", thrift.STRING, 1); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:table: ", p), err)
+	}
+	if err := oprot.WriteBinary(ctx, p.Table); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T.table (1) field write error: ", p), err)
+	}
+	if err := oprot.WriteFieldEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field end error 1:table: ", p), err)
+	}
+	return err
 }
 
 func (p *THBaseServiceIncrementArgs) writeField2(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if err := oprot.WriteFieldBegin(ctx, "tincrement", thrift.STRUCT, 2); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field begin error 2:tincrement: ", p), err) }
-  if err := p.Tincrement.Write(ctx, oprot); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", p.Tincrement), err)
-  }
-  if err := oprot.WriteFieldEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field end error 2:tincrement: ", p), err) }
-  return err
+	if err := oprot.WriteFieldBegin(ctx, "tincrement", thrift.STRUCT, 2); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field begin error 2:tincrement: ", p), err)
+	}
+	if err := p.Tincrement.Write(ctx, oprot); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", p.Tincrement), err)
+	}
+	if err := oprot.WriteFieldEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field end error 2:tincrement: ", p), err)
+	}
+	return err
 }
 
 func (p *THBaseServiceIncrementArgs) String() string {
-  if p == nil {
-    return "<nil>"
-  }
-  return fmt.Sprintf("THBaseServiceIncrementArgs(%+v)", *p)
+	if p == nil {
+		return "<nil>"
+	}
+	return fmt.Sprintf("THBaseServiceIncrementArgs(%+v)", *p)
 }
 
 // Attributes:
-//  - Success
-//  - Io
+//   - Success
+//   - Io
 type THBaseServiceIncrementResult struct {
-  Success *TResult_ `thrift:"success,0" db:"success" json:"success,omitempty"`
-  Io *TIOError `thrift:"io,1" db:"io" json:"io,omitempty"`
+	Success *TResult_ `thrift:"success,0" db:"success" json:"success,omitempty"`
+	Io      *TIOError `thrift:"io,1" db:"io" json:"io,omitempty"`
 }
 
 func NewTHBaseServiceIncrementResult() *THBaseServiceIncrementResult {
-  return &THBaseServiceIncrementResult{}
+	return &THBaseServiceIncrementResult{}
 }
 
 var THBaseServiceIncrementResult_Success_DEFAULT *TResult_
+
 func (p *THBaseServiceIncrementResult) GetSuccess() *TResult_ {
-  if !p.IsSetSuccess() {
-    return THBaseServiceIncrementResult_Success_DEFAULT
-  }
-return p.Success
+	if !p.IsSetSuccess() {
+		return THBaseServiceIncrementResult_Success_DEFAULT
+	}
+	return p.Success
 }
+
 var THBaseServiceIncrementResult_Io_DEFAULT *TIOError
+
 func (p *THBaseServiceIncrementResult) GetIo() *TIOError {
-  if !p.IsSetIo() {
-    return THBaseServiceIncrementResult_Io_DEFAULT
-  }
-return p.Io
+	if !p.IsSetIo() {
+		return THBaseServiceIncrementResult_Io_DEFAULT
+	}
+	return p.Io
 }
 func (p *THBaseServiceIncrementResult) IsSetSuccess() bool {
-  return p.Success != nil
+	return p.Success != nil
 }
 
 func (p *THBaseServiceIncrementResult) IsSetIo() bool {
-  return p.Io != nil
+	return p.Io != nil
 }
 
 func (p *THBaseServiceIncrementResult) Read(ctx context.Context, iprot thrift.TProtocol) error {
-  if _, err := iprot.ReadStructBegin(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
-  }
+	if _, err := iprot.ReadStructBegin(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
+	}
 
-
-  for {
-    _, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
-    if err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
-    }
-    if fieldTypeId == thrift.STOP { break; }
-    switch fieldId {
-    case 0:
-      if fieldTypeId == thrift.STRUCT {
-        if err := p.ReadField0(ctx, iprot); err != nil {
-          return err
-        }
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    case 1:
-      if fieldTypeId == thrift.STRUCT {
-        if err := p.ReadField1(ctx, iprot); err != nil {
-          return err
-        }
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    default:
-      if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-        return err
-      }
-    }
-    if err := iprot.ReadFieldEnd(ctx); err != nil {
-      return err
-    }
-  }
-  if err := iprot.ReadStructEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
-  }
-  return nil
+	for {
+		_, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
+		if err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
+		}
+		if fieldTypeId == thrift.STOP {
+			break
+		}
+		switch fieldId {
+		case 0:
+			if fieldTypeId == thrift.STRUCT {
+				if err := p.ReadField0(ctx, iprot); err != nil {
+					return err
+				}
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		case 1:
+			if fieldTypeId == thrift.STRUCT {
+				if err := p.ReadField1(ctx, iprot); err != nil {
+					return err
+				}
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		default:
+			if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+				return err
+			}
+		}
+		if err := iprot.ReadFieldEnd(ctx); err != nil {
+			return err
+		}
+	}
+	if err := iprot.ReadStructEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
+	}
+	return nil
 }
 
-func (p *THBaseServiceIncrementResult)  ReadField0(ctx context.Context, iprot thrift.TProtocol) error {
-  p.Success = &TResult_{}
-  if err := p.Success.Read(ctx, iprot); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", p.Success), err)
-  }
-  return nil
+func (p *THBaseServiceIncrementResult) ReadField0(ctx context.Context, iprot thrift.TProtocol) error {
+	p.Success = &TResult_{}
+	if err := p.Success.Read(ctx, iprot); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", p.Success), err)
+	}
+	return nil
 }
 
-func (p *THBaseServiceIncrementResult)  ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
-  p.Io = &TIOError{}
-  if err := p.Io.Read(ctx, iprot); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", p.Io), err)
-  }
-  return nil
+func (p *THBaseServiceIncrementResult) ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
+	p.Io = &TIOError{}
+	if err := p.Io.Read(ctx, iprot); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", p.Io), err)
+	}
+	return nil
 }
 
 func (p *THBaseServiceIncrementResult) Write(ctx context.Context, oprot thrift.TProtocol) error {
-  if err := oprot.WriteStructBegin(ctx, "increment_result"); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err) }
-  if p != nil {
-    if err := p.writeField0(ctx, oprot); err != nil { return err }
-    if err := p.writeField1(ctx, oprot); err != nil { return err }
-  }
-  if err := oprot.WriteFieldStop(ctx); err != nil {
-    return thrift.PrependError("write field stop error: ", err) }
-  if err := oprot.WriteStructEnd(ctx); err != nil {
-    return thrift.PrependError("write struct stop error: ", err) }
-  return nil
+	if err := oprot.WriteStructBegin(ctx, "increment_result"); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err)
+	}
+	if p != nil {
+		if err := p.writeField0(ctx, oprot); err != nil {
+			return err
+		}
+		if err := p.writeField1(ctx, oprot); err != nil {
+			return err
+		}
+	}
+	if err := oprot.WriteFieldStop(ctx); err != nil {
+		return thrift.PrependError("write field stop error: ", err)
+	}
+	if err := oprot.WriteStructEnd(ctx); err != nil {
+		return thrift.PrependError("write struct stop error: ", err)
+	}
+	return nil
 }
 
 func (p *THBaseServiceIncrementResult) writeField0(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if p.IsSetSuccess() {
-    if err := oprot.WriteFieldBegin(ctx, "success", thrift.STRUCT, 0); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field begin error 0:success: ", p), err) }
-    if err := p.Success.Write(ctx, oprot); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", p.Success), err)
-    }
-    if err := oprot.WriteFieldEnd(ctx); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field end error 0:success: ", p), err) }
-  }
-  return err
+	if p.IsSetSuccess() {
+		if err := oprot.WriteFieldBegin(ctx, "success", thrift.STRUCT, 0); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field begin error 0:success: ", p), err)
+		}
+		if err := p.Success.Write(ctx, oprot); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", p.Success), err)
+		}
+		if err := oprot.WriteFieldEnd(ctx); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field end error 0:success: ", p), err)
+		}
+	}
+	return err
 }
 
 func (p *THBaseServiceIncrementResult) writeField1(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if p.IsSetIo() {
-    if err := oprot.WriteFieldBegin(ctx, "io", thrift.STRUCT, 1); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:io: ", p), err) }
-    if err := p.Io.Write(ctx, oprot); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", p.Io), err)
-    }
-    if err := oprot.WriteFieldEnd(ctx); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field end error 1:io: ", p), err) }
-  }
-  return err
+	if p.IsSetIo() {
+		if err := oprot.WriteFieldBegin(ctx, "io", thrift.STRUCT, 1); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:io: ", p), err)
+		}
+		if err := p.Io.Write(ctx, oprot); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", p.Io), err)
+		}
+		if err := oprot.WriteFieldEnd(ctx); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field end error 1:io: ", p), err)
+		}
+	}
+	return err
 }
 
 func (p *THBaseServiceIncrementResult) String() string {
-  if p == nil {
-    return "<nil>"
-  }
-  return fmt.Sprintf("THBaseServiceIncrementResult(%+v)", *p)
+	if p == nil {
+		return "<nil>"
+	}
+	return fmt.Sprintf("THBaseServiceIncrementResult(%+v)", *p)
 }
 
 // Attributes:
-//  - Table
-//  - Tscan
+//   - Table
+//   - Tscan
 type THBaseServiceOpenScannerArgs struct {
-  Table []byte `thrift:"table,1,required" db:"table" json:"table"`
-  Tscan *TScan `thrift:"tscan,2,required" db:"tscan" json:"tscan"`
+	Table []byte `thrift:"table,1,required" db:"table" json:"table"`
+	Tscan *TScan `thrift:"tscan,2,required" db:"tscan" json:"tscan"`
 }
 
 func NewTHBaseServiceOpenScannerArgs() *THBaseServiceOpenScannerArgs {
-  return &THBaseServiceOpenScannerArgs{}
+	return &THBaseServiceOpenScannerArgs{}
 }
-
 
 func (p *THBaseServiceOpenScannerArgs) GetTable() []byte {
-  return p.Table
+	return p.Table
 }
+
 var THBaseServiceOpenScannerArgs_Tscan_DEFAULT *TScan
+
 func (p *THBaseServiceOpenScannerArgs) GetTscan() *TScan {
-  if !p.IsSetTscan() {
-    return THBaseServiceOpenScannerArgs_Tscan_DEFAULT
-  }
-return p.Tscan
+	if !p.IsSetTscan() {
+		return THBaseServiceOpenScannerArgs_Tscan_DEFAULT
+	}
+	return p.Tscan
 }
 func (p *THBaseServiceOpenScannerArgs) IsSetTscan() bool {
-  return p.Tscan != nil
+	return p.Tscan != nil
 }
 
 func (p *THBaseServiceOpenScannerArgs) Read(ctx context.Context, iprot thrift.TProtocol) error {
-  if _, err := iprot.ReadStructBegin(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
-  }
+	if _, err := iprot.ReadStructBegin(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
+	}
 
-  var issetTable bool = false;
-  var issetTscan bool = false;
+	var issetTable bool = false
+	var issetTscan bool = false
 
-  for {
-    _, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
-    if err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
-    }
-    if fieldTypeId == thrift.STOP { break; }
-    switch fieldId {
-    case 1:
-      if fieldTypeId == thrift.STRING {
-        if err := p.ReadField1(ctx, iprot); err != nil {
-          return err
-        }
-        issetTable = true
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    case 2:
-      if fieldTypeId == thrift.STRUCT {
-        if err := p.ReadField2(ctx, iprot); err != nil {
-          return err
-        }
-        issetTscan = true
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    default:
-      if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-        return err
-      }
-    }
-    if err := iprot.ReadFieldEnd(ctx); err != nil {
-      return err
-    }
-  }
-  if err := iprot.ReadStructEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
-  }
-  if !issetTable{
-    return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field Table is not set"));
-  }
-  if !issetTscan{
-    return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field Tscan is not set"));
-  }
-  return nil
+	for {
+		_, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
+		if err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
+		}
+		if fieldTypeId == thrift.STOP {
+			break
+		}
+		switch fieldId {
+		case 1:
+			if fieldTypeId == thrift.STRING {
+				if err := p.ReadField1(ctx, iprot); err != nil {
+					return err
+				}
+				issetTable = true
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		case 2:
+			if fieldTypeId == thrift.STRUCT {
+				if err := p.ReadField2(ctx, iprot); err != nil {
+					return err
+				}
+				issetTscan = true
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		default:
+			if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+				return err
+			}
+		}
+		if err := iprot.ReadFieldEnd(ctx); err != nil {
+			return err
+		}
+	}
+	if err := iprot.ReadStructEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
+	}
+	if !issetTable {
+		return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field Table is not set"))
+	}
+	if !issetTscan {
+		return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field Tscan is not set"))
+	}
+	return nil
 }
 
-func (p *THBaseServiceOpenScannerArgs)  ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
-  if v, err := iprot.ReadBinary(ctx); err != nil {
-  return thrift.PrependError("error reading field 1: ", err)
-} else {
-  p.Table = v
-}
-  return nil
+func (p *THBaseServiceOpenScannerArgs) ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
+	if v, err := iprot.ReadBinary(ctx); err != nil {
+		return thrift.PrependError("error reading field 1: ", err)
+	} else {
+		p.Table = v
+	}
+	return nil
 }
 
-func (p *THBaseServiceOpenScannerArgs)  ReadField2(ctx context.Context, iprot thrift.TProtocol) error {
-  p.Tscan = &TScan{
-  MaxVersions: 1,
-}
-  if err := p.Tscan.Read(ctx, iprot); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", p.Tscan), err)
-  }
-  return nil
+func (p *THBaseServiceOpenScannerArgs) ReadField2(ctx context.Context, iprot thrift.TProtocol) error {
+	p.Tscan = &TScan{
+		MaxVersions: 1,
+	}
+	if err := p.Tscan.Read(ctx, iprot); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", p.Tscan), err)
+	}
+	return nil
 }
 
 func (p *THBaseServiceOpenScannerArgs) Write(ctx context.Context, oprot thrift.TProtocol) error {
-  if err := oprot.WriteStructBegin(ctx, "openScanner_args"); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err) }
-  if p != nil {
-    if err := p.writeField1(ctx, oprot); err != nil { return err }
-    if err := p.writeField2(ctx, oprot); err != nil { return err }
-  }
-  if err := oprot.WriteFieldStop(ctx); err != nil {
-    return thrift.PrependError("write field stop error: ", err) }
-  if err := oprot.WriteStructEnd(ctx); err != nil {
-    return thrift.PrependError("write struct stop error: ", err) }
-  return nil
+	if err := oprot.WriteStructBegin(ctx, "openScanner_args"); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err)
+	}
+	if p != nil {
+		if err := p.writeField1(ctx, oprot); err != nil {
+			return err
+		}
+		if err := p.writeField2(ctx, oprot); err != nil {
+			return err
+		}
+	}
+	if err := oprot.WriteFieldStop(ctx); err != nil {
+		return thrift.PrependError("write field stop error: ", err)
+	}
+	if err := oprot.WriteStructEnd(ctx); err != nil {
+		return thrift.PrependError("write struct stop error: ", err)
+	}
+	return nil
 }
 
 func (p *THBaseServiceOpenScannerArgs) writeField1(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if err := oprot.WriteFieldBegin(ctx, "table", thrift.STRING, 1); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:table: ", p), err) }
-  if err := oprot.WriteBinary(ctx, p.Table); err != nil {
-  return thrift.PrependError(fmt.Sprintf("%T.table (1) field write error: ", p), err) }
-  if err := oprot.WriteFieldEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field end error 1:table: ", p), err) }
-  return err
+	if err := oprot.WriteFieldBegin(ctx, "table", thrift.STRING, 1); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:table: ", p), err)
+	}
+	if err := oprot.WriteBinary(ctx, p.Table); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T.table (1) field write error: ", p), err)
+	}
+	if err := oprot.WriteFieldEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field end error 1:table: ", p), err)
+	}
+	return err
 }
 
 func (p *THBaseServiceOpenScannerArgs) writeField2(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if err := oprot.WriteFieldBegin(ctx, "tscan", thrift.STRUCT, 2); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field begin error 2:tscan: ", p), err) }
-  if err := p.Tscan.Write(ctx, oprot); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", p.Tscan), err)
-  }
-  if err := oprot.WriteFieldEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field end error 2:tscan: ", p), err) }
-  return err
+	if err := oprot.WriteFieldBegin(ctx, "tscan", thrift.STRUCT, 2); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field begin error 2:tscan: ", p), err)
+	}
+	if err := p.Tscan.Write(ctx, oprot); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", p.Tscan), err)
+	}
+	if err := oprot.WriteFieldEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field end error 2:tscan: ", p), err)
+	}
+	return err
 }
 
 func (p *THBaseServiceOpenScannerArgs) String() string {
-  if p == nil {
-    return "<nil>"
-  }
-  return fmt.Sprintf("THBaseServiceOpenScannerArgs(%+v)", *p)
+	if p == nil {
+		return "<nil>"
+	}
+	return fmt.Sprintf("THBaseServiceOpenScannerArgs(%+v)", *p)
 }
 
 // Attributes:
-//  - Success
-//  - Io
+//   - Success
+//   - Io
 type THBaseServiceOpenScannerResult struct {
-  Success *int32 `thrift:"success,0" db:"success" json:"success,omitempty"`
-  Io *TIOError `thrift:"io,1" db:"io" json:"io,omitempty"`
+	Success *int32    `thrift:"success,0" db:"success" json:"success,omitempty"`
+	Io      *TIOError `thrift:"io,1" db:"io" json:"io,omitempty"`
 }
 
 func NewTHBaseServiceOpenScannerResult() *THBaseServiceOpenScannerResult {
-  return &THBaseServiceOpenScannerResult{}
+	return &THBaseServiceOpenScannerResult{}
 }
 
 var THBaseServiceOpenScannerResult_Success_DEFAULT int32
+
 func (p *THBaseServiceOpenScannerResult) GetSuccess() int32 {
-  if !p.IsSetSuccess() {
-    return THBaseServiceOpenScannerResult_Success_DEFAULT
-  }
-return *p.Success
+	if !p.IsSetSuccess() {
+		return THBaseServiceOpenScannerResult_Success_DEFAULT
+	}
+	return *p.Success
 }
+
 var THBaseServiceOpenScannerResult_Io_DEFAULT *TIOError
+
 func (p *THBaseServiceOpenScannerResult) GetIo() *TIOError {
-  if !p.IsSetIo() {
-    return THBaseServiceOpenScannerResult_Io_DEFAULT
-  }
-return p.Io
+	if !p.IsSetIo() {
+		return THBaseServiceOpenScannerResult_Io_DEFAULT
+	}
+	return p.Io
 }
 func (p *THBaseServiceOpenScannerResult) IsSetSuccess() bool {
-  return p.Success != nil
+	return p.Success != nil
 }
 
 func (p *THBaseServiceOpenScannerResult) IsSetIo() bool {
-  return p.Io != nil
+	return p.Io != nil
 }
 
 func (p *THBaseServiceOpenScannerResult) Read(ctx context.Context, iprot thrift.TProtocol) error {
-  if _, err := iprot.ReadStructBegin(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
-  }
+	if _, err := iprot.ReadStructBegin(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
+	}
 
-
-  for {
-    _, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
-    if err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
-    }
-    if fieldTypeId == thrift.STOP { break; }
-    switch fieldId {
-    case 0:
-      if fieldTypeId == thrift.I32 {
-        if err := p.ReadField0(ctx, iprot); err != nil {
-          return err
-        }
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    case 1:
-      if fieldTypeId == thrift.STRUCT {
-        if err := p.ReadField1(ctx, iprot); err != nil {
-          return err
-        }
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    default:
-      if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-        return err
-      }
-    }
-    if err := iprot.ReadFieldEnd(ctx); err != nil {
-      return err
-    }
-  }
-  if err := iprot.ReadStructEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
-  }
-  return nil
+	for {
+		_, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
+		if err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
+		}
+		if fieldTypeId == thrift.STOP {
+			break
+		}
+		switch fieldId {
+		case 0:
+			if fieldTypeId == thrift.I32 {
+				if err := p.ReadField0(ctx, iprot); err != nil {
+					return err
+				}
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		case 1:
+			if fieldTypeId == thrift.STRUCT {
+				if err := p.ReadField1(ctx, iprot); err != nil {
+					return err
+				}
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		default:
+			if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+				return err
+			}
+		}
+		if err := iprot.ReadFieldEnd(ctx); err != nil {
+			return err
+		}
+	}
+	if err := iprot.ReadStructEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
+	}
+	return nil
 }
 
-func (p *THBaseServiceOpenScannerResult)  ReadField0(ctx context.Context, iprot thrift.TProtocol) error {
-  if v, err := iprot.ReadI32(ctx); err != nil {
-  return thrift.PrependError("error reading field 0: ", err)
-} else {
-  p.Success = &v
-}
-  return nil
+func (p *THBaseServiceOpenScannerResult) ReadField0(ctx context.Context, iprot thrift.TProtocol) error {
+	if v, err := iprot.ReadI32(ctx); err != nil {
+		return thrift.PrependError("error reading field 0: ", err)
+	} else {
+		p.Success = &v
+	}
+	return nil
 }
 
-func (p *THBaseServiceOpenScannerResult)  ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
-  p.Io = &TIOError{}
-  if err := p.Io.Read(ctx, iprot); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", p.Io), err)
-  }
-  return nil
+func (p *THBaseServiceOpenScannerResult) ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
+	p.Io = &TIOError{}
+	if err := p.Io.Read(ctx, iprot); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", p.Io), err)
+	}
+	return nil
 }
 
 func (p *THBaseServiceOpenScannerResult) Write(ctx context.Context, oprot thrift.TProtocol) error {
-  if err := oprot.WriteStructBegin(ctx, "openScanner_result"); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err) }
-  if p != nil {
-    if err := p.writeField0(ctx, oprot); err != nil { return err }
-    if err := p.writeField1(ctx, oprot); err != nil { return err }
-  }
-  if err := oprot.WriteFieldStop(ctx); err != nil {
-    return thrift.PrependError("write field stop error: ", err) }
-  if err := oprot.WriteStructEnd(ctx); err != nil {
-    return thrift.PrependError("write struct stop error: ", err) }
-  return nil
+	if err := oprot.WriteStructBegin(ctx, "openScanner_result"); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err)
+	}
+	if p != nil {
+		if err := p.writeField0(ctx, oprot); err != nil {
+			return err
+		}
+		if err := p.writeField1(ctx, oprot); err != nil {
+			return err
+		}
+	}
+	if err := oprot.WriteFieldStop(ctx); err != nil {
+		return thrift.PrependError("write field stop error: ", err)
+	}
+	if err := oprot.WriteStructEnd(ctx); err != nil {
+		return thrift.PrependError("write struct stop error: ", err)
+	}
+	return nil
 }
 
 func (p *THBaseServiceOpenScannerResult) writeField0(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if p.IsSetSuccess() {
-    if err := oprot.WriteFieldBegin(ctx, "success", thrift.I32, 0); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field begin error 0:success: ", p), err) }
-    if err := oprot.WriteI32(ctx, int32(*p.Success)); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T.success (0) field write error: ", p), err) }
-    if err := oprot.WriteFieldEnd(ctx); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field end error 0:success: ", p), err) }
-  }
-  return err
+	if p.IsSetSuccess() {
+		if err := oprot.WriteFieldBegin(ctx, "success", thrift.I32, 0); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field begin error 0:success: ", p), err)
+		}
+		if err := oprot.WriteI32(ctx, int32(*p.Success)); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T.success (0) field write error: ", p), err)
+		}
+		if err := oprot.WriteFieldEnd(ctx); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field end error 0:success: ", p), err)
+		}
+	}
+	return err
 }
 
 func (p *THBaseServiceOpenScannerResult) writeField1(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if p.IsSetIo() {
-    if err := oprot.WriteFieldBegin(ctx, "io", thrift.STRUCT, 1); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:io: ", p), err) }
-    if err := p.Io.Write(ctx, oprot); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", p.Io), err)
-    }
-    if err := oprot.WriteFieldEnd(ctx); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field end error 1:io: ", p), err) }
-  }
-  return err
+	if p.IsSetIo() {
+		if err := oprot.WriteFieldBegin(ctx, "io", thrift.STRUCT, 1); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:io: ", p), err)
+		}
+		if err := p.Io.Write(ctx, oprot); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", p.Io), err)
+		}
+		if err := oprot.WriteFieldEnd(ctx); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field end error 1:io: ", p), err)
+		}
+	}
+	return err
 }
 
 func (p *THBaseServiceOpenScannerResult) String() string {
-  if p == nil {
-    return "<nil>"
-  }
-  return fmt.Sprintf("THBaseServiceOpenScannerResult(%+v)", *p)
+	if p == nil {
+		return "<nil>"
+	}
+	return fmt.Sprintf("THBaseServiceOpenScannerResult(%+v)", *p)
 }
 
 // Attributes:
-//  - ScannerId
-//  - NumRows
+//   - ScannerId
+//   - NumRows
 type THBaseServiceGetScannerRowsArgs struct {
-  ScannerId int32 `thrift:"scannerId,1,required" db:"scannerId" json:"scannerId"`
-  NumRows int32 `thrift:"numRows,2" db:"numRows" json:"numRows"`
+	ScannerId int32 `thrift:"scannerId,1,required" db:"scannerId" json:"scannerId"`
+	NumRows   int32 `thrift:"numRows,2" db:"numRows" json:"numRows"`
 }
 
 func NewTHBaseServiceGetScannerRowsArgs() *THBaseServiceGetScannerRowsArgs {
-  return &THBaseServiceGetScannerRowsArgs{
-NumRows: 1,
+	return &THBaseServiceGetScannerRowsArgs{
+		NumRows: 1,
+	}
 }
-}
-
 
 func (p *THBaseServiceGetScannerRowsArgs) GetScannerId() int32 {
-  return p.ScannerId
+	return p.ScannerId
 }
 
 func (p *THBaseServiceGetScannerRowsArgs) GetNumRows() int32 {
-  return p.NumRows
+	return p.NumRows
 }
 func (p *THBaseServiceGetScannerRowsArgs) Read(ctx context.Context, iprot thrift.TProtocol) error {
-  if _, err := iprot.ReadStructBegin(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
-  }
+	if _, err := iprot.ReadStructBegin(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
+	}
 
-  var issetScannerId bool = false;
+	var issetScannerId bool = false
 
-  for {
-    _, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
-    if err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
-    }
-    if fieldTypeId == thrift.STOP { break; }
-    switch fieldId {
-    case 1:
-      if fieldTypeId == thrift.I32 {
-        if err := p.ReadField1(ctx, iprot); err != nil {
-          return err
-        }
-        issetScannerId = true
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    case 2:
-      if fieldTypeId == thrift.I32 {
-        if err := p.ReadField2(ctx, iprot); err != nil {
-          return err
-        }
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    default:
-      if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-        return err
-      }
-    }
-    if err := iprot.ReadFieldEnd(ctx); err != nil {
-      return err
-    }
-  }
-  if err := iprot.ReadStructEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
-  }
-  if !issetScannerId{
-    return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field ScannerId is not set"));
-  }
-  return nil
+	for {
+		_, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
+		if err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
+		}
+		if fieldTypeId == thrift.STOP {
+			break
+		}
+		switch fieldId {
+		case 1:
+			if fieldTypeId == thrift.I32 {
+				if err := p.ReadField1(ctx, iprot); err != nil {
+					return err
+				}
+				issetScannerId = true
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		case 2:
+			if fieldTypeId == thrift.I32 {
+				if err := p.ReadField2(ctx, iprot); err != nil {
+					return err
+				}
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		default:
+			if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+				return err
+			}
+		}
+		if err := iprot.ReadFieldEnd(ctx); err != nil {
+			return err
+		}
+	}
+	if err := iprot.ReadStructEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
+	}
+	if !issetScannerId {
+		return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field ScannerId is not set"))
+	}
+	return nil
 }
 
-func (p *THBaseServiceGetScannerRowsArgs)  ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
-  if v, err := iprot.ReadI32(ctx); err != nil {
-  return thrift.PrependError("error reading field 1: ", err)
-} else {
-  p.ScannerId = v
-}
-  return nil
+func (p *THBaseServiceGetScannerRowsArgs) ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
+	if v, err := iprot.ReadI32(ctx); err != nil {
+		return thrift.PrependError("error reading field 1: ", err)
+	} else {
+		p.ScannerId = v
+	}
+	return nil
 }
 
-func (p *THBaseServiceGetScannerRowsArgs)  ReadField2(ctx context.Context, iprot thrift.TProtocol) error {
-  if v, err := iprot.ReadI32(ctx); err != nil {
-  return thrift.PrependError("error reading field 2: ", err)
-} else {
-  p.NumRows = v
-}
-  return nil
+func (p *THBaseServiceGetScannerRowsArgs) ReadField2(ctx context.Context, iprot thrift.TProtocol) error {
+	if v, err := iprot.ReadI32(ctx); err != nil {
+		return thrift.PrependError("error reading field 2: ", err)
+	} else {
+		p.NumRows = v
+	}
+	return nil
 }
 
 func (p *THBaseServiceGetScannerRowsArgs) Write(ctx context.Context, oprot thrift.TProtocol) error {
-  if err := oprot.WriteStructBegin(ctx, "getScannerRows_args"); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err) }
-  if p != nil {
-    if err := p.writeField1(ctx, oprot); err != nil { return err }
-    if err := p.writeField2(ctx, oprot); err != nil { return err }
-  }
-  if err := oprot.WriteFieldStop(ctx); err != nil {
-    return thrift.PrependError("write field stop error: ", err) }
-  if err := oprot.WriteStructEnd(ctx); err != nil {
-    return thrift.PrependError("write struct stop error: ", err) }
-  return nil
+	if err := oprot.WriteStructBegin(ctx, "getScannerRows_args"); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err)
+	}
+	if p != nil {
+		if err := p.writeField1(ctx, oprot); err != nil {
+			return err
+		}
+		if err := p.writeField2(ctx, oprot); err != nil {
+			return err
+		}
+	}
+	if err := oprot.WriteFieldStop(ctx); err != nil {
+		return thrift.PrependError("write field stop error: ", err)
+	}
+	if err := oprot.WriteStructEnd(ctx); err != nil {
+		return thrift.PrependError("write struct stop error: ", err)
+	}
+	return nil
 }
 
 func (p *THBaseServiceGetScannerRowsArgs) writeField1(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if err := oprot.WriteFieldBegin(ctx, "scannerId", thrift.I32, 1); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:scannerId: ", p), err) }
-  if err := oprot.WriteI32(ctx, int32(p.ScannerId)); err != nil {
-  return thrift.PrependError(fmt.Sprintf("%T.scannerId (1) field write error: ", p), err) }
-  if err := oprot.WriteFieldEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field end error 1:scannerId: ", p), err) }
-  return err
+	if err := oprot.WriteFieldBegin(ctx, "scannerId", thrift.I32, 1); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:scannerId: ", p), err)
+	}
+	if err := oprot.WriteI32(ctx, int32(p.ScannerId)); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T.scannerId (1) field write error: ", p), err)
+	}
+	if err := oprot.WriteFieldEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field end error 1:scannerId: ", p), err)
+	}
+	return err
 }
 
 func (p *THBaseServiceGetScannerRowsArgs) writeField2(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if err := oprot.WriteFieldBegin(ctx, "numRows", thrift.I32, 2); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field begin error 2:numRows: ", p), err) }
-  if err := oprot.WriteI32(ctx, int32(p.NumRows)); err != nil {
-  return thrift.PrependError(fmt.Sprintf("%T.numRows (2) field write error: ", p), err) }
-  if err := oprot.WriteFieldEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field end error 2:numRows: ", p), err) }
-  return err
+	if err := oprot.WriteFieldBegin(ctx, "numRows", thrift.I32, 2); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field begin error 2:numRows: ", p), err)
+	}
+	if err := oprot.WriteI32(ctx, int32(p.NumRows)); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T.numRows (2) field write error: ", p), err)
+	}
+	if err := oprot.WriteFieldEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field end error 2:numRows: ", p), err)
+	}
+	return err
 }
 
 func (p *THBaseServiceGetScannerRowsArgs) String() string {
-  if p == nil {
-    return "<nil>"
-  }
-  return fmt.Sprintf("THBaseServiceGetScannerRowsArgs(%+v)", *p)
+	if p == nil {
+		return "<nil>"
+	}
+	return fmt.Sprintf("THBaseServiceGetScannerRowsArgs(%+v)", *p)
 }
 
 // Attributes:
-//  - Success
-//  - Io
-//  - Ia
+//   - Success
+//   - Io
+//   - Ia
 type THBaseServiceGetScannerRowsResult struct {
-  Success []*TResult_ `thrift:"success,0" db:"success" json:"success,omitempty"`
-  Io *TIOError `thrift:"io,1" db:"io" json:"io,omitempty"`
-  Ia *TIllegalArgument `thrift:"ia,2" db:"ia" json:"ia,omitempty"`
+	Success []*TResult_       `thrift:"success,0" db:"success" json:"success,omitempty"`
+	Io      *TIOError         `thrift:"io,1" db:"io" json:"io,omitempty"`
+	Ia      *TIllegalArgument `thrift:"ia,2" db:"ia" json:"ia,omitempty"`
 }
 
 func NewTHBaseServiceGetScannerRowsResult() *THBaseServiceGetScannerRowsResult {
-  return &THBaseServiceGetScannerRowsResult{}
+	return &THBaseServiceGetScannerRowsResult{}
 }
 
 var THBaseServiceGetScannerRowsResult_Success_DEFAULT []*TResult_
 
 func (p *THBaseServiceGetScannerRowsResult) GetSuccess() []*TResult_ {
-  return p.Success
+	return p.Success
 }
+
 var THBaseServiceGetScannerRowsResult_Io_DEFAULT *TIOError
+
 func (p *THBaseServiceGetScannerRowsResult) GetIo() *TIOError {
-  if !p.IsSetIo() {
-    return THBaseServiceGetScannerRowsResult_Io_DEFAULT
-  }
-return p.Io
+	if !p.IsSetIo() {
+		return THBaseServiceGetScannerRowsResult_Io_DEFAULT
+	}
+	return p.Io
 }
+
 var THBaseServiceGetScannerRowsResult_Ia_DEFAULT *TIllegalArgument
+
 func (p *THBaseServiceGetScannerRowsResult) GetIa() *TIllegalArgument {
-  if !p.IsSetIa() {
-    return THBaseServiceGetScannerRowsResult_Ia_DEFAULT
-  }
-return p.Ia
+	if !p.IsSetIa() {
+		return THBaseServiceGetScannerRowsResult_Ia_DEFAULT
+	}
+	return p.Ia
 }
 func (p *THBaseServiceGetScannerRowsResult) IsSetSuccess() bool {
-  return p.Success != nil
+	return p.Success != nil
 }
 
 func (p *THBaseServiceGetScannerRowsResult) IsSetIo() bool {
-  return p.Io != nil
+	return p.Io != nil
 }
 
 func (p *THBaseServiceGetScannerRowsResult) IsSetIa() bool {
-  return p.Ia != nil
+	return p.Ia != nil
 }
 
 func (p *THBaseServiceGetScannerRowsResult) Read(ctx context.Context, iprot thrift.TProtocol) error {
-  if _, err := iprot.ReadStructBegin(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
-  }
+	if _, err := iprot.ReadStructBegin(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
+	}
 
-
-  for {
-    _, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
-    if err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
-    }
-    if fieldTypeId == thrift.STOP { break; }
-    switch fieldId {
-    case 0:
-      if fieldTypeId == thrift.LIST {
-        if err := p.ReadField0(ctx, iprot); err != nil {
-          return err
-        }
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    case 1:
-      if fieldTypeId == thrift.STRUCT {
-        if err := p.ReadField1(ctx, iprot); err != nil {
-          return err
-        }
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    case 2:
-      if fieldTypeId == thrift.STRUCT {
-        if err := p.ReadField2(ctx, iprot); err != nil {
-          return err
-        }
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    default:
-      if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-        return err
-      }
-    }
-    if err := iprot.ReadFieldEnd(ctx); err != nil {
-      return err
-    }
-  }
-  if err := iprot.ReadStructEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
-  }
-  return nil
+	for {
+		_, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
+		if err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
+		}
+		if fieldTypeId == thrift.STOP {
+			break
+		}
+		switch fieldId {
+		case 0:
+			if fieldTypeId == thrift.LIST {
+				if err := p.ReadField0(ctx, iprot); err != nil {
+					return err
+				}
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		case 1:
+			if fieldTypeId == thrift.STRUCT {
+				if err := p.ReadField1(ctx, iprot); err != nil {
+					return err
+				}
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		case 2:
+			if fieldTypeId == thrift.STRUCT {
+				if err := p.ReadField2(ctx, iprot); err != nil {
+					return err
+				}
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		default:
+			if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+				return err
+			}
+		}
+		if err := iprot.ReadFieldEnd(ctx); err != nil {
+			return err
+		}
+	}
+	if err := iprot.ReadStructEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
+	}
+	return nil
 }
 
-func (p *THBaseServiceGetScannerRowsResult)  ReadField0(ctx context.Context, iprot thrift.TProtocol) error {
-  _, size, err := iprot.ReadListBegin(ctx)
-  if err != nil {
-    return thrift.PrependError("error reading list begin: ", err)
-  }
-  tSlice := make([]*TResult_, 0, size)
-  p.Success =  tSlice
-  for i := 0; i < size; i ++ {
-    _elem165 := &TResult_{}
-    if err := _elem165.Read(ctx, iprot); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", _elem165), err)
-    }
-    p.Success = append(p.Success, _elem165)
-  }
-  if err := iprot.ReadListEnd(ctx); err != nil {
-    return thrift.PrependError("error reading list end: ", err)
-  }
-  return nil
+func (p *THBaseServiceGetScannerRowsResult) ReadField0(ctx context.Context, iprot thrift.TProtocol) error {
+	_, size, err := iprot.ReadListBegin(ctx)
+	if err != nil {
+		return thrift.PrependError("error reading list begin: ", err)
+	}
+	tSlice := make([]*TResult_, 0, size)
+	p.Success = tSlice
+	for i := 0; i < size; i++ {
+		_elem165 := &TResult_{}
+		if err := _elem165.Read(ctx, iprot); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", _elem165), err)
+		}
+		p.Success = append(p.Success, _elem165)
+	}
+	if err := iprot.ReadListEnd(ctx); err != nil {
+		return thrift.PrependError("error reading list end: ", err)
+	}
+	return nil
 }
 
-func (p *THBaseServiceGetScannerRowsResult)  ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
-  p.Io = &TIOError{}
-  if err := p.Io.Read(ctx, iprot); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", p.Io), err)
-  }
-  return nil
+func (p *THBaseServiceGetScannerRowsResult) ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
+	p.Io = &TIOError{}
+	if err := p.Io.Read(ctx, iprot); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", p.Io), err)
+	}
+	return nil
 }
 
-func (p *THBaseServiceGetScannerRowsResult)  ReadField2(ctx context.Context, iprot thrift.TProtocol) error {
-  p.Ia = &TIllegalArgument{}
-  if err := p.Ia.Read(ctx, iprot); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", p.Ia), err)
-  }
-  return nil
+func (p *THBaseServiceGetScannerRowsResult) ReadField2(ctx context.Context, iprot thrift.TProtocol) error {
+	p.Ia = &TIllegalArgument{}
+	if err := p.Ia.Read(ctx, iprot); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", p.Ia), err)
+	}
+	return nil
 }
 
 func (p *THBaseServiceGetScannerRowsResult) Write(ctx context.Context, oprot thrift.TProtocol) error {
-  if err := oprot.WriteStructBegin(ctx, "getScannerRows_result"); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err) }
-  if p != nil {
-    if err := p.writeField0(ctx, oprot); err != nil { return err }
-    if err := p.writeField1(ctx, oprot); err != nil { return err }
-    if err := p.writeField2(ctx, oprot); err != nil { return err }
-  }
-  if err := oprot.WriteFieldStop(ctx); err != nil {
-    return thrift.PrependError("write field stop error: ", err) }
-  if err := oprot.WriteStructEnd(ctx); err != nil {
-    return thrift.PrependError("write struct stop error: ", err) }
-  return nil
+	if err := oprot.WriteStructBegin(ctx, "getScannerRows_result"); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err)
+	}
+	if p != nil {
+		if err := p.writeField0(ctx, oprot); err != nil {
+			return err
+		}
+		if err := p.writeField1(ctx, oprot); err != nil {
+			return err
+		}
+		if err := p.writeField2(ctx, oprot); err != nil {
+			return err
+		}
+	}
+	if err := oprot.WriteFieldStop(ctx); err != nil {
+		return thrift.PrependError("write field stop error: ", err)
+	}
+	if err := oprot.WriteStructEnd(ctx); err != nil {
+		return thrift.PrependError("write struct stop error: ", err)
+	}
+	return nil
 }
 
 func (p *THBaseServiceGetScannerRowsResult) writeField0(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if p.IsSetSuccess() {
-    if err := oprot.WriteFieldBegin(ctx, "success", thrift.LIST, 0); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field begin error 0:success: ", p), err) }
-    if err := oprot.WriteListBegin(ctx, thrift.STRUCT, len(p.Success)); err != nil {
-      return thrift.PrependError("error writing list begin: ", err)
-    }
-    for _, v := range p.Success {
-      if err := v.Write(ctx, oprot); err != nil {
-        return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", v), err)
-      }
-    }
-    if err := oprot.WriteListEnd(ctx); err != nil {
-      return thrift.PrependError("error writing list end: ", err)
-    }
-    if err := oprot.WriteFieldEnd(ctx); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field end error 0:success: ", p), err) }
-  }
-  return err
+	if p.IsSetSuccess() {
+		if err := oprot.WriteFieldBegin(ctx, "success", thrift.LIST, 0); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field begin error 0:success: ", p), err)
+		}
+		if err := oprot.WriteListBegin(ctx, thrift.STRUCT, len(p.Success)); err != nil {
+			return thrift.PrependError("error writing list begin: ", err)
+		}
+		for _, v := range p.Success {
+			if err := v.Write(ctx, oprot); err != nil {
+				return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", v), err)
+			}
+		}
+		if err := oprot.WriteListEnd(ctx); err != nil {
+			return thrift.PrependError("error writing list end: ", err)
+		}
+		if err := oprot.WriteFieldEnd(ctx); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field end error 0:success: ", p), err)
+		}
+	}
+	return err
 }
 
 func (p *THBaseServiceGetScannerRowsResult) writeField1(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if p.IsSetIo() {
-    if err := oprot.WriteFieldBegin(ctx, "io", thrift.STRUCT, 1); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:io: ", p), err) }
-    if err := p.Io.Write(ctx, oprot); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", p.Io), err)
-    }
-    if err := oprot.WriteFieldEnd(ctx); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field end error 1:io: ", p), err) }
-  }
-  return err
+	if p.IsSetIo() {
+		if err := oprot.WriteFieldBegin(ctx, "io", thrift.STRUCT, 1); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:io: ", p), err)
+		}
+		if err := p.Io.Write(ctx, oprot); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", p.Io), err)
+		}
+		if err := oprot.WriteFieldEnd(ctx); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field end error 1:io: ", p), err)
+		}
+	}
+	return err
 }
 
 func (p *THBaseServiceGetScannerRowsResult) writeField2(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if p.IsSetIa() {
-    if err := oprot.WriteFieldBegin(ctx, "ia", thrift.STRUCT, 2); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field begin error 2:ia: ", p), err) }
-    if err := p.Ia.Write(ctx, oprot); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", p.Ia), err)
-    }
-    if err := oprot.WriteFieldEnd(ctx); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field end error 2:ia: ", p), err) }
-  }
-  return err
+	if p.IsSetIa() {
+		if err := oprot.WriteFieldBegin(ctx, "ia", thrift.STRUCT, 2); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field begin error 2:ia: ", p), err)
+		}
+		if err := p.Ia.Write(ctx, oprot); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", p.Ia), err)
+		}
+		if err := oprot.WriteFieldEnd(ctx); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field end error 2:ia: ", p), err)
+		}
+	}
+	return err
 }
 
 func (p *THBaseServiceGetScannerRowsResult) String() string {
-  if p == nil {
-    return "<nil>"
-  }
-  return fmt.Sprintf("THBaseServiceGetScannerRowsResult(%+v)", *p)
+	if p == nil {
+		return "<nil>"
+	}
+	return fmt.Sprintf("THBaseServiceGetScannerRowsResult(%+v)", *p)
 }
 
 // Attributes:
-//  - ScannerId
+//   - ScannerId
 type THBaseServiceCloseScannerArgs struct {
-  ScannerId int32 `thrift:"scannerId,1,required" db:"scannerId" json:"scannerId"`
+	ScannerId int32 `thrift:"scannerId,1,required" db:"scannerId" json:"scannerId"`
 }
 
 func NewTHBaseServiceCloseScannerArgs() *THBaseServiceCloseScannerArgs {
-  return &THBaseServiceCloseScannerArgs{}
+	return &THBaseServiceCloseScannerArgs{}
 }
-
 
 func (p *THBaseServiceCloseScannerArgs) GetScannerId() int32 {
-  return p.ScannerId
+	return p.ScannerId
 }
 func (p *THBaseServiceCloseScannerArgs) Read(ctx context.Context, iprot thrift.TProtocol) error {
-  if _, err := iprot.ReadStructBegin(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
-  }
+	if _, err := iprot.ReadStructBegin(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
+	}
 
-  var issetScannerId bool = false;
+	var issetScannerId bool = false
 
-  for {
-    _, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
-    if err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
-    }
-    if fieldTypeId == thrift.STOP { break; }
-    switch fieldId {
-    case 1:
-      if fieldTypeId == thrift.I32 {
-        if err := p.ReadField1(ctx, iprot); err != nil {
-          return err
-        }
-        issetScannerId = true
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    default:
-      if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-        return err
-      }
-    }
-    if err := iprot.ReadFieldEnd(ctx); err != nil {
-      return err
-    }
-  }
-  if err := iprot.ReadStructEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
-  }
-  if !issetScannerId{
-    return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field ScannerId is not set"));
-  }
-  return nil
+	for {
+		_, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
+		if err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
+		}
+		if fieldTypeId == thrift.STOP {
+			break
+		}
+		switch fieldId {
+		case 1:
+			if fieldTypeId == thrift.I32 {
+				if err := p.ReadField1(ctx, iprot); err != nil {
+					return err
+				}
+				issetScannerId = true
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		default:
+			if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+				return err
+			}
+		}
+		if err := iprot.ReadFieldEnd(ctx); err != nil {
+			return err
+		}
+	}
+	if err := iprot.ReadStructEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
+	}
+	if !issetScannerId {
+		return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field ScannerId is not set"))
+	}
+	return nil
 }
 
-func (p *THBaseServiceCloseScannerArgs)  ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
-  if v, err := iprot.ReadI32(ctx); err != nil {
-  return thrift.PrependError("error reading field 1: ", err)
-} else {
-  p.ScannerId = v
-}
-  return nil
+func (p *THBaseServiceCloseScannerArgs) ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
+	if v, err := iprot.ReadI32(ctx); err != nil {
+		return thrift.PrependError("error reading field 1: ", err)
+	} else {
+		p.ScannerId = v
+	}
+	return nil
 }
 
 func (p *THBaseServiceCloseScannerArgs) Write(ctx context.Context, oprot thrift.TProtocol) error {
-  if err := oprot.WriteStructBegin(ctx, "closeScanner_args"); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err) }
-  if p != nil {
-    if err := p.writeField1(ctx, oprot); err != nil { return err }
-  }
-  if err := oprot.WriteFieldStop(ctx); err != nil {
-    return thrift.PrependError("write field stop error: ", err) }
-  if err := oprot.WriteStructEnd(ctx); err != nil {
-    return thrift.PrependError("write struct stop error: ", err) }
-  return nil
+	if err := oprot.WriteStructBegin(ctx, "closeScanner_args"); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err)
+	}
+	if p != nil {
+		if err := p.writeField1(ctx, oprot); err != nil {
+			return err
+		}
+	}
+	if err := oprot.WriteFieldStop(ctx); err != nil {
+		return thrift.PrependError("write field stop error: ", err)
+	}
+	if err := oprot.WriteStructEnd(ctx); err != nil {
+		return thrift.PrependError("write struct stop error: ", err)
+	}
+	return nil
 }
 
 func (p *THBaseServiceCloseScannerArgs) writeField1(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if err := oprot.WriteFieldBegin(ctx, "scannerId", thrift.I32, 1); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:scannerId: ", p), err) }
-  if err := oprot.WriteI32(ctx, int32(p.ScannerId)); err != nil {
-  return thrift.PrependError(fmt.Sprintf("%T.scannerId (1) field write error: ", p), err) }
-  if err := oprot.WriteFieldEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field end error 1:scannerId: ", p), err) }
-  return err
+	if err := oprot.WriteFieldBegin(ctx, "scannerId", thrift.I32, 1); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:scannerId: ", p), err)
+	}
+	if err := oprot.WriteI32(ctx, int32(p.ScannerId)); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T.scannerId (1) field write error: ", p), err)
+	}
+	if err := oprot.WriteFieldEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field end error 1:scannerId: ", p), err)
+	}
+	return err
 }
 
 func (p *THBaseServiceCloseScannerArgs) String() string {
-  if p == nil {
-    return "<nil>"
-  }
-  return fmt.Sprintf("THBaseServiceCloseScannerArgs(%+v)", *p)
+	if p == nil {
+		return "<nil>"
+	}
+	return fmt.Sprintf("THBaseServiceCloseScannerArgs(%+v)", *p)
 }
 
 // Attributes:
-//  - Io
-//  - Ia
+//   - Io
+//   - Ia
 type THBaseServiceCloseScannerResult struct {
-  Io *TIOError `thrift:"io,1" db:"io" json:"io,omitempty"`
-  Ia *TIllegalArgument `thrift:"ia,2" db:"ia" json:"ia,omitempty"`
+	Io *TIOError         `thrift:"io,1" db:"io" json:"io,omitempty"`
+	Ia *TIllegalArgument `thrift:"ia,2" db:"ia" json:"ia,omitempty"`
 }
 
 func NewTHBaseServiceCloseScannerResult() *THBaseServiceCloseScannerResult {
-  return &THBaseServiceCloseScannerResult{}
+	return &THBaseServiceCloseScannerResult{}
 }
 
 var THBaseServiceCloseScannerResult_Io_DEFAULT *TIOError
+
 func (p *THBaseServiceCloseScannerResult) GetIo() *TIOError {
-  if !p.IsSetIo() {
-    return THBaseServiceCloseScannerResult_Io_DEFAULT
-  }
-return p.Io
+	if !p.IsSetIo() {
+		return THBaseServiceCloseScannerResult_Io_DEFAULT
+	}
+	return p.Io
 }
+
 var THBaseServiceCloseScannerResult_Ia_DEFAULT *TIllegalArgument
+
 func (p *THBaseServiceCloseScannerResult) GetIa() *TIllegalArgument {
-  if !p.IsSetIa() {
-    return THBaseServiceCloseScannerResult_Ia_DEFAULT
-  }
-return p.Ia
+	if !p.IsSetIa() {
+		return THBaseServiceCloseScannerResult_Ia_DEFAULT
+	}
+	return p.Ia
 }
 func (p *THBaseServiceCloseScannerResult) IsSetIo() bool {
-  return p.Io != nil
+	return p.Io != nil
 }
 
 func (p *THBaseServiceCloseScannerResult) IsSetIa() bool {
-  return p.Ia != nil
+	return p.Ia != nil
 }
 
 func (p *THBaseServiceCloseScannerResult) Read(ctx context.Context, iprot thrift.TProtocol) error {
-  if _, err := iprot.ReadStructBegin(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
-  }
+	if _, err := iprot.ReadStructBegin(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
+	}
 
-
-  for {
-    _, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
-    if err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
-    }
-    if fieldTypeId == thrift.STOP { break; }
-    switch fieldId {
-    case 1:
-      if fieldTypeId == thrift.STRUCT {
-        if err := p.ReadField1(ctx, iprot); err != nil {
-          return err
-        }
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    case 2:
-      if fieldTypeId == thrift.STRUCT {
-        if err := p.ReadField2(ctx, iprot); err != nil {
-          return err
-        }
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    default:
-      if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-        return err
-      }
-    }
-    if err := iprot.ReadFieldEnd(ctx); err != nil {
-      return err
-    }
-  }
-  if err := iprot.ReadStructEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
-  }
-  return nil
+	for {
+		_, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
+		if err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
+		}
+		if fieldTypeId == thrift.STOP {
+			break
+		}
+		switch fieldId {
+		case 1:
+			if fieldTypeId == thrift.STRUCT {
+				if err := p.ReadField1(ctx, iprot); err != nil {
+					return err
+				}
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		case 2:
+			if fieldTypeId == thrift.STRUCT {
+				if err := p.ReadField2(ctx, iprot); err != nil {
+					return err
+				}
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		default:
+			if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+				return err
+			}
+		}
+		if err := iprot.ReadFieldEnd(ctx); err != nil {
+			return err
+		}
+	}
+	if err := iprot.ReadStructEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
+	}
+	return nil
 }
 
-func (p *THBaseServiceCloseScannerResult)  ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
-  p.Io = &TIOError{}
-  if err := p.Io.Read(ctx, iprot); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", p.Io), err)
-  }
-  return nil
+func (p *THBaseServiceCloseScannerResult) ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
+	p.Io = &TIOError{}
+	if err := p.Io.Read(ctx, iprot); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", p.Io), err)
+	}
+	return nil
 }
 
-func (p *THBaseServiceCloseScannerResult)  ReadField2(ctx context.Context, iprot thrift.TProtocol) error {
-  p.Ia = &TIllegalArgument{}
-  if err := p.Ia.Read(ctx, iprot); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", p.Ia), err)
-  }
-  return nil
+func (p *THBaseServiceCloseScannerResult) ReadField2(ctx context.Context, iprot thrift.TProtocol) error {
+	p.Ia = &TIllegalArgument{}
+	if err := p.Ia.Read(ctx, iprot); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", p.Ia), err)
+	}
+	return nil
 }
 
 func (p *THBaseServiceCloseScannerResult) Write(ctx context.Context, oprot thrift.TProtocol) error {
-  if err := oprot.WriteStructBegin(ctx, "closeScanner_result"); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err) }
-  if p != nil {
-    if err := p.writeField1(ctx, oprot); err != nil { return err }
-    if err := p.writeField2(ctx, oprot); err != nil { return err }
-  }
-  if err := oprot.WriteFieldStop(ctx); err != nil {
-    return thrift.PrependError("write field stop error: ", err) }
-  if err := oprot.WriteStructEnd(ctx); err != nil {
-    return thrift.PrependError("write struct stop error: ", err) }
-  return nil
+	if err := oprot.WriteStructBegin(ctx, "closeScanner_result"); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err)
+	}
+	if p != nil {
+		if err := p.writeField1(ctx, oprot); err != nil {
+			return err
+		}
+		if err := p.writeField2(ctx, oprot); err != nil {
+			return err
+		}
+	}
+	if err := oprot.WriteFieldStop(ctx); err != nil {
+		return thrift.PrependError("write field stop error: ", err)
+	}
+	if err := oprot.WriteStructEnd(ctx); err != nil {
+		return thrift.PrependError("write struct stop error: ", err)
+	}
+	return nil
 }
 
 func (p *THBaseServiceCloseScannerResult) writeField1(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if p.IsSetIo() {
-    if err := oprot.WriteFieldBegin(ctx, "io", thrift.STRUCT, 1); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:io: ", p), err) }
-    if err := p.Io.Write(ctx, oprot); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", p.Io), err)
-    }
-    if err := oprot.WriteFieldEnd(ctx); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field end error 1:io: ", p), err) }
-  }
-  return err
+	if p.IsSetIo() {
+		if err := oprot.WriteFieldBegin(ctx, "io", thrift.STRUCT, 1); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:io: ", p), err)
+		}
+		if err := p.Io.Write(ctx, oprot); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", p.Io), err)
+		}
+		if err := oprot.WriteFieldEnd(ctx); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field end error 1:io: ", p), err)
+		}
+	}
+	return err
 }
 
 func (p *THBaseServiceCloseScannerResult) writeField2(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if p.IsSetIa() {
-    if err := oprot.WriteFieldBegin(ctx, "ia", thrift.STRUCT, 2); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field begin error 2:ia: ", p), err) }
-    if err := p.Ia.Write(ctx, oprot); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", p.Ia), err)
-    }
-    if err := oprot.WriteFieldEnd(ctx); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field end error 2:ia: ", p), err) }
-  }
-  return err
+	if p.IsSetIa() {
+		if err := oprot.WriteFieldBegin(ctx, "ia", thrift.STRUCT, 2); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field begin error 2:ia: ", p), err)
+		}
+		if err := p.Ia.Write(ctx, oprot); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", p.Ia), err)
+		}
+		if err := oprot.WriteFieldEnd(ctx); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field end error 2:ia: ", p), err)
+		}
+	}
+	return err
 }
 
 func (p *THBaseServiceCloseScannerResult) String() string {
-  if p == nil {
-    return "<nil>"
-  }
-  return fmt.Sprintf("THBaseServiceCloseScannerResult(%+v)", *p)
+	if p == nil {
+		return "<nil>"
+	}
+	return fmt.Sprintf("THBaseServiceCloseScannerResult(%+v)", *p)
 }
 
 // Attributes:
-//  - Table
-//  - TrowMutations
+//   - Table
+//   - TrowMutations
 type THBaseServiceMutateRowArgs struct {
-  Table []byte `thrift:"table,1,required" db:"table" json:"table"`
-  TrowMutations *TRowMutations `thrift:"trowMutations,2,required" db:"trowMutations" json:"trowMutations"`
+	Table         []byte         `thrift:"table,1,required" db:"table" json:"table"`
+	TrowMutations *TRowMutations `thrift:"trowMutations,2,required" db:"trowMutations" json:"trowMutations"`
 }
 
 func NewTHBaseServiceMutateRowArgs() *THBaseServiceMutateRowArgs {
-  return &THBaseServiceMutateRowArgs{}
+	return &THBaseServiceMutateRowArgs{}
 }
-
 
 func (p *THBaseServiceMutateRowArgs) GetTable() []byte {
-  return p.Table
+	return p.Table
 }
+
 var THBaseServiceMutateRowArgs_TrowMutations_DEFAULT *TRowMutations
+
 func (p *THBaseServiceMutateRowArgs) GetTrowMutations() *TRowMutations {
-  if !p.IsSetTrowMutations() {
-    return THBaseServiceMutateRowArgs_TrowMutations_DEFAULT
-  }
-return p.TrowMutations
+	if !p.IsSetTrowMutations() {
+		return THBaseServiceMutateRowArgs_TrowMutations_DEFAULT
+	}
+	return p.TrowMutations
 }
 func (p *THBaseServiceMutateRowArgs) IsSetTrowMutations() bool {
-  return p.TrowMutations != nil
+	return p.TrowMutations != nil
 }
 
 func (p *THBaseServiceMutateRowArgs) Read(ctx context.Context, iprot thrift.TProtocol) error {
-  if _, err := iprot.ReadStructBegin(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
-  }
+	if _, err := iprot.ReadStructBegin(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
+	}
 
-  var issetTable bool = false;
-  var issetTrowMutations bool = false;
+	var issetTable bool = false
+	var issetTrowMutations bool = false
 
-  for {
-    _, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
-    if err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
-    }
-    if fieldTypeId == thrift.STOP { break; }
-    switch fieldId {
-    case 1:
-      if fieldTypeId == thrift.STRING {
-        if err := p.ReadField1(ctx, iprot); err != nil {
-          return err
-        }
-        issetTable = true
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    case 2:
-      if fieldTypeId == thrift.STRUCT {
-        if err := p.ReadField2(ctx, iprot); err != nil {
-          return err
-        }
-        issetTrowMutations = true
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    default:
-      if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-        return err
-      }
-    }
-    if err := iprot.ReadFieldEnd(ctx); err != nil {
-      return err
-    }
-  }
-  if err := iprot.ReadStructEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
-  }
-  if !issetTable{
-    return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field Table is not set"));
-  }
-  if !issetTrowMutations{
-    return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field TrowMutations is not set"));
-  }
-  return nil
+	for {
+		_, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
+		if err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
+		}
+		if fieldTypeId == thrift.STOP {
+			break
+		}
+		switch fieldId {
+		case 1:
+			if fieldTypeId == thrift.STRING {
+				if err := p.ReadField1(ctx, iprot); err != nil {
+					return err
+				}
+				issetTable = true
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		case 2:
+			if fieldTypeId == thrift.STRUCT {
+				if err := p.ReadField2(ctx, iprot); err != nil {
+					return err
+				}
+				issetTrowMutations = true
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		default:
+			if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+				return err
+			}
+		}
+		if err := iprot.ReadFieldEnd(ctx); err != nil {
+			return err
+		}
+	}
+	if err := iprot.ReadStructEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
+	}
+	if !issetTable {
+		return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field Table is not set"))
+	}
+	if !issetTrowMutations {
+		return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field TrowMutations is not set"))
+	}
+	return nil
 }
 
-func (p *THBaseServiceMutateRowArgs)  ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
-  if v, err := iprot.ReadBinary(ctx); err != nil {
-  return thrift.PrependError("error reading field 1: ", err)
-} else {
-  p.Table = v
-}
-  return nil
+func (p *THBaseServiceMutateRowArgs) ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
+	if v, err := iprot.ReadBinary(ctx); err != nil {
+		return thrift.PrependError("error reading field 1: ", err)
+	} else {
+		p.Table = v
+	}
+	return nil
 }
 
-func (p *THBaseServiceMutateRowArgs)  ReadField2(ctx context.Context, iprot thrift.TProtocol) error {
-  p.TrowMutations = &TRowMutations{}
-  if err := p.TrowMutations.Read(ctx, iprot); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", p.TrowMutations), err)
-  }
-  return nil
+func (p *THBaseServiceMutateRowArgs) ReadField2(ctx context.Context, iprot thrift.TProtocol) error {
+	p.TrowMutations = &TRowMutations{}
+	if err := p.TrowMutations.Read(ctx, iprot); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", p.TrowMutations), err)
+	}
+	return nil
 }
 
 func (p *THBaseServiceMutateRowArgs) Write(ctx context.Context, oprot thrift.TProtocol) error {
-  if err := oprot.WriteStructBegin(ctx, "mutateRow_args"); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err) }
-  if p != nil {
-    if err := p.writeField1(ctx, oprot); err != nil { return err }
-    if err := p.writeField2(ctx, oprot); err != nil { return err }
-  }
-  if err := oprot.WriteFieldStop(ctx); err != nil {
-    return thrift.PrependError("write field stop error: ", err) }
-  if err := oprot.WriteStructEnd(ctx); err != nil {
-    return thrift.PrependError("write struct stop error: ", err) }
-  return nil
+	if err := oprot.WriteStructBegin(ctx, "mutateRow_args"); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err)
+	}
+	if p != nil {
+		if err := p.writeField1(ctx, oprot); err != nil {
+			return err
+		}
+		if err := p.writeField2(ctx, oprot); err != nil {
+			return err
+		}
+	}
+	if err := oprot.WriteFieldStop(ctx); err != nil {
+		return thrift.PrependError("write field stop error: ", err)
+	}
+	if err := oprot.WriteStructEnd(ctx); err != nil {
+		return thrift.PrependError("write struct stop error: ", err)
+	}
+	return nil
 }
 
 func (p *THBaseServiceMutateRowArgs) writeField1(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if err := oprot.WriteFieldBegin(ctx, "table", thrift.STRING, 1); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:table: ", p), err) }
-  if err := oprot.WriteBinary(ctx, p.Table); err != nil {
-  return thrift.PrependError(fmt.Sprintf("%T.table (1) field write error: ", p), err) }
-  if err := oprot.WriteFieldEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field end error 1:table: ", p), err) }
-  return err
+	if err := oprot.WriteFieldBegin(ctx, "table", thrift.STRING, 1); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:table: ", p), err)
+	}
+	if err := oprot.WriteBinary(ctx, p.Table); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T.table (1) field write error: ", p), err)
+	}
+	if err := oprot.WriteFieldEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field end error 1:table: ", p), err)
+	}
+	return err
 }
 
 func (p *THBaseServiceMutateRowArgs) writeField2(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if err := oprot.WriteFieldBegin(ctx, "trowMutations", thrift.STRUCT, 2); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field begin error 2:trowMutations: ", p), err) }
-  if err := p.TrowMutations.Write(ctx, oprot); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", p.TrowMutations), err)
-  }
-  if err := oprot.WriteFieldEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field end error 2:trowMutations: ", p), err) }
-  return err
+	if err := oprot.WriteFieldBegin(ctx, "trowMutations", thrift.STRUCT, 2); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field begin error 2:trowMutations: ", p), err)
+	}
+	if err := p.TrowMutations.Write(ctx, oprot); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", p.TrowMutations), err)
+	}
+	if err := oprot.WriteFieldEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field end error 2:trowMutations: ", p), err)
+	}
+	return err
 }
 
 func (p *THBaseServiceMutateRowArgs) String() string {
-  if p == nil {
-    return "<nil>"
-  }
-  return fmt.Sprintf("THBaseServiceMutateRowArgs(%+v)", *p)
+	if p == nil {
+		return "<nil>"
+	}
+	return fmt.Sprintf("THBaseServiceMutateRowArgs(%+v)", *p)
 }
 
 // Attributes:
-//  - Io
+//   - Io
 type THBaseServiceMutateRowResult struct {
-  Io *TIOError `thrift:"io,1" db:"io" json:"io,omitempty"`
+	Io *TIOError `thrift:"io,1" db:"io" json:"io,omitempty"`
 }
 
 func NewTHBaseServiceMutateRowResult() *THBaseServiceMutateRowResult {
-  return &THBaseServiceMutateRowResult{}
+	return &THBaseServiceMutateRowResult{}
 }
 
 var THBaseServiceMutateRowResult_Io_DEFAULT *TIOError
+
 func (p *THBaseServiceMutateRowResult) GetIo() *TIOError {
-  if !p.IsSetIo() {
-    return THBaseServiceMutateRowResult_Io_DEFAULT
-  }
-return p.Io
+	if !p.IsSetIo() {
+		return THBaseServiceMutateRowResult_Io_DEFAULT
+	}
+	return p.Io
 }
 func (p *THBaseServiceMutateRowResult) IsSetIo() bool {
-  return p.Io != nil
+	return p.Io != nil
 }
 
 func (p *THBaseServiceMutateRowResult) Read(ctx context.Context, iprot thrift.TProtocol) error {
-  if _, err := iprot.ReadStructBegin(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
-  }
+	if _, err := iprot.ReadStructBegin(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
+	}
 
-
-  for {
-    _, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
-    if err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
-    }
-    if fieldTypeId == thrift.STOP { break; }
-    switch fieldId {
-    case 1:
-      if fieldTypeId == thrift.STRUCT {
-        if err := p.ReadField1(ctx, iprot); err != nil {
-          return err
-        }
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    default:
-      if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-        return err
-      }
-    }
-    if err := iprot.ReadFieldEnd(ctx); err != nil {
-      return err
-    }
-  }
-  if err := iprot.ReadStructEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
-  }
-  return nil
+	for {
+		_, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
+		if err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
+		}
+		if fieldTypeId == thrift.STOP {
+			break
+		}
+		switch fieldId {
+		case 1:
+			if fieldTypeId == thrift.STRUCT {
+				if err := p.ReadField1(ctx, iprot); err != nil {
+					return err
+				}
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		default:
+			if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+				return err
+			}
+		}
+		if err := iprot.ReadFieldEnd(ctx); err != nil {
+			return err
+		}
+	}
+	if err := iprot.ReadStructEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
+	}
+	return nil
 }
 
-func (p *THBaseServiceMutateRowResult)  ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
-  p.Io = &TIOError{}
-  if err := p.Io.Read(ctx, iprot); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", p.Io), err)
-  }
-  return nil
+func (p *THBaseServiceMutateRowResult) ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
+	p.Io = &TIOError{}
+	if err := p.Io.Read(ctx, iprot); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", p.Io), err)
+	}
+	return nil
 }
 
 func (p *THBaseServiceMutateRowResult) Write(ctx context.Context, oprot thrift.TProtocol) error {
-  if err := oprot.WriteStructBegin(ctx, "mutateRow_result"); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err) }
-  if p != nil {
-    if err := p.writeField1(ctx, oprot); err != nil { return err }
-  }
-  if err := oprot.WriteFieldStop(ctx); err != nil {
-    return thrift.PrependError("write field stop error: ", err) }
-  if err := oprot.WriteStructEnd(ctx); err != nil {
-    return thrift.PrependError("write struct stop error: ", err) }
-  return nil
+	if err := oprot.WriteStructBegin(ctx, "mutateRow_result"); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err)
+	}
+	if p != nil {
+		if err := p.writeField1(ctx, oprot); err != nil {
+			return err
+		}
+	}
+	if err := oprot.WriteFieldStop(ctx); err != nil {
+		return thrift.PrependError("write field stop error: ", err)
+	}
+	if err := oprot.WriteStructEnd(ctx); err != nil {
+		return thrift.PrependError("write struct stop error: ", err)
+	}
+	return nil
 }
 
 func (p *THBaseServiceMutateRowResult) writeField1(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if p.IsSetIo() {
-    if err := oprot.WriteFieldBegin(ctx, "io", thrift.STRUCT, 1); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:io: ", p), err) }
-    if err := p.Io.Write(ctx, oprot); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", p.Io), err)
-    }
-    if err := oprot.WriteFieldEnd(ctx); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field end error 1:io: ", p), err) }
-  }
-  return err
+	if p.IsSetIo() {
+		if err := oprot.WriteFieldBegin(ctx, "io", thrift.STRUCT, 1); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:io: ", p), err)
+		}
+		if err := p.Io.Write(ctx, oprot); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", p.Io), err)
+		}
+		if err := oprot.WriteFieldEnd(ctx); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field end error 1:io: ", p), err)
+		}
+	}
+	return err
 }
 
 func (p *THBaseServiceMutateRowResult) String() string {
-  if p == nil {
-    return "<nil>"
-  }
-  return fmt.Sprintf("THBaseServiceMutateRowResult(%+v)", *p)
+	if p == nil {
+		return "<nil>"
+	}
+	return fmt.Sprintf("THBaseServiceMutateRowResult(%+v)", *p)
 }
 
 // Attributes:
-//  - Table
-//  - Tscan
-//  - NumRows
+//   - Table
+//   - Tscan
+//   - NumRows
 type THBaseServiceGetScannerResultsArgs struct {
-  Table []byte `thrift:"table,1,required" db:"table" json:"table"`
-  Tscan *TScan `thrift:"tscan,2,required" db:"tscan" json:"tscan"`
-  NumRows int32 `thrift:"numRows,3" db:"numRows" json:"numRows"`
+	Table   []byte `thrift:"table,1,required" db:"table" json:"table"`
+	Tscan   *TScan `thrift:"tscan,2,required" db:"tscan" json:"tscan"`
+	NumRows int32  `thrift:"numRows,3" db:"numRows" json:"numRows"`
 }
 
 func NewTHBaseServiceGetScannerResultsArgs() *THBaseServiceGetScannerResultsArgs {
-  return &THBaseServiceGetScannerResultsArgs{
-NumRows: 1,
+	return &THBaseServiceGetScannerResultsArgs{
+		NumRows: 1,
+	}
 }
-}
-
 
 func (p *THBaseServiceGetScannerResultsArgs) GetTable() []byte {
-  return p.Table
+	return p.Table
 }
+
 var THBaseServiceGetScannerResultsArgs_Tscan_DEFAULT *TScan
+
 func (p *THBaseServiceGetScannerResultsArgs) GetTscan() *TScan {
-  if !p.IsSetTscan() {
-    return THBaseServiceGetScannerResultsArgs_Tscan_DEFAULT
-  }
-return p.Tscan
+	if !p.IsSetTscan() {
+		return THBaseServiceGetScannerResultsArgs_Tscan_DEFAULT
+	}
+	return p.Tscan
 }
 
 func (p *THBaseServiceGetScannerResultsArgs) GetNumRows() int32 {
-  return p.NumRows
+	return p.NumRows
 }
 func (p *THBaseServiceGetScannerResultsArgs) IsSetTscan() bool {
-  return p.Tscan != nil
+	return p.Tscan != nil
 }
 
 func (p *THBaseServiceGetScannerResultsArgs) Read(ctx context.Context, iprot thrift.TProtocol) error {
-  if _, err := iprot.ReadStructBegin(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
-  }
+	if _, err := iprot.ReadStructBegin(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
+	}
 
-  var issetTable bool = false;
-  var issetTscan bool = false;
+	var issetTable bool = false
+	var issetTscan bool = false
 
-  for {
-    _, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
-    if err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
-    }
-    if fieldTypeId == thrift.STOP { break; }
-    switch fieldId {
-    case 1:
-      if fieldTypeId == thrift.STRING {
-        if err := p.ReadField1(ctx, iprot); err != nil {
-          return err
-        }
-        issetTable = true
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    case 2:
-      if fieldTypeId == thrift.STRUCT {
-        if err := p.ReadField2(ctx, iprot); err != nil {
-          return err
-        }
-        issetTscan = true
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    case 3:
-      if fieldTypeId == thrift.I32 {
-        if err := p.ReadField3(ctx, iprot); err != nil {
-          return err
-        }
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    default:
-      if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-        return err
-      }
-    }
-    if err := iprot.ReadFieldEnd(ctx); err != nil {
-      return err
-    }
-  }
-  if err := iprot.ReadStructEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
-  }
-  if !issetTable{
-    return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field Table is not set"));
-  }
-  if !issetTscan{
-    return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field Tscan is not set"));
-  }
-  return nil
-}
-
-func (p *THBaseServiceGetScannerResultsArgs)  ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
-  if v, err := iprot.ReadBinary(ctx); err != nil {
-  return thrift.PrependError("error reading field 1: ", err)
-} else {
-  p.Table = v
-}
-  return nil
+	for {
+		_, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
+		if err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
+		}
+		if fieldTypeId == thrift.STOP {
+			break
+		}
+		switch fieldId {
+		case 1:
+			if fieldTypeId == thrift.STRING {
+				if err := p.ReadField1(ctx, iprot); err != nil {
+					return err
+				}
+				issetTable = true
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		case 2:
+			if fieldTypeId == thrift.STRUCT {
+				if err := p.ReadField2(ctx, iprot); err != nil {
+					return err
+				}
+				issetTscan = true
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		case 3:
+			if fieldTypeId == thrift.I32 {
+				if err := p.ReadField3(ctx, iprot); err != nil {
+					return err
+				}
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		default:
+			if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+				return err
+			}
+		}
+		if err := iprot.ReadFieldEnd(ctx); err != nil {
+			return err
+		}
+	}
+	if err := iprot.ReadStructEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
+	}
+	if !issetTable {
+		return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field Table is not set"))
+	}
+	if !issetTscan {
+		return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field Tscan is not set"))
+	}
+	return nil
 }
 
-func (p *THBaseServiceGetScannerResultsArgs)  ReadField2(ctx context.Context, iprot thrift.TProtocol) error {
-  p.Tscan = &TScan{
-  MaxVersions: 1,
-}
-  if err := p.Tscan.Read(ctx, iprot); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", p.Tscan), err)
-  }
-  return nil
+func (p *THBaseServiceGetScannerResultsArgs) ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
+	if v, err := iprot.ReadBinary(ctx); err != nil {
+		return thrift.PrependError("error reading field 1: ", err)
+	} else {
+		p.Table = v
+	}
+	return nil
 }
 
-func (p *THBaseServiceGetScannerResultsArgs)  ReadField3(ctx context.Context, iprot thrift.TProtocol) error {
-  if v, err := iprot.ReadI32(ctx); err != nil {
-  return thrift.PrependError("error reading field 3: ", err)
-} else {
-  p.NumRows = v
+func (p *THBaseServiceGetScannerResultsArgs) ReadField2(ctx context.Context, iprot thrift.TProtocol) error {
+	p.Tscan = &TScan{
+		MaxVersions: 1,
+	}
+	if err := p.Tscan.Read(ctx, iprot); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", p.Tscan), err)
+	}
+	return nil
 }
-  return nil
+
+func (p *THBaseServiceGetScannerResultsArgs) ReadField3(ctx context.Context, iprot thrift.TProtocol) error {
+	if v, err := iprot.ReadI32(ctx); err != nil {
+		return thrift.PrependError("error reading field 3: ", err)
+	} else {
+		p.NumRows = v
+	}
+	return nil
 }
 
 func (p *THBaseServiceGetScannerResultsArgs) Write(ctx context.Context, oprot thrift.TProtocol) error {
-  if err := oprot.WriteStructBegin(ctx, "getScannerResults_args"); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err) }
-  if p != nil {
-    if err := p.writeField1(ctx, oprot); err != nil { return err }
-    if err := p.writeField2(ctx, oprot); err != nil { return err }
-    if err := p.writeField3(ctx, oprot); err != nil { return err }
-  }
-  if err := oprot.WriteFieldStop(ctx); err != nil {
-    return thrift.PrependError("write field stop error: ", err) }
-  if err := oprot.WriteStructEnd(ctx); err != nil {
-    return thrift.PrependError("write struct stop error: ", err) }
-  return nil
+	if err := oprot.WriteStructBegin(ctx, "getScannerResults_args"); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err)
+	}
+	if p != nil {
+		if err := p.writeField1(ctx, oprot); err != nil {
+			return err
+		}
+		if err := p.writeField2(ctx, oprot); err != nil {
+			return err
+		}
+		if err := p.writeField3(ctx, oprot); err != nil {
+			return err
+		}
+	}
+	if err := oprot.WriteFieldStop(ctx); err != nil {
+		return thrift.PrependError("write field stop error: ", err)
+	}
+	if err := oprot.WriteStructEnd(ctx); err != nil {
+		return thrift.PrependError("write struct stop error: ", err)
+	}
+	return nil
 }
 
 func (p *THBaseServiceGetScannerResultsArgs) writeField1(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if err := oprot.WriteFieldBegin(ctx, "table", thrift.STRING, 1); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:table: ", p), err) }
-  if err := oprot.WriteBinary(ctx, p.Table); err != nil {
-  return thrift.PrependError(fmt.Sprintf("%T.table (1) field write error: ", p), err) }
-  if err := oprot.WriteFieldEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field end error 1:table: ", p), err) }
-  return err
+	if err := oprot.WriteFieldBegin(ctx, "table", thrift.STRING, 1); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:table: ", p), err)
+	}
+	if err := oprot.WriteBinary(ctx, p.Table); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T.table (1) field write error: ", p), err)
+	}
+	if err := oprot.WriteFieldEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field end error 1:table: ", p), err)
+	}
+	return err
 }
 
 func (p *THBaseServiceGetScannerResultsArgs) writeField2(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if err := oprot.WriteFieldBegin(ctx, "tscan", thrift.STRUCT, 2); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field begin error 2:tscan: ", p), err) }
-  if err := p.Tscan.Write(ctx, oprot); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", p.Tscan), err)
-  }
-  if err := oprot.WriteFieldEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field end error 2:tscan: ", p), err) }
-  return err
+	if err := oprot.WriteFieldBegin(ctx, "tscan", thrift.STRUCT, 2); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field begin error 2:tscan: ", p), err)
+	}
+	if err := p.Tscan.Write(ctx, oprot); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", p.Tscan), err)
+	}
+	if err := oprot.WriteFieldEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field end error 2:tscan: ", p), err)
+	}
+	return err
 }
 
 func (p *THBaseServiceGetScannerResultsArgs) writeField3(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if err := oprot.WriteFieldBegin(ctx, "numRows", thrift.I32, 3); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field begin error 3:numRows: ", p), err) }
-  if err := oprot.WriteI32(ctx, int32(p.NumRows)); err != nil {
-  return thrift.PrependError(fmt.Sprintf("%T.numRows (3) field write error: ", p), err) }
-  if err := oprot.WriteFieldEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field end error 3:numRows: ", p), err) }
-  return err
+	if err := oprot.WriteFieldBegin(ctx, "numRows", thrift.I32, 3); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field begin error 3:numRows: ", p), err)
+	}
+	if err := oprot.WriteI32(ctx, int32(p.NumRows)); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T.numRows (3) field write error: ", p), err)
+	}
+	if err := oprot.WriteFieldEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field end error 3:numRows: ", p), err)
+	}
+	return err
 }
 
 func (p *THBaseServiceGetScannerResultsArgs) String() string {
-  if p == nil {
-    return "<nil>"
-  }
-  return fmt.Sprintf("THBaseServiceGetScannerResultsArgs(%+v)", *p)
+	if p == nil {
+		return "<nil>"
+	}
+	return fmt.Sprintf("THBaseServiceGetScannerResultsArgs(%+v)", *p)
 }
 
 // Attributes:
-//  - Success
-//  - Io
+//   - Success
+//   - Io
 type THBaseServiceGetScannerResultsResult struct {
-  Success []*TResult_ `thrift:"success,0" db:"success" json:"success,omitempty"`
-  Io *TIOError `thrift:"io,1" db:"io" json:"io,omitempty"`
+	Success []*TResult_ `thrift:"success,0" db:"success" json:"success,omitempty"`
+	Io      *TIOError   `thrift:"io,1" db:"io" json:"io,omitempty"`
 }
 
 func NewTHBaseServiceGetScannerResultsResult() *THBaseServiceGetScannerResultsResult {
-  return &THBaseServiceGetScannerResultsResult{}
+	return &THBaseServiceGetScannerResultsResult{}
 }
 
 var THBaseServiceGetScannerResultsResult_Success_DEFAULT []*TResult_
 
 func (p *THBaseServiceGetScannerResultsResult) GetSuccess() []*TResult_ {
-  return p.Success
+	return p.Success
 }
+
 var THBaseServiceGetScannerResultsResult_Io_DEFAULT *TIOError
+
 func (p *THBaseServiceGetScannerResultsResult) GetIo() *TIOError {
-  if !p.IsSetIo() {
-    return THBaseServiceGetScannerResultsResult_Io_DEFAULT
-  }
-return p.Io
+	if !p.IsSetIo() {
+		return THBaseServiceGetScannerResultsResult_Io_DEFAULT
+	}
+	return p.Io
 }
 func (p *THBaseServiceGetScannerResultsResult) IsSetSuccess() bool {
-  return p.Success != nil
+	return p.Success != nil
 }
 
 func (p *THBaseServiceGetScannerResultsResult) IsSetIo() bool {
-  return p.Io != nil
+	return p.Io != nil
 }
 
 func (p *THBaseServiceGetScannerResultsResult) Read(ctx context.Context, iprot thrift.TProtocol) error {
-  if _, err := iprot.ReadStructBegin(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
-  }
+	if _, err := iprot.ReadStructBegin(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
+	}
 
-
-  for {
-    _, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
-    if err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
-    }
-    if fieldTypeId == thrift.STOP { break; }
-    switch fieldId {
-    case 0:
-      if fieldTypeId == thrift.LIST {
-        if err := p.ReadField0(ctx, iprot); err != nil {
-          return err
-        }
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    case 1:
-      if fieldTypeId == thrift.STRUCT {
-        if err := p.ReadField1(ctx, iprot); err != nil {
-          return err
-        }
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    default:
-      if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-        return err
-      }
-    }
-    if err := iprot.ReadFieldEnd(ctx); err != nil {
-      return err
-    }
-  }
-  if err := iprot.ReadStructEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
-  }
-  return nil
+	for {
+		_, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
+		if err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
+		}
+		if fieldTypeId == thrift.STOP {
+			break
+		}
+		switch fieldId {
+		case 0:
+			if fieldTypeId == thrift.LIST {
+				if err := p.ReadField0(ctx, iprot); err != nil {
+					return err
+				}
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		case 1:
+			if fieldTypeId == thrift.STRUCT {
+				if err := p.ReadField1(ctx, iprot); err != nil {
+					return err
+				}
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		default:
+			if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+				return err
+			}
+		}
+		if err := iprot.ReadFieldEnd(ctx); err != nil {
+			return err
+		}
+	}
+	if err := iprot.ReadStructEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
+	}
+	return nil
 }
 
-func (p *THBaseServiceGetScannerResultsResult)  ReadField0(ctx context.Context, iprot thrift.TProtocol) error {
-  _, size, err := iprot.ReadListBegin(ctx)
-  if err != nil {
-    return thrift.PrependError("error reading list begin: ", err)
-  }
-  tSlice := make([]*TResult_, 0, size)
-  p.Success =  tSlice
-  for i := 0; i < size; i ++ {
-    _elem166 := &TResult_{}
-    if err := _elem166.Read(ctx, iprot); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", _elem166), err)
-    }
-    p.Success = append(p.Success, _elem166)
-  }
-  if err := iprot.ReadListEnd(ctx); err != nil {
-    return thrift.PrependError("error reading list end: ", err)
-  }
-  return nil
+func (p *THBaseServiceGetScannerResultsResult) ReadField0(ctx context.Context, iprot thrift.TProtocol) error {
+	_, size, err := iprot.ReadListBegin(ctx)
+	if err != nil {
+		return thrift.PrependError("error reading list begin: ", err)
+	}
+	tSlice := make([]*TResult_, 0, size)
+	p.Success = tSlice
+	for i := 0; i < size; i++ {
+		_elem166 := &TResult_{}
+		if err := _elem166.Read(ctx, iprot); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", _elem166), err)
+		}
+		p.Success = append(p.Success, _elem166)
+	}
+	if err := iprot.ReadListEnd(ctx); err != nil {
+		return thrift.PrependError("error reading list end: ", err)
+	}
+	return nil
 }
 
-func (p *THBaseServiceGetScannerResultsResult)  ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
-  p.Io = &TIOError{}
-  if err := p.Io.Read(ctx, iprot); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", p.Io), err)
-  }
-  return nil
+func (p *THBaseServiceGetScannerResultsResult) ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
+	p.Io = &TIOError{}
+	if err := p.Io.Read(ctx, iprot); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", p.Io), err)
+	}
+	return nil
 }
 
 func (p *THBaseServiceGetScannerResultsResult) Write(ctx context.Context, oprot thrift.TProtocol) error {
-  if err := oprot.WriteStructBegin(ctx, "getScannerResults_result"); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err) }
-  if p != nil {
-    if err := p.writeField0(ctx, oprot); err != nil { return err }
-    if err := p.writeField1(ctx, oprot); err != nil { return err }
-  }
-  if err := oprot.WriteFieldStop(ctx); err != nil {
-    return thrift.PrependError("write field stop error: ", err) }
-  if err := oprot.WriteStructEnd(ctx); err != nil {
-    return thrift.PrependError("write struct stop error: ", err) }
-  return nil
+	if err := oprot.WriteStructBegin(ctx, "getScannerResults_result"); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err)
+	}
+	if p != nil {
+		if err := p.writeField0(ctx, oprot); err != nil {
+			return err
+		}
+		if err := p.writeField1(ctx, oprot); err != nil {
+			return err
+		}
+	}
+	if err := oprot.WriteFieldStop(ctx); err != nil {
+		return thrift.PrependError("write field stop error: ", err)
+	}
+	if err := oprot.WriteStructEnd(ctx); err != nil {
+		return thrift.PrependError("write struct stop error: ", err)
+	}
+	return nil
 }
 
 func (p *THBaseServiceGetScannerResultsResult) writeField0(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if p.IsSetSuccess() {
-    if err := oprot.WriteFieldBegin(ctx, "success", thrift.LIST, 0); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field begin error 0:success: ", p), err) }
-    if err := oprot.WriteListBegin(ctx, thrift.STRUCT, len(p.Success)); err != nil {
-      return thrift.PrependError("error writing list begin: ", err)
-    }
-    for _, v := range p.Success {
-      if err := v.Write(ctx, oprot); err != nil {
-        return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", v), err)
-      }
-    }
-    if err := oprot.WriteListEnd(ctx); err != nil {
-      return thrift.PrependError("error writing list end: ", err)
-    }
-    if err := oprot.WriteFieldEnd(ctx); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field end error 0:success: ", p), err) }
-  }
-  return err
+	if p.IsSetSuccess() {
+		if err := oprot.WriteFieldBegin(ctx, "success", thrift.LIST, 0); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field begin error 0:success: ", p), err)
+		}
+		if err := oprot.WriteListBegin(ctx, thrift.STRUCT, len(p.Success)); err != nil {
+			return thrift.PrependError("error writing list begin: ", err)
+		}
+		for _, v := range p.Success {
+			if err := v.Write(ctx, oprot); err != nil {
+				return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", v), err)
+			}
+		}
+		if err := oprot.WriteListEnd(ctx); err != nil {
+			return thrift.PrependError("error writing list end: ", err)
+		}
+		if err := oprot.WriteFieldEnd(ctx); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field end error 0:success: ", p), err)
+		}
+	}
+	return err
 }
 
 func (p *THBaseServiceGetScannerResultsResult) writeField1(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if p.IsSetIo() {
-    if err := oprot.WriteFieldBegin(ctx, "io", thrift.STRUCT, 1); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:io: ", p), err) }
-    if err := p.Io.Write(ctx, oprot); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", p.Io), err)
-    }
-    if err := oprot.WriteFieldEnd(ctx); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field end error 1:io: ", p), err) }
-  }
-  return err
+	if p.IsSetIo() {
+		if err := oprot.WriteFieldBegin(ctx, "io", thrift.STRUCT, 1); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:io: ", p), err)
+		}
+		if err := p.Io.Write(ctx, oprot); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", p.Io), err)
+		}
+		if err := oprot.WriteFieldEnd(ctx); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field end error 1:io: ", p), err)
+		}
+	}
+	return err
 }
 
 func (p *THBaseServiceGetScannerResultsResult) String() string {
-  if p == nil {
-    return "<nil>"
-  }
-  return fmt.Sprintf("THBaseServiceGetScannerResultsResult(%+v)", *p)
+	if p == nil {
+		return "<nil>"
+	}
+	return fmt.Sprintf("THBaseServiceGetScannerResultsResult(%+v)", *p)
 }
 
 // Attributes:
-//  - Table
+//   - Table
 type THBaseServiceGetAllRegionLocationsArgs struct {
-  Table []byte `thrift:"table,1,required" db:"table" json:"table"`
+	Table []byte `thrift:"table,1,required" db:"table" json:"table"`
 }
 
 func NewTHBaseServiceGetAllRegionLocationsArgs() *THBaseServiceGetAllRegionLocationsArgs {
-  return &THBaseServiceGetAllRegionLocationsArgs{}
+	return &THBaseServiceGetAllRegionLocationsArgs{}
 }
-
 
 func (p *THBaseServiceGetAllRegionLocationsArgs) GetTable() []byte {
-  return p.Table
+	return p.Table
 }
 func (p *THBaseServiceGetAllRegionLocationsArgs) Read(ctx context.Context, iprot thrift.TProtocol) error {
-  if _, err := iprot.ReadStructBegin(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
-  }
+	if _, err := iprot.ReadStructBegin(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
+	}
 
-  var issetTable bool = false;
+	var issetTable bool = false
 
-  for {
-    _, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
-    if err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
-    }
-    if fieldTypeId == thrift.STOP { break; }
-    switch fieldId {
-    case 1:
-      if fieldTypeId == thrift.STRING {
-        if err := p.ReadField1(ctx, iprot); err != nil {
-          return err
-        }
-        issetTable = true
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    default:
-      if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-        return err
-      }
-    }
-    if err := iprot.ReadFieldEnd(ctx); err != nil {
-      return err
-    }
-  }
-  if err := iprot.ReadStructEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
-  }
-  if !issetTable{
-    return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field Table is not set"));
-  }
-  return nil
+	for {
+		_, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
+		if err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
+		}
+		if fieldTypeId == thrift.STOP {
+			break
+		}
+		switch fieldId {
+		case 1:
+			if fieldTypeId == thrift.STRING {
+				if err := p.ReadField1(ctx, iprot); err != nil {
+					return err
+				}
+				issetTable = true
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		default:
+			if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+				return err
+			}
+		}
+		if err := iprot.ReadFieldEnd(ctx); err != nil {
+			return err
+		}
+	}
+	if err := iprot.ReadStructEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
+	}
+	if !issetTable {
+		return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field Table is not set"))
+	}
+	return nil
 }
 
-func (p *THBaseServiceGetAllRegionLocationsArgs)  ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
-  if v, err := iprot.ReadBinary(ctx); err != nil {
-  return thrift.PrependError("error reading field 1: ", err)
-} else {
-  p.Table = v
-}
-  return nil
+func (p *THBaseServiceGetAllRegionLocationsArgs) ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
+	if v, err := iprot.ReadBinary(ctx); err != nil {
+		return thrift.PrependError("error reading field 1: ", err)
+	} else {
+		p.Table = v
+	}
+	return nil
 }
 
 func (p *THBaseServiceGetAllRegionLocationsArgs) Write(ctx context.Context, oprot thrift.TProtocol) error {
-  if err := oprot.WriteStructBegin(ctx, "getAllRegionLocations_args"); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err) }
-  if p != nil {
-    if err := p.writeField1(ctx, oprot); err != nil { return err }
-  }
-  if err := oprot.WriteFieldStop(ctx); err != nil {
-    return thrift.PrependError("write field stop error: ", err) }
-  if err := oprot.WriteStructEnd(ctx); err != nil {
-    return thrift.PrependError("write struct stop error: ", err) }
-  return nil
+	if err := oprot.WriteStructBegin(ctx, "getAllRegionLocations_args"); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err)
+	}
+	if p != nil {
+		if err := p.writeField1(ctx, oprot); err != nil {
+			return err
+		}
+	}
+	if err := oprot.WriteFieldStop(ctx); err != nil {
+		return thrift.PrependError("write field stop error: ", err)
+	}
+	if err := oprot.WriteStructEnd(ctx); err != nil {
+		return thrift.PrependError("write struct stop error: ", err)
+	}
+	return nil
 }
 
 func (p *THBaseServiceGetAllRegionLocationsArgs) writeField1(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if err := oprot.WriteFieldBegin(ctx, "table", thrift.STRING, 1); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:table: ", p), err) }
-  if err := oprot.WriteBinary(ctx, p.Table); err != nil {
-  return thrift.PrependError(fmt.Sprintf("%T.table (1) field write error: ", p), err) }
-  if err := oprot.WriteFieldEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field end error 1:table: ", p), err) }
-  return err
+	if err := oprot.WriteFieldBegin(ctx, "table", thrift.STRING, 1); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:table: ", p), err)
+	}
+	if err := oprot.WriteBinary(ctx, p.Table); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T.table (1) field write error: ", p), err)
+	}
+	if err := oprot.WriteFieldEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field end error 1:table: ", p), err)
+	}
+	return err
 }
 
 func (p *THBaseServiceGetAllRegionLocationsArgs) String() string {
-  if p == nil {
-    return "<nil>"
-  }
-  return fmt.Sprintf("THBaseServiceGetAllRegionLocationsArgs(%+v)", *p)
+	if p == nil {
+		return "<nil>"
+	}
+	return fmt.Sprintf("THBaseServiceGetAllRegionLocationsArgs(%+v)", *p)
 }
 
 // Attributes:
-//  - Success
-//  - Io
+//   - Success
+//   - Io
 type THBaseServiceGetAllRegionLocationsResult struct {
-  Success []*THRegionLocation `thrift:"success,0" db:"success" json:"success,omitempty"`
-  Io *TIOError `thrift:"io,1" db:"io" json:"io,omitempty"`
+	Success []*THRegionLocation `thrift:"success,0" db:"success" json:"success,omitempty"`
+	Io      *TIOError           `thrift:"io,1" db:"io" json:"io,omitempty"`
 }
 
 func NewTHBaseServiceGetAllRegionLocationsResult() *THBaseServiceGetAllRegionLocationsResult {
-  return &THBaseServiceGetAllRegionLocationsResult{}
+	return &THBaseServiceGetAllRegionLocationsResult{}
 }
 
 var THBaseServiceGetAllRegionLocationsResult_Success_DEFAULT []*THRegionLocation
 
 func (p *THBaseServiceGetAllRegionLocationsResult) GetSuccess() []*THRegionLocation {
-  return p.Success
+	return p.Success
 }
+
 var THBaseServiceGetAllRegionLocationsResult_Io_DEFAULT *TIOError
+
 func (p *THBaseServiceGetAllRegionLocationsResult) GetIo() *TIOError {
-  if !p.IsSetIo() {
-    return THBaseServiceGetAllRegionLocationsResult_Io_DEFAULT
-  }
-return p.Io
+	if !p.IsSetIo() {
+		return THBaseServiceGetAllRegionLocationsResult_Io_DEFAULT
+	}
+	return p.Io
 }
 func (p *THBaseServiceGetAllRegionLocationsResult) IsSetSuccess() bool {
-  return p.Success != nil
+	return p.Success != nil
 }
 
 func (p *THBaseServiceGetAllRegionLocationsResult) IsSetIo() bool {
-  return p.Io != nil
+	return p.Io != nil
 }
 
 func (p *THBaseServiceGetAllRegionLocationsResult) Read(ctx context.Context, iprot thrift.TProtocol) error {
-  if _, err := iprot.ReadStructBegin(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
-  }
+	if _, err := iprot.ReadStructBegin(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
+	}
 
-
-  for {
-    _, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
-    if err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
-    }
-    if fieldTypeId == thrift.STOP { break; }
-    switch fieldId {
-    case 0:
-      if fieldTypeId == thrift.LIST {
-        if err := p.ReadField0(ctx, iprot); err != nil {
-          return err
-        }
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    case 1:
-      if fieldTypeId == thrift.STRUCT {
-        if err := p.ReadField1(ctx, iprot); err != nil {
-          return err
-        }
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    default:
-      if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-        return err
-      }
-    }
-    if err := iprot.ReadFieldEnd(ctx); err != nil {
-      return err
-    }
-  }
-  if err := iprot.ReadStructEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
-  }
-  return nil
+	for {
+		_, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
+		if err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
+		}
+		if fieldTypeId == thrift.STOP {
+			break
+		}
+		switch fieldId {
+		case 0:
+			if fieldTypeId == thrift.LIST {
+				if err := p.ReadField0(ctx, iprot); err != nil {
+					return err
+				}
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		case 1:
+			if fieldTypeId == thrift.STRUCT {
+				if err := p.ReadField1(ctx, iprot); err != nil {
+					return err
+				}
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		default:
+			if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+				return err
+			}
+		}
+		if err := iprot.ReadFieldEnd(ctx); err != nil {
+			return err
+		}
+	}
+	if err := iprot.ReadStructEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
+	}
+	return nil
 }
 
-func (p *THBaseServiceGetAllRegionLocationsResult)  ReadField0(ctx context.Context, iprot thrift.TProtocol) error {
-  _, size, err := iprot.ReadListBegin(ctx)
-  if err != nil {
-    return thrift.PrependError("error reading list begin: ", err)
-  }
-  tSlice := make([]*THRegionLocation, 0, size)
-  p.Success =  tSlice
-  for i := 0; i < size; i ++ {
-    _elem167 := &THRegionLocation{}
-    if err := _elem167.Read(ctx, iprot); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", _elem167), err)
-    }
-    p.Success = append(p.Success, _elem167)
-  }
-  if err := iprot.ReadListEnd(ctx); err != nil {
-    return thrift.PrependError("error reading list end: ", err)
-  }
-  return nil
+func (p *THBaseServiceGetAllRegionLocationsResult) ReadField0(ctx context.Context, iprot thrift.TProtocol) error {
+	_, size, err := iprot.ReadListBegin(ctx)
+	if err != nil {
+		return thrift.PrependError("error reading list begin: ", err)
+	}
+	tSlice := make([]*THRegionLocation, 0, size)
+	p.Success = tSlice
+	for i := 0; i < size; i++ {
+		_elem167 := &THRegionLocation{}
+		if err := _elem167.Read(ctx, iprot); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", _elem167), err)
+		}
+		p.Success = append(p.Success, _elem167)
+	}
+	if err := iprot.ReadListEnd(ctx); err != nil {
+		return thrift.PrependError("error reading list end: ", err)
+	}
+	return nil
 }
 
-func (p *THBaseServiceGetAllRegionLocationsResult)  ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
-  p.Io = &TIOError{}
-  if err := p.Io.Read(ctx, iprot); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", p.Io), err)
-  }
-  return nil
+func (p *THBaseServiceGetAllRegionLocationsResult) ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
+	p.Io = &TIOError{}
+	if err := p.Io.Read(ctx, iprot); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", p.Io), err)
+	}
+	return nil
 }
 
 func (p *THBaseServiceGetAllRegionLocationsResult) Write(ctx context.Context, oprot thrift.TProtocol) error {
-  if err := oprot.WriteStructBegin(ctx, "getAllRegionLocations_result"); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err) }
-  if p != nil {
-    if err := p.writeField0(ctx, oprot); err != nil { return err }
-    if err := p.writeField1(ctx, oprot); err != nil { return err }
-  }
-  if err := oprot.WriteFieldStop(ctx); err != nil {
-    return thrift.PrependError("write field stop error: ", err) }
-  if err := oprot.WriteStructEnd(ctx); err != nil {
-    return thrift.PrependError("write struct stop error: ", err) }
-  return nil
+	if err := oprot.WriteStructBegin(ctx, "getAllRegionLocations_result"); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err)
+	}
+	if p != nil {
+		if err := p.writeField0(ctx, oprot); err != nil {
+			return err
+		}
+		if err := p.writeField1(ctx, oprot); err != nil {
+			return err
+		}
+	}
+	if err := oprot.WriteFieldStop(ctx); err != nil {
+		return thrift.PrependError("write field stop error: ", err)
+	}
+	if err := oprot.WriteStructEnd(ctx); err != nil {
+		return thrift.PrependError("write struct stop error: ", err)
+	}
+	return nil
 }
 
 func (p *THBaseServiceGetAllRegionLocationsResult) writeField0(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if p.IsSetSuccess() {
-    if err := oprot.WriteFieldBegin(ctx, "success", thrift.LIST, 0); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field begin error 0:success: ", p), err) }
-    if err := oprot.WriteListBegin(ctx, thrift.STRUCT, len(p.Success)); err != nil {
-      return thrift.PrependError("error writing list begin: ", err)
-    }
-    for _, v := range p.Success {
-      if err := v.Write(ctx, oprot); err != nil {
-        return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", v), err)
-      }
-    }
-    if err := oprot.WriteListEnd(ctx); err != nil {
-      return thrift.PrependError("error writing list end: ", err)
-    }
-    if err := oprot.WriteFieldEnd(ctx); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field end error 0:success: ", p), err) }
-  }
-  return err
+	if p.IsSetSuccess() {
+		if err := oprot.WriteFieldBegin(ctx, "success", thrift.LIST, 0); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field begin error 0:success: ", p), err)
+		}
+		if err := oprot.WriteListBegin(ctx, thrift.STRUCT, len(p.Success)); err != nil {
+			return thrift.PrependError("error writing list begin: ", err)
+		}
+		for _, v := range p.Success {
+			if err := v.Write(ctx, oprot); err != nil {
+				return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", v), err)
+			}
+		}
+		if err := oprot.WriteListEnd(ctx); err != nil {
+			return thrift.PrependError("error writing list end: ", err)
+		}
+		if err := oprot.WriteFieldEnd(ctx); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field end error 0:success: ", p), err)
+		}
+	}
+	return err
 }
 
 func (p *THBaseServiceGetAllRegionLocationsResult) writeField1(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if p.IsSetIo() {
-    if err := oprot.WriteFieldBegin(ctx, "io", thrift.STRUCT, 1); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:io: ", p), err) }
-    if err := p.Io.Write(ctx, oprot); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", p.Io), err)
-    }
-    if err := oprot.WriteFieldEnd(ctx); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field end error 1:io: ", p), err) }
-  }
-  return err
+	if p.IsSetIo() {
+		if err := oprot.WriteFieldBegin(ctx, "io", thrift.STRUCT, 1); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:io: ", p), err)
+		}
+		if err := p.Io.Write(ctx, oprot); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", p.Io), err)
+		}
+		if err := oprot.WriteFieldEnd(ctx); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field end error 1:io: ", p), err)
+		}
+	}
+	return err
 }
 
 func (p *THBaseServiceGetAllRegionLocationsResult) String() string {
-  if p == nil {
-    return "<nil>"
-  }
-  return fmt.Sprintf("THBaseServiceGetAllRegionLocationsResult(%+v)", *p)
+	if p == nil {
+		return "<nil>"
+	}
+	return fmt.Sprintf("THBaseServiceGetAllRegionLocationsResult(%+v)", *p)
 }
 
 // Attributes:
-//  - Table
-//  - Row
-//  - Family
-//  - Qualifier
-//  - CompareOperator
-//  - Value
-//  - RowMutations
+//   - Table
+//   - Row
+//   - Family
+//   - Qualifier
+//   - CompareOperator
+//   - Value
+//   - RowMutations
 type THBaseServiceCheckAndMutateArgs struct {
-  Table []byte `thrift:"table,1,required" db:"table" json:"table"`
-  Row []byte `thrift:"row,2,required" db:"row" json:"row"`
-  Family []byte `thrift:"family,3,required" db:"family" json:"family"`
-  Qualifier []byte `thrift:"qualifier,4,required" db:"qualifier" json:"qualifier"`
-  CompareOperator TCompareOperator `thrift:"compareOperator,5,required" db:"compareOperator" json:"compareOperator"`
-  Value []byte `thrift:"value,6" db:"value" json:"value"`
-  RowMutations *TRowMutations `thrift:"rowMutations,7,required" db:"rowMutations" json:"rowMutations"`
+	Table           []byte           `thrift:"table,1,required" db:"table" json:"table"`
+	Row             []byte           `thrift:"row,2,required" db:"row" json:"row"`
+	Family          []byte           `thrift:"family,3,required" db:"family" json:"family"`
+	Qualifier       []byte           `thrift:"qualifier,4,required" db:"qualifier" json:"qualifier"`
+	CompareOperator TCompareOperator `thrift:"compareOperator,5,required" db:"compareOperator" json:"compareOperator"`
+	Value           []byte           `thrift:"value,6" db:"value" json:"value"`
+	RowMutations    *TRowMutations   `thrift:"rowMutations,7,required" db:"rowMutations" json:"rowMutations"`
 }
 
 func NewTHBaseServiceCheckAndMutateArgs() *THBaseServiceCheckAndMutateArgs {
-  return &THBaseServiceCheckAndMutateArgs{}
+	return &THBaseServiceCheckAndMutateArgs{}
 }
 
-
 func (p *THBaseServiceCheckAndMutateArgs) GetTable() []byte {
-  return p.Table
+	return p.Table
 }
 
 func (p *THBaseServiceCheckAndMutateArgs) GetRow() []byte {
-  return p.Row
+	return p.Row
 }
 
 func (p *THBaseServiceCheckAndMutateArgs) GetFamily() []byte {
-  return p.Family
+	return p.Family
 }
 
 func (p *THBaseServiceCheckAndMutateArgs) GetQualifier() []byte {
-  return p.Qualifier
+	return p.Qualifier
 }
 
 func (p *THBaseServiceCheckAndMutateArgs) GetCompareOperator() TCompareOperator {
-  return p.CompareOperator
+	return p.CompareOperator
 }
 
 func (p *THBaseServiceCheckAndMutateArgs) GetValue() []byte {
-  return p.Value
+	return p.Value
 }
+
 var THBaseServiceCheckAndMutateArgs_RowMutations_DEFAULT *TRowMutations
+
 func (p *THBaseServiceCheckAndMutateArgs) GetRowMutations() *TRowMutations {
-  if !p.IsSetRowMutations() {
-    return THBaseServiceCheckAndMutateArgs_RowMutations_DEFAULT
-  }
-return p.RowMutations
+	if !p.IsSetRowMutations() {
+		return THBaseServiceCheckAndMutateArgs_RowMutations_DEFAULT
+	}
+	return p.RowMutations
 }
 func (p *THBaseServiceCheckAndMutateArgs) IsSetRowMutations() bool {
-  return p.RowMutations != nil
+	return p.RowMutations != nil
 }
 
 func (p *THBaseServiceCheckAndMutateArgs) Read(ctx context.Context, iprot thrift.TProtocol) error {
-  if _, err := iprot.ReadStructBegin(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
-  }
+	if _, err := iprot.ReadStructBegin(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
+	}
 
-  var issetTable bool = false;
-  var issetRow bool = false;
-  var issetFamily bool = false;
-  var issetQualifier bool = false;
-  var issetCompareOperator bool = false;
-  var issetRowMutations bool = false;
+	var issetTable bool = false
+	var issetRow bool = false
+	var issetFamily bool = false
+	var issetQualifier bool = false
+	var issetCompareOperator bool = false
+	var issetRowMutations bool = false
 
-  for {
-    _, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
-    if err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
-    }
-    if fieldTypeId == thrift.STOP { break; }
-    switch fieldId {
-    case 1:
-      if fieldTypeId == thrift.STRING {
-        if err := p.ReadField1(ctx, iprot); err != nil {
-          return err
-        }
-        issetTable = true
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    case 2:
-      if fieldTypeId == thrift.STRING {
-        if err := p.ReadField2(ctx, iprot); err != nil {
-          return err
-        }
-        issetRow = true
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    case 3:
-      if fieldTypeId == thrift.STRING {
-        if err := p.ReadField3(ctx, iprot); err != nil {
-          return err
-        }
-        issetFamily = true
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    case 4:
-      if fieldTypeId == thrift.STRING {
-        if err := p.ReadField4(ctx, iprot); err != nil {
-          return err
-        }
-        issetQualifier = true
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    case 5:
-      if fieldTypeId == thrift.I32 {
-        if err := p.ReadField5(ctx, iprot); err != nil {
-          return err
-        }
-        issetCompareOperator = true
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    case 6:
-      if fieldTypeId == thrift.STRING {
-        if err := p.ReadField6(ctx, iprot); err != nil {
-          return err
-        }
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    case 7:
-      if fieldTypeId == thrift.STRUCT {
-        if err := p.ReadField7(ctx, iprot); err != nil {
-          return err
-        }
-        issetRowMutations = true
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    default:
-      if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-        return err
-      }
-    }
-    if err := iprot.ReadFieldEnd(ctx); err != nil {
-      return err
-    }
-  }
-  if err := iprot.ReadStructEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
-  }
-  if !issetTable{
-    return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field Table is not set"));
-  }
-  if !issetRow{
-    return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field Row is not set"));
-  }
-  if !issetFamily{
-    return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field Family is not set"));
-  }
-  if !issetQualifier{
-    return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field Qualifier is not set"));
-  }
-  if !issetCompareOperator{
-    return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field CompareOperator is not set"));
-  }
-  if !issetRowMutations{
-    return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field RowMutations is not set"));
-  }
-  return nil
-}
-
-func (p *THBaseServiceCheckAndMutateArgs)  ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
-  if v, err := iprot.ReadBinary(ctx); err != nil {
-  return thrift.PrependError("error reading field 1: ", err)
-} else {
-  p.Table = v
-}
-  return nil
+	for {
+		_, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
+		if err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
+		}
+		if fieldTypeId == thrift.STOP {
+			break
+		}
+		switch fieldId {
+		case 1:
+			if fieldTypeId == thrift.STRING {
+				if err := p.ReadField1(ctx, iprot); err != nil {
+					return err
+				}
+				issetTable = true
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		case 2:
+			if fieldTypeId == thrift.STRING {
+				if err := p.ReadField2(ctx, iprot); err != nil {
+					return err
+				}
+				issetRow = true
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		case 3:
+			if fieldTypeId == thrift.STRING {
+				if err := p.ReadField3(ctx, iprot); err != nil {
+					return err
+				}
+				issetFamily = true
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		case 4:
+			if fieldTypeId == thrift.STRING {
+				if err := p.ReadField4(ctx, iprot); err != nil {
+					return err
+				}
+				issetQualifier = true
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		case 5:
+			if fieldTypeId == thrift.I32 {
+				if err := p.ReadField5(ctx, iprot); err != nil {
+					return err
+				}
+				issetCompareOperator = true
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		case 6:
+			if fieldTypeId == thrift.STRING {
+				if err := p.ReadField6(ctx, iprot); err != nil {
+					return err
+				}
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		case 7:
+			if fieldTypeId == thrift.STRUCT {
+				if err := p.ReadField7(ctx, iprot); err != nil {
+					return err
+				}
+				issetRowMutations = true
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		default:
+			if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+				return err
+			}
+		}
+		if err := iprot.ReadFieldEnd(ctx); err != nil {
+			return err
+		}
+	}
+	if err := iprot.ReadStructEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
+	}
+	if !issetTable {
+		return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field Table is not set"))
+	}
+	if !issetRow {
+		return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field Row is not set"))
+	}
+	if !issetFamily {
+		return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field Family is not set"))
+	}
+	if !issetQualifier {
+		return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field Qualifier is not set"))
+	}
+	if !issetCompareOperator {
+		return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field CompareOperator is not set"))
+	}
+	if !issetRowMutations {
+		return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field RowMutations is not set"))
+	}
+	return nil
 }
 
-func (p *THBaseServiceCheckAndMutateArgs)  ReadField2(ctx context.Context, iprot thrift.TProtocol) error {
-  if v, err := iprot.ReadBinary(ctx); err != nil {
-  return thrift.PrependError("error reading field 2: ", err)
-} else {
-  p.Row = v
-}
-  return nil
-}
-
-func (p *THBaseServiceCheckAndMutateArgs)  ReadField3(ctx context.Context, iprot thrift.TProtocol) error {
-  if v, err := iprot.ReadBinary(ctx); err != nil {
-  return thrift.PrependError("error reading field 3: ", err)
-} else {
-  p.Family = v
-}
-  return nil
+func (p *THBaseServiceCheckAndMutateArgs) ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
+	if v, err := iprot.ReadBinary(ctx); err != nil {
+		return thrift.PrependError("error reading field 1: ", err)
+	} else {
+		p.Table = v
+	}
+	return nil
 }
 
-func (p *THBaseServiceCheckAndMutateArgs)  ReadField4(ctx context.Context, iprot thrift.TProtocol) error {
-  if v, err := iprot.ReadBinary(ctx); err != nil {
-  return thrift.PrependError("error reading field 4: ", err)
-} else {
-  p.Qualifier = v
-}
-  return nil
-}
-
-func (p *THBaseServiceCheckAndMutateArgs)  ReadField5(ctx context.Context, iprot thrift.TProtocol) error {
-  if v, err := iprot.ReadI32(ctx); err != nil {
-  return thrift.PrependError("error reading field 5: ", err)
-} else {
-  temp := TCompareOperator(v)
-  p.CompareOperator = temp
-}
-  return nil
+func (p *THBaseServiceCheckAndMutateArgs) ReadField2(ctx context.Context, iprot thrift.TProtocol) error {
+	if v, err := iprot.ReadBinary(ctx); err != nil {
+		return thrift.PrependError("error reading field 2: ", err)
+	} else {
+		p.Row = v
+	}
+	return nil
 }
 
-func (p *THBaseServiceCheckAndMutateArgs)  ReadField6(ctx context.Context, iprot thrift.TProtocol) error {
-  if v, err := iprot.ReadBinary(ctx); err != nil {
-  return thrift.PrependError("error reading field 6: ", err)
-} else {
-  p.Value = v
-}
-  return nil
+func (p *THBaseServiceCheckAndMutateArgs) ReadField3(ctx context.Context, iprot thrift.TProtocol) error {
+	if v, err := iprot.ReadBinary(ctx); err != nil {
+		return thrift.PrependError("error reading field 3: ", err)
+	} else {
+		p.Family = v
+	}
+	return nil
 }
 
-func (p *THBaseServiceCheckAndMutateArgs)  ReadField7(ctx context.Context, iprot thrift.TProtocol) error {
-  p.RowMutations = &TRowMutations{}
-  if err := p.RowMutations.Read(ctx, iprot); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", p.RowMutations), err)
-  }
-  return nil
+func (p *THBaseServiceCheckAndMutateArgs) ReadField4(ctx context.Context, iprot thrift.TProtocol) error {
+	if v, err := iprot.ReadBinary(ctx); err != nil {
+		return thrift.PrependError("error reading field 4: ", err)
+	} else {
+		p.Qualifier = v
+	}
+	return nil
+}
+
+func (p *THBaseServiceCheckAndMutateArgs) ReadField5(ctx context.Context, iprot thrift.TProtocol) error {
+	if v, err := iprot.ReadI32(ctx); err != nil {
+		return thrift.PrependError("error reading field 5: ", err)
+	} else {
+		temp := TCompareOperator(v)
+		p.CompareOperator = temp
+	}
+	return nil
+}
+
+func (p *THBaseServiceCheckAndMutateArgs) ReadField6(ctx context.Context, iprot thrift.TProtocol) error {
+	if v, err := iprot.ReadBinary(ctx); err != nil {
+		return thrift.PrependError("error reading field 6: ", err)
+	} else {
+		p.Value = v
+	}
+	return nil
+}
+
+func (p *THBaseServiceCheckAndMutateArgs) ReadField7(ctx context.Context, iprot thrift.TProtocol) error {
+	p.RowMutations = &TRowMutations{}
+	if err := p.RowMutations.Read(ctx, iprot); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", p.RowMutations), err)
+	}
+	return nil
 }
 
 func (p *THBaseServiceCheckAndMutateArgs) Write(ctx context.Context, oprot thrift.TProtocol) error {
-  if err := oprot.WriteStructBegin(ctx, "checkAndMutate_args"); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err) }
-  if p != nil {
-    if err := p.writeField1(ctx, oprot); err != nil { return err }
-    if err := p.writeField2(ctx, oprot); err != nil { return err }
-    if err := p.writeField3(ctx, oprot); err != nil { return err }
-    if err := p.writeField4(ctx, oprot); err != nil { return err }
-    if err := p.writeField5(ctx, oprot); err != nil { return err }
-    if err := p.writeField6(ctx, oprot); err != nil { return err }
-    if err := p.writeField7(ctx, oprot); err != nil { return err }
-  }
-  if err := oprot.WriteFieldStop(ctx); err != nil {
-    return thrift.PrependError("write field stop error: ", err) }
-  if err := oprot.WriteStructEnd(ctx); err != nil {
-    return thrift.PrependError("write struct stop error: ", err) }
-  return nil
+	if err := oprot.WriteStructBegin(ctx, "checkAndMutate_args"); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err)
+	}
+	if p != nil {
+		if err := p.writeField1(ctx, oprot); err != nil {
+			return err
+		}
+		if err := p.writeField2(ctx, oprot); err != nil {
+			return err
+		}
+		if err := p.writeField3(ctx, oprot); err != nil {
+			return err
+		}
+		if err := p.writeField4(ctx, oprot); err != nil {
+			return err
+		}
+		if err := p.writeField5(ctx, oprot); err != nil {
+			return err
+		}
+		if err := p.writeField6(ctx, oprot); err != nil {
+			return err
+		}
+		if err := p.writeField7(ctx, oprot); err != nil {
+			return err
+		}
+	}
+	if err := oprot.WriteFieldStop(ctx); err != nil {
+		return thrift.PrependError("write field stop error: ", err)
+	}
+	if err := oprot.WriteStructEnd(ctx); err != nil {
+		return thrift.PrependError("write struct stop error: ", err)
+	}
+	return nil
 }
 
 func (p *THBaseServiceCheckAndMutateArgs) writeField1(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if err := oprot.WriteFieldBegin(ctx, "table", thrift.STRING, 1); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:table: ", p), err) }
-  if err := oprot.WriteBinary(ctx, p.Table); err != nil {
-  return thrift.PrependError(fmt.Sprintf("%T.table (1) field write error: ", p), err) }
-  if err := oprot.WriteFieldEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field end error 1:table: ", p), err) }
-  return err
+	if err := oprot.WriteFieldBegin(ctx, "table", thrift.STRING, 1); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:table: ", p), err)
+	}
+	if err := oprot.WriteBinary(ctx, p.Table); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T.table (1) field write error: ", p), err)
+	}
+	if err := oprot.WriteFieldEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field end error 1:table: ", p), err)
+	}
+	return err
 }
 
 func (p *THBaseServiceCheckAndMutateArgs) writeField2(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if err := oprot.WriteFieldBegin(ctx, "row", thrift.STRING, 2); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field begin error 2:row: ", p), err) }
-  if err := oprot.WriteBinary(ctx, p.Row); err != nil {
-  return thrift.PrependError(fmt.Sprintf("%T.row (2) field write error: ", p), err) }
-  if err := oprot.WriteFieldEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field end error 2:row: ", p), err) }
-  return err
+	if err := oprot.WriteFieldBegin(ctx, "row", thrift.STRING, 2); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field begin error 2:row: ", p), err)
+	}
+	if err := oprot.WriteBinary(ctx, p.Row); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T.row (2) field write error: ", p), err)
+	}
+	if err := oprot.WriteFieldEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field end error 2:row: ", p), err)
+	}
+	return err
 }
 
 func (p *THBaseServiceCheckAndMutateArgs) writeField3(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if err := oprot.WriteFieldBegin(ctx, "family", thrift.STRING, 3); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field begin error 3:family: ", p), err) }
-  if err := oprot.WriteBinary(ctx, p.Family); err != nil {
-  return thrift.PrependError(fmt.Sprintf("%T.family (3) field write error: ", p), err) }
-  if err := oprot.WriteFieldEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field end error 3:family: ", p), err) }
-  return err
+	if err := oprot.WriteFieldBegin(ctx, "family", thrift.STRING, 3); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field begin error 3:family: ", p), err)
+	}
+	if err := oprot.WriteBinary(ctx, p.Family); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T.family (3) field write error: ", p), err)
+	}
+	if err := oprot.WriteFieldEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field end error 3:family: ", p), err)
+	}
+	return err
 }
 
 func (p *THBaseServiceCheckAndMutateArgs) writeField4(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if err := oprot.WriteFieldBegin(ctx, "qualifier", thrift.STRING, 4); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field begin error 4:qualifier: ", p), err) }
-  if err := oprot.WriteBinary(ctx, p.Qualifier); err != nil {
-  return thrift.PrependError(fmt.Sprintf("%T.qualifier (4) field write error: ", p), err) }
-  if err := oprot.WriteFieldEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field end error 4:qualifier: ", p), err) }
-  return err
+	if err := oprot.WriteFieldBegin(ctx, "qualifier", thrift.STRING, 4); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field begin error 4:qualifier: ", p), err)
+	}
+	if err := oprot.WriteBinary(ctx, p.Qualifier); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T.qualifier (4) field write error: ", p), err)
+	}
+	if err := oprot.WriteFieldEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field end error 4:qualifier: ", p), err)
+	}
+	return err
 }
 
 func (p *THBaseServiceCheckAndMutateArgs) writeField5(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if err := oprot.WriteFieldBegin(ctx, "compareOperator", thrift.I32, 5); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field begin error 5:compareOperator: ", p), err) }
-  if err := oprot.WriteI32(ctx, int32(p.CompareOperator)); err != nil {
-  return thrift.PrependError(fmt.Sprintf("%T.compareOperator (5) field write error: ", p), err) }
-  if err := oprot.WriteFieldEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field end error 5:compareOperator: ", p), err) }
-  return err
+	if err := oprot.WriteFieldBegin(ctx, "compareOperator", thrift.I32, 5); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field begin error 5:compareOperator: ", p), err)
+	}
+	if err := oprot.WriteI32(ctx, int32(p.CompareOperator)); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T.compareOperator (5) field write error: ", p), err)
+	}
+	if err := oprot.WriteFieldEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field end error 5:compareOperator: ", p), err)
+	}
+	return err
 }
 
 func (p *THBaseServiceCheckAndMutateArgs) writeField6(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if err := oprot.WriteFieldBegin(ctx, "value", thrift.STRING, 6); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field begin error 6:value: ", p), err) }
-  if err := oprot.WriteBinary(ctx, p.Value); err != nil {
-  return thrift.PrependError(fmt.Sprintf("%T.value (6) field write error: ", p), err) }
-  if err := oprot.WriteFieldEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field end error 6:value: ", p), err) }
-  return err
+	if err := oprot.WriteFieldBegin(ctx, "value", thrift.STRING, 6); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field begin error 6:value: ", p), err)
+	}
+	if err := oprot.WriteBinary(ctx, p.Value); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T.value (6) field write error: ", p), err)
+	}
+	if err := oprot.WriteFieldEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field end error 6:value: ", p), err)
+	}
+	return err
 }
 
 func (p *THBaseServiceCheckAndMutateArgs) writeField7(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if err := oprot.WriteFieldBegin(ctx, "rowMutations", thrift.STRUCT, 7); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field begin error 7:rowMutations: ", p), err) }
-  if err := p.RowMutations.Write(ctx, oprot); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", p.RowMutations), err)
-  }
-  if err := oprot.WriteFieldEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field end error 7:rowMutations: ", p), err) }
-  return err
+	if err := oprot.WriteFieldBegin(ctx, "rowMutations", thrift.STRUCT, 7); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field begin error 7:rowMutations: ", p), err)
+	}
+	if err := p.RowMutations.Write(ctx, oprot); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", p.RowMutations), err)
+	}
+	if err := oprot.WriteFieldEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field end error 7:rowMutations: ", p), err)
+	}
+	return err
 }
 
 func (p *THBaseServiceCheckAndMutateArgs) String() string {
-  if p == nil {
-    return "<nil>"
-  }
-  return fmt.Sprintf("THBaseServiceCheckAndMutateArgs(%+v)", *p)
+	if p == nil {
+		return "<nil>"
+	}
+	return fmt.Sprintf("THBaseServiceCheckAndMutateArgs(%+v)", *p)
 }
 
 // Attributes:
-//  - Success
-//  - Io
+//   - Success
+//   - Io
 type THBaseServiceCheckAndMutateResult struct {
-  Success *bool `thrift:"success,0" db:"success" json:"success,omitempty"`
-  Io *TIOError `thrift:"io,1" db:"io" json:"io,omitempty"`
+	Success *bool     `thrift:"success,0" db:"success" json:"success,omitempty"`
+	Io      *TIOError `thrift:"io,1" db:"io" json:"io,omitempty"`
 }
 
 func NewTHBaseServiceCheckAndMutateResult() *THBaseServiceCheckAndMutateResult {
-  return &THBaseServiceCheckAndMutateResult{}
+	return &THBaseServiceCheckAndMutateResult{}
 }
 
 var THBaseServiceCheckAndMutateResult_Success_DEFAULT bool
+
 func (p *THBaseServiceCheckAndMutateResult) GetSuccess() bool {
-  if !p.IsSetSuccess() {
-    return THBaseServiceCheckAndMutateResult_Success_DEFAULT
-  }
-return *p.Success
+	if !p.IsSetSuccess() {
+		return THBaseServiceCheckAndMutateResult_Success_DEFAULT
+	}
+	return *p.Success
 }
+
 var THBaseServiceCheckAndMutateResult_Io_DEFAULT *TIOError
+
 func (p *THBaseServiceCheckAndMutateResult) GetIo() *TIOError {
-  if !p.IsSetIo() {
-    return THBaseServiceCheckAndMutateResult_Io_DEFAULT
-  }
-return p.Io
+	if !p.IsSetIo() {
+		return THBaseServiceCheckAndMutateResult_Io_DEFAULT
+	}
+	return p.Io
 }
 func (p *THBaseServiceCheckAndMutateResult) IsSetSuccess() bool {
-  return p.Success != nil
+	return p.Success != nil
 }
 
 func (p *THBaseServiceCheckAndMutateResult) IsSetIo() bool {
-  return p.Io != nil
+	return p.Io != nil
 }
 
 func (p *THBaseServiceCheckAndMutateResult) Read(ctx context.Context, iprot thrift.TProtocol) error {
-  if _, err := iprot.ReadStructBegin(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
-  }
+	if _, err := iprot.ReadStructBegin(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
+	}
 
-
-  for {
-    _, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
-    if err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
-    }
-    if fieldTypeId == thrift.STOP { break; }
-    switch fieldId {
-    case 0:
-      if fieldTypeId == thrift.BOOL {
-        if err := p.ReadField0(ctx, iprot); err != nil {
-          return err
-        }
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    case 1:
-      if fieldTypeId == thrift.STRUCT {
-        if err := p.ReadField1(ctx, iprot); err != nil {
-          return err
-        }
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    default:
-      if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-        return err
-      }
-    }
-    if err := iprot.ReadFieldEnd(ctx); err != nil {
-      return err
-    }
-  }
-  if err := iprot.ReadStructEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
-  }
-  return nil
+	for {
+		_, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
+		if err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
+		}
+		if fieldTypeId == thrift.STOP {
+			break
+		}
+		switch fieldId {
+		case 0:
+			if fieldTypeId == thrift.BOOL {
+				if err := p.ReadField0(ctx, iprot); err != nil {
+					return err
+				}
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		case 1:
+			if fieldTypeId == thrift.STRUCT {
+				if err := p.ReadField1(ctx, iprot); err != nil {
+					return err
+				}
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		default:
+			if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+				return err
+			}
+		}
+		if err := iprot.ReadFieldEnd(ctx); err != nil {
+			return err
+		}
+	}
+	if err := iprot.ReadStructEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
+	}
+	return nil
 }
 
-func (p *THBaseServiceCheckAndMutateResult)  ReadField0(ctx context.Context, iprot thrift.TProtocol) error {
-  if v, err := iprot.ReadBool(ctx); err != nil {
-  return thrift.PrependError("error reading field 0: ", err)
-} else {
-  p.Success = &v
-}
-  return nil
+func (p *THBaseServiceCheckAndMutateResult) ReadField0(ctx context.Context, iprot thrift.TProtocol) error {
+	if v, err := iprot.ReadBool(ctx); err != nil {
+		return thrift.PrependError("error reading field 0: ", err)
+	} else {
+		p.Success = &v
+	}
+	return nil
 }
 
-func (p *THBaseServiceCheckAndMutateResult)  ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
-  p.Io = &TIOError{}
-  if err := p.Io.Read(ctx, iprot); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", p.Io), err)
-  }
-  return nil
+func (p *THBaseServiceCheckAndMutateResult) ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
+	p.Io = &TIOError{}
+	if err := p.Io.Read(ctx, iprot); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", p.Io), err)
+	}
+	return nil
 }
 
 func (p *THBaseServiceCheckAndMutateResult) Write(ctx context.Context, oprot thrift.TProtocol) error {
-  if err := oprot.WriteStructBegin(ctx, "checkAndMutate_result"); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err) }
-  if p != nil {
-    if err := p.writeField0(ctx, oprot); err != nil { return err }
-    if err := p.writeField1(ctx, oprot); err != nil { return err }
-  }
-  if err := oprot.WriteFieldStop(ctx); err != nil {
-    return thrift.PrependError("write field stop error: ", err) }
-  if err := oprot.WriteStructEnd(ctx); err != nil {
-    return thrift.PrependError("write struct stop error: ", err) }
-  return nil
+	if err := oprot.WriteStructBegin(ctx, "checkAndMutate_result"); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err)
+	}
+	if p != nil {
+		if err := p.writeField0(ctx, oprot); err != nil {
+			return err
+		}
+		if err := p.writeField1(ctx, oprot); err != nil {
+			return err
+		}
+	}
+	if err := oprot.WriteFieldStop(ctx); err != nil {
+		return thrift.PrependError("write field stop error: ", err)
+	}
+	if err := oprot.WriteStructEnd(ctx); err != nil {
+		return thrift.PrependError("write struct stop error: ", err)
+	}
+	return nil
 }
 
 func (p *THBaseServiceCheckAndMutateResult) writeField0(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if p.IsSetSuccess() {
-    if err := oprot.WriteFieldBegin(ctx, "success", thrift.BOOL, 0); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field begin error 0:success: ", p), err) }
-    if err := oprot.WriteBool(ctx, bool(*p.Success)); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T.success (0) field write error: ", p), err) }
-    if err := oprot.WriteFieldEnd(ctx); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field end error 0:success: ", p), err) }
-  }
-  return err
+	if p.IsSetSuccess() {
+		if err := oprot.WriteFieldBegin(ctx, "success", thrift.BOOL, 0); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field begin error 0:success: ", p), err)
+		}
+		if err := oprot.WriteBool(ctx, bool(*p.Success)); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T.success (0) field write error: ", p), err)
+		}
+		if err := oprot.WriteFieldEnd(ctx); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field end error 0:success: ", p), err)
+		}
+	}
+	return err
 }
 
 func (p *THBaseServiceCheckAndMutateResult) writeField1(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if p.IsSetIo() {
-    if err := oprot.WriteFieldBegin(ctx, "io", thrift.STRUCT, 1); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:io: ", p), err) }
-    if err := p.Io.Write(ctx, oprot); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", p.Io), err)
-    }
-    if err := oprot.WriteFieldEnd(ctx); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field end error 1:io: ", p), err) }
-  }
-  return err
+	if p.IsSetIo() {
+		if err := oprot.WriteFieldBegin(ctx, "io", thrift.STRUCT, 1); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:io: ", p), err)
+		}
+		if err := p.Io.Write(ctx, oprot); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", p.Io), err)
+		}
+		if err := oprot.WriteFieldEnd(ctx); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field end error 1:io: ", p), err)
+		}
+	}
+	return err
 }
 
 func (p *THBaseServiceCheckAndMutateResult) String() string {
-  if p == nil {
-    return "<nil>"
-  }
-  return fmt.Sprintf("THBaseServiceCheckAndMutateResult(%+v)", *p)
+	if p == nil {
+		return "<nil>"
+	}
+	return fmt.Sprintf("THBaseServiceCheckAndMutateResult(%+v)", *p)
 }
 
 // Attributes:
-//  - Table
+//   - Table
 type THBaseServiceGetTableDescriptorArgs struct {
-  Table *TTableName `thrift:"table,1,required" db:"table" json:"table"`
+	Table *TTableName `thrift:"table,1,required" db:"table" json:"table"`
 }
 
 func NewTHBaseServiceGetTableDescriptorArgs() *THBaseServiceGetTableDescriptorArgs {
-  return &THBaseServiceGetTableDescriptorArgs{}
+	return &THBaseServiceGetTableDescriptorArgs{}
 }
 
 var THBaseServiceGetTableDescriptorArgs_Table_DEFAULT *TTableName
+
 func (p *THBaseServiceGetTableDescriptorArgs) GetTable() *TTableName {
-  if !p.IsSetTable() {
-    return THBaseServiceGetTableDescriptorArgs_Table_DEFAULT
-  }
-return p.Table
+	if !p.IsSetTable() {
+		return THBaseServiceGetTableDescriptorArgs_Table_DEFAULT
+	}
+	return p.Table
 }
 func (p *THBaseServiceGetTableDescriptorArgs) IsSetTable() bool {
-  return p.Table != nil
+	return p.Table != nil
 }
 
 func (p *THBaseServiceGetTableDescriptorArgs) Read(ctx context.Context, iprot thrift.TProtocol) error {
-  if _, err := iprot.ReadStructBegin(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
-  }
+	if _, err := iprot.ReadStructBegin(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
+	}
 
-  var issetTable bool = false;
+	var issetTable bool = false
 
-  for {
-    _, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
-    if err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
-    }
-    if fieldTypeId == thrift.STOP { break; }
-    switch fieldId {
-    case 1:
-      if fieldTypeId == thrift.STRUCT {
-        if err := p.ReadField1(ctx, iprot); err != nil {
-          return err
-        }
-        issetTable = true
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    default:
-      if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-        return err
-      }
-    }
-    if err := iprot.ReadFieldEnd(ctx); err != nil {
-      return err
-    }
-  }
-  if err := iprot.ReadStructEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
-  }
-  if !issetTable{
-    return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field Table is not set"));
-  }
-  return nil
+	for {
+		_, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
+		if err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
+		}
+		if fieldTypeId == thrift.STOP {
+			break
+		}
+		switch fieldId {
+		case 1:
+			if fieldTypeId == thrift.STRUCT {
+				if err := p.ReadField1(ctx, iprot); err != nil {
+					return err
+				}
+				issetTable = true
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		default:
+			if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+				return err
+			}
+		}
+		if err := iprot.ReadFieldEnd(ctx); err != nil {
+			return err
+		}
+	}
+	if err := iprot.ReadStructEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
+	}
+	if !issetTable {
+		return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field Table is not set"))
+	}
+	return nil
 }
 
-func (p *THBaseServiceGetTableDescriptorArgs)  ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
-  p.Table = &TTableName{}
-  if err := p.Table.Read(ctx, iprot); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", p.Table), err)
-  }
-  return nil
+func (p *THBaseServiceGetTableDescriptorArgs) ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
+	p.Table = &TTableName{}
+	if err := p.Table.Read(ctx, iprot); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", p.Table), err)
+	}
+	return nil
 }
 
 func (p *THBaseServiceGetTableDescriptorArgs) Write(ctx context.Context, oprot thrift.TProtocol) error {
-  if err := oprot.WriteStructBegin(ctx, "getTableDescriptor_args"); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err) }
-  if p != nil {
-    if err := p.writeField1(ctx, oprot); err != nil { return err }
-  }
-  if err := oprot.WriteFieldStop(ctx); err != nil {
-    return thrift.PrependError("write field stop error: ", err) }
-  if err := oprot.WriteStructEnd(ctx); err != nil {
-    return thrift.PrependError("write struct stop error: ", err) }
-  return nil
+	if err := oprot.WriteStructBegin(ctx, "getTableDescriptor_args"); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err)
+	}
+	if p != nil {
+		if err := p.writeField1(ctx, oprot); err != nil {
+			return err
+		}
+	}
+	if err := oprot.WriteFieldStop(ctx); err != nil {
+		return thrift.PrependError("write field stop error: ", err)
+	}
+	if err := oprot.WriteStructEnd(ctx); err != nil {
+		return thrift.PrependError("write struct stop error: ", err)
+	}
+	return nil
 }
 
 func (p *THBaseServiceGetTableDescriptorArgs) writeField1(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if err := oprot.WriteFieldBegin(ctx, "table", thrift.STRUCT, 1); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:table: ", p), err) }
-  if err := p.Table.Write(ctx, oprot); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", p.Table), err)
-  }
-  if err := oprot.WriteFieldEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field end error 1:table: ", p), err) }
-  return err
+	if err := oprot.WriteFieldBegin(ctx, "table", thrift.STRUCT, 1); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:table: ", p), err)
+	}
+	if err := p.Table.Write(ctx, oprot); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", p.Table), err)
+	}
+	if err := oprot.WriteFieldEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field end error 1:table: ", p), err)
+	}
+	return err
 }
 
 func (p *THBaseServiceGetTableDescriptorArgs) String() string {
-  if p == nil {
-    return "<nil>"
-  }
-  return fmt.Sprintf("THBaseServiceGetTableDescriptorArgs(%+v)", *p)
+	if p == nil {
+		return "<nil>"
+	}
+	return fmt.Sprintf("THBaseServiceGetTableDescriptorArgs(%+v)", *p)
 }
 
 // Attributes:
-//  - Success
-//  - Io
+//   - Success
+//   - Io
 type THBaseServiceGetTableDescriptorResult struct {
-  Success *TTableDescriptor `thrift:"success,0" db:"success" json:"success,omitempty"`
-  Io *TIOError `thrift:"io,1" db:"io" json:"io,omitempty"`
+	Success *TTableDescriptor `thrift:"success,0" db:"success" json:"success,omitempty"`
+	Io      *TIOError         `thrift:"io,1" db:"io" json:"io,omitempty"`
 }
 
 func NewTHBaseServiceGetTableDescriptorResult() *THBaseServiceGetTableDescriptorResult {
-  return &THBaseServiceGetTableDescriptorResult{}
+	return &THBaseServiceGetTableDescriptorResult{}
 }
 
 var THBaseServiceGetTableDescriptorResult_Success_DEFAULT *TTableDescriptor
+
 func (p *THBaseServiceGetTableDescriptorResult) GetSuccess() *TTableDescriptor {
-  if !p.IsSetSuccess() {
-    return THBaseServiceGetTableDescriptorResult_Success_DEFAULT
-  }
-return p.Success
+	if !p.IsSetSuccess() {
+		return THBaseServiceGetTableDescriptorResult_Success_DEFAULT
+	}
+	return p.Success
 }
+
 var THBaseServiceGetTableDescriptorResult_Io_DEFAULT *TIOError
+
 func (p *THBaseServiceGetTableDescriptorResult) GetIo() *TIOError {
-  if !p.IsSetIo() {
-    return THBaseServiceGetTableDescriptorResult_Io_DEFAULT
-  }
-return p.Io
+	if !p.IsSetIo() {
+		return THBaseServiceGetTableDescriptorResult_Io_DEFAULT
+	}
+	return p.Io
 }
 func (p *THBaseServiceGetTableDescriptorResult) IsSetSuccess() bool {
-  return p.Success != nil
+	return p.Success != nil
 }
 
 func (p *THBaseServiceGetTableDescriptorResult) IsSetIo() bool {
-  return p.Io != nil
+	return p.Io != nil
 }
 
 func (p *THBaseServiceGetTableDescriptorResult) Read(ctx context.Context, iprot thrift.TProtocol) error {
-  if _, err := iprot.ReadStructBegin(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
-  }
+	if _, err := iprot.ReadStructBegin(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
+	}
 
-
-  for {
-    _, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
-    if err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
-    }
-    if fieldTypeId == thrift.STOP { break; }
-    switch fieldId {
-    case 0:
-      if fieldTypeId == thrift.STRUCT {
-        if err := p.ReadField0(ctx, iprot); err != nil {
-          return err
-        }
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    case 1:
-      if fieldTypeId == thrift.STRUCT {
-        if err := p.ReadField1(ctx, iprot); err != nil {
-          return err
-        }
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    default:
-      if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-        return err
-      }
-    }
-    if err := iprot.ReadFieldEnd(ctx); err != nil {
-      return err
-    }
-  }
-  if err := iprot.ReadStructEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
-  }
-  return nil
+	for {
+		_, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
+		if err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
+		}
+		if fieldTypeId == thrift.STOP {
+			break
+		}
+		switch fieldId {
+		case 0:
+			if fieldTypeId == thrift.STRUCT {
+				if err := p.ReadField0(ctx, iprot); err != nil {
+					return err
+				}
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		case 1:
+			if fieldTypeId == thrift.STRUCT {
+				if err := p.ReadField1(ctx, iprot); err != nil {
+					return err
+				}
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		default:
+			if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+				return err
+			}
+		}
+		if err := iprot.ReadFieldEnd(ctx); err != nil {
+			return err
+		}
+	}
+	if err := iprot.ReadStructEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
+	}
+	return nil
 }
 
-func (p *THBaseServiceGetTableDescriptorResult)  ReadField0(ctx context.Context, iprot thrift.TProtocol) error {
-  p.Success = &TTableDescriptor{}
-  if err := p.Success.Read(ctx, iprot); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", p.Success), err)
-  }
-  return nil
+func (p *THBaseServiceGetTableDescriptorResult) ReadField0(ctx context.Context, iprot thrift.TProtocol) error {
+	p.Success = &TTableDescriptor{}
+	if err := p.Success.Read(ctx, iprot); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", p.Success), err)
+	}
+	return nil
 }
 
-func (p *THBaseServiceGetTableDescriptorResult)  ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
-  p.Io = &TIOError{}
-  if err := p.Io.Read(ctx, iprot); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", p.Io), err)
-  }
-  return nil
+func (p *THBaseServiceGetTableDescriptorResult) ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
+	p.Io = &TIOError{}
+	if err := p.Io.Read(ctx, iprot); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", p.Io), err)
+	}
+	return nil
 }
 
 func (p *THBaseServiceGetTableDescriptorResult) Write(ctx context.Context, oprot thrift.TProtocol) error {
-  if err := oprot.WriteStructBegin(ctx, "getTableDescriptor_result"); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err) }
-  if p != nil {
-    if err := p.writeField0(ctx, oprot); err != nil { return err }
-    if err := p.writeField1(ctx, oprot); err != nil { return err }
-  }
-  if err := oprot.WriteFieldStop(ctx); err != nil {
-    return thrift.PrependError("write field stop error: ", err) }
-  if err := oprot.WriteStructEnd(ctx); err != nil {
-    return thrift.PrependError("write struct stop error: ", err) }
-  return nil
+	if err := oprot.WriteStructBegin(ctx, "getTableDescriptor_result"); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err)
+	}
+	if p != nil {
+		if err := p.writeField0(ctx, oprot); err != nil {
+			return err
+		}
+		if err := p.writeField1(ctx, oprot); err != nil {
+			return err
+		}
+	}
+	if err := oprot.WriteFieldStop(ctx); err != nil {
+		return thrift.PrependError("write field stop error: ", err)
+	}
+	if err := oprot.WriteStructEnd(ctx); err != nil {
+		return thrift.PrependError("write struct stop error: ", err)
+	}
+	return nil
 }
 
 func (p *THBaseServiceGetTableDescriptorResult) writeField0(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if p.IsSetSuccess() {
-    if err := oprot.WriteFieldBegin(ctx, "success", thrift.STRUCT, 0); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field begin error 0:success: ", p), err) }
-    if err := p.Success.Write(ctx, oprot); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", p.Success), err)
-    }
-    if err := oprot.WriteFieldEnd(ctx); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field end error 0:success: ", p), err) }
-  }
-  return err
+	if p.IsSetSuccess() {
+		if err := oprot.WriteFieldBegin(ctx, "success", thrift.STRUCT, 0); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field begin error 0:success: ", p), err)
+		}
+		if err := p.Success.Write(ctx, oprot); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", p.Success), err)
+		}
+		if err := oprot.WriteFieldEnd(ctx); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field end error 0:success: ", p), err)
+		}
+	}
+	return err
 }
 
 func (p *THBaseServiceGetTableDescriptorResult) writeField1(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if p.IsSetIo() {
-    if err := oprot.WriteFieldBegin(ctx, "io", thrift.STRUCT, 1); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:io: ", p), err) }
-    if err := p.Io.Write(ctx, oprot); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", p.Io), err)
-    }
-    if err := oprot.WriteFieldEnd(ctx); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field end error 1:io: ", p), err) }
-  }
-  return err
+	if p.IsSetIo() {
+		if err := oprot.WriteFieldBegin(ctx, "io", thrift.STRUCT, 1); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:io: ", p), err)
+		}
+		if err := p.Io.Write(ctx, oprot); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", p.Io), err)
+		}
+		if err := oprot.WriteFieldEnd(ctx); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field end error 1:io: ", p), err)
+		}
+	}
+	return err
 }
 
 func (p *THBaseServiceGetTableDescriptorResult) String() string {
-  if p == nil {
-    return "<nil>"
-  }
-  return fmt.Sprintf("THBaseServiceGetTableDescriptorResult(%+v)", *p)
+	if p == nil {
+		return "<nil>"
+	}
+	return fmt.Sprintf("THBaseServiceGetTableDescriptorResult(%+v)", *p)
 }
 
 // Attributes:
-//  - TableName
+//   - TableName
 type THBaseServiceTableExistsArgs struct {
-  TableName *TTableName `thrift:"tableName,1" db:"tableName" json:"tableName"`
+	TableName *TTableName `thrift:"tableName,1" db:"tableName" json:"tableName"`
 }
 
 func NewTHBaseServiceTableExistsArgs() *THBaseServiceTableExistsArgs {
-  return &THBaseServiceTableExistsArgs{}
+	return &THBaseServiceTableExistsArgs{}
 }
 
 var THBaseServiceTableExistsArgs_TableName_DEFAULT *TTableName
+
 func (p *THBaseServiceTableExistsArgs) GetTableName() *TTableName {
-  if !p.IsSetTableName() {
-    return THBaseServiceTableExistsArgs_TableName_DEFAULT
-  }
-return p.TableName
+	if !p.IsSetTableName() {
+		return THBaseServiceTableExistsArgs_TableName_DEFAULT
+	}
+	return p.TableName
 }
 func (p *THBaseServiceTableExistsArgs) IsSetTableName() bool {
-  return p.TableName != nil
+	return p.TableName != nil
 }
 
 func (p *THBaseServiceTableExistsArgs) Read(ctx context.Context, iprot thrift.TProtocol) error {
-  if _, err := iprot.ReadStructBegin(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
-  }
+	if _, err := iprot.ReadStructBegin(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
+	}
 
-
-  for {
-    _, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
-    if err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
-    }
-    if fieldTypeId == thrift.STOP { break; }
-    switch fieldId {
-    case 1:
-      if fieldTypeId == thrift.STRUCT {
-        if err := p.ReadField1(ctx, iprot); err != nil {
-          return err
-        }
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    default:
-      if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-        return err
-      }
-    }
-    if err := iprot.ReadFieldEnd(ctx); err != nil {
-      return err
-    }
-  }
-  if err := iprot.ReadStructEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
-  }
-  return nil
+	for {
+		_, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
+		if err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
+		}
+		if fieldTypeId == thrift.STOP {
+			break
+		}
+		switch fieldId {
+		case 1:
+			if fieldTypeId == thrift.STRUCT {
+				if err := p.ReadField1(ctx, iprot); err != nil {
+					return err
+				}
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		default:
+			if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+				return err
+			}
+		}
+		if err := iprot.ReadFieldEnd(ctx); err != nil {
+			return err
+		}
+	}
+	if err := iprot.ReadStructEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
+	}
+	return nil
 }
 
-func (p *THBaseServiceTableExistsArgs)  ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
-  p.TableName = &TTableName{}
-  if err := p.TableName.Read(ctx, iprot); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", p.TableName), err)
-  }
-  return nil
+func (p *THBaseServiceTableExistsArgs) ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
+	p.TableName = &TTableName{}
+	if err := p.TableName.Read(ctx, iprot); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", p.TableName), err)
+	}
+	return nil
 }
 
 func (p *THBaseServiceTableExistsArgs) Write(ctx context.Context, oprot thrift.TProtocol) error {
-  if err := oprot.WriteStructBegin(ctx, "tableExists_args"); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err) }
-  if p != nil {
-    if err := p.writeField1(ctx, oprot); err != nil { return err }
-  }
-  if err := oprot.WriteFieldStop(ctx); err != nil {
-    return thrift.PrependError("write field stop error: ", err) }
-  if err := oprot.WriteStructEnd(ctx); err != nil {
-    return thrift.PrependError("write struct stop error: ", err) }
-  return nil
+	if err := oprot.WriteStructBegin(ctx, "tableExists_args"); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err)
+	}
+	if p != nil {
+		if err := p.writeField1(ctx, oprot); err != nil {
+			return err
+		}
+	}
+	if err := oprot.WriteFieldStop(ctx); err != nil {
+		return thrift.PrependError("write field stop error: ", err)
+	}
+	if err := oprot.WriteStructEnd(ctx); err != nil {
+		return thrift.PrependError("write struct stop error: ", err)
+	}
+	return nil
 }
 
 func (p *THBaseServiceTableExistsArgs) writeField1(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if err := oprot.WriteFieldBegin(ctx, "tableName", thrift.STRUCT, 1); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:tableName: ", p), err) }
-  if err := p.TableName.Write(ctx, oprot); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", p.TableName), err)
-  }
-  if err := oprot.WriteFieldEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field end error 1:tableName: ", p), err) }
-  return err
+	if err := oprot.WriteFieldBegin(ctx, "tableName", thrift.STRUCT, 1); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:tableName: ", p), err)
+	}
+	if err := p.TableName.Write(ctx, oprot); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", p.TableName), err)
+	}
+	if err := oprot.WriteFieldEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field end error 1:tableName: ", p), err)
+	}
+	return err
 }
 
 func (p *THBaseServiceTableExistsArgs) String() string {
-  if p == nil {
-    return "<nil>"
-  }
-  return fmt.Sprintf("THBaseServiceTableExistsArgs(%+v)", *p)
+	if p == nil {
+		return "<nil>"
+	}
+	return fmt.Sprintf("THBaseServiceTableExistsArgs(%+v)", *p)
 }
 
 // Attributes:
-//  - Success
-//  - Io
+//   - Success
+//   - Io
 type THBaseServiceTableExistsResult struct {
-  Success *bool `thrift:"success,0" db:"success" json:"success,omitempty"`
-  Io *TIOError `thrift:"io,1" db:"io" json:"io,omitempty"`
+	Success *bool     `thrift:"success,0" db:"success" json:"success,omitempty"`
+	Io      *TIOError `thrift:"io,1" db:"io" json:"io,omitempty"`
 }
 
 func NewTHBaseServiceTableExistsResult() *THBaseServiceTableExistsResult {
-  return &THBaseServiceTableExistsResult{}
+	return &THBaseServiceTableExistsResult{}
 }
 
 var THBaseServiceTableExistsResult_Success_DEFAULT bool
+
 func (p *THBaseServiceTableExistsResult) GetSuccess() bool {
-  if !p.IsSetSuccess() {
-    return THBaseServiceTableExistsResult_Success_DEFAULT
-  }
-return *p.Success
+	if !p.IsSetSuccess() {
+		return THBaseServiceTableExistsResult_Success_DEFAULT
+	}
+	return *p.Success
 }
+
 var THBaseServiceTableExistsResult_Io_DEFAULT *TIOError
+
 func (p *THBaseServiceTableExistsResult) GetIo() *TIOError {
-  if !p.IsSetIo() {
-    return THBaseServiceTableExistsResult_Io_DEFAULT
-  }
-return p.Io
+	if !p.IsSetIo() {
+		return THBaseServiceTableExistsResult_Io_DEFAULT
+	}
+	return p.Io
 }
 func (p *THBaseServiceTableExistsResult) IsSetSuccess() bool {
-  return p.Success != nil
+	return p.Success != nil
 }
 
 func (p *THBaseServiceTableExistsResult) IsSetIo() bool {
-  return p.Io != nil
+	return p.Io != nil
 }
 
 func (p *THBaseServiceTableExistsResult) Read(ctx context.Context, iprot thrift.TProtocol) error {
-  if _, err := iprot.ReadStructBegin(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
-  }
+	if _, err := iprot.ReadStructBegin(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
+	}
 
-
-  for {
-    _, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
-    if err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
-    }
-    if fieldTypeId == thrift.STOP { break; }
-    switch fieldId {
-    case 0:
-      if fieldTypeId == thrift.BOOL {
-        if err := p.ReadField0(ctx, iprot); err != nil {
-          return err
-        }
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    case 1:
-      if fieldTypeId == thrift.STRUCT {
-        if err := p.ReadField1(ctx, iprot); err != nil {
-          return err
-        }
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    default:
-      if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-        return err
-      }
-    }
-    if err := iprot.ReadFieldEnd(ctx); err != nil {
-      return err
-    }
-  }
-  if err := iprot.ReadStructEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
-  }
-  return nil
+	for {
+		_, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
+		if err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
+		}
+		if fieldTypeId == thrift.STOP {
+			break
+		}
+		switch fieldId {
+		case 0:
+			if fieldTypeId == thrift.BOOL {
+				if err := p.ReadField0(ctx, iprot); err != nil {
+					return err
+				}
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		case 1:
+			if fieldTypeId == thrift.STRUCT {
+				if err := p.ReadField1(ctx, iprot); err != nil {
+					return err
+				}
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		default:
+			if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+				return err
+			}
+		}
+		if err := iprot.ReadFieldEnd(ctx); err != nil {
+			return err
+		}
+	}
+	if err := iprot.ReadStructEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
+	}
+	return nil
 }
 
-func (p *THBaseServiceTableExistsResult)  ReadField0(ctx context.Context, iprot thrift.TProtocol) error {
-  if v, err := iprot.ReadBool(ctx); err != nil {
-  return thrift.PrependError("error reading field 0: ", err)
-} else {
-  p.Success = &v
-}
-  return nil
+func (p *THBaseServiceTableExistsResult) ReadField0(ctx context.Context, iprot thrift.TProtocol) error {
+	if v, err := iprot.ReadBool(ctx); err != nil {
+		return thrift.PrependError("error reading field 0: ", err)
+	} else {
+		p.Success = &v
+	}
+	return nil
 }
 
-func (p *THBaseServiceTableExistsResult)  ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
-  p.Io = &TIOError{}
-  if err := p.Io.Read(ctx, iprot); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", p.Io), err)
-  }
-  return nil
+func (p *THBaseServiceTableExistsResult) ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
+	p.Io = &TIOError{}
+	if err := p.Io.Read(ctx, iprot); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", p.Io), err)
+	}
+	return nil
 }
 
 func (p *THBaseServiceTableExistsResult) Write(ctx context.Context, oprot thrift.TProtocol) error {
-  if err := oprot.WriteStructBegin(ctx, "tableExists_result"); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err) }
-  if p != nil {
-    if err := p.writeField0(ctx, oprot); err != nil { return err }
-    if err := p.writeField1(ctx, oprot); err != nil { return err }
-  }
-  if err := oprot.WriteFieldStop(ctx); err != nil {
-    return thrift.PrependError("write field stop error: ", err) }
-  if err := oprot.WriteStructEnd(ctx); err != nil {
-    return thrift.PrependError("write struct stop error: ", err) }
-  return nil
+	if err := oprot.WriteStructBegin(ctx, "tableExists_result"); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err)
+	}
+	if p != nil {
+		if err := p.writeField0(ctx, oprot); err != nil {
+			return err
+		}
+		if err := p.writeField1(ctx, oprot); err != nil {
+			return err
+		}
+	}
+	if err := oprot.WriteFieldStop(ctx); err != nil {
+		return thrift.PrependError("write field stop error: ", err)
+	}
+	if err := oprot.WriteStructEnd(ctx); err != nil {
+		return thrift.PrependError("write struct stop error: ", err)
+	}
+	return nil
 }
 
 func (p *THBaseServiceTableExistsResult) writeField0(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if p.IsSetSuccess() {
-    if err := oprot.WriteFieldBegin(ctx, "success", thrift.BOOL, 0); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field begin error 0:success: ", p), err) }
-    if err := oprot.WriteBool(ctx, bool(*p.Success)); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T.success (0) field write error: ", p), err) }
-    if err := oprot.WriteFieldEnd(ctx); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field end error 0:success: ", p), err) }
-  }
-  return err
+	if p.IsSetSuccess() {
+		if err := oprot.WriteFieldBegin(ctx, "success", thrift.BOOL, 0); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field begin error 0:success: ", p), err)
+		}
+		if err := oprot.WriteBool(ctx, bool(*p.Success)); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T.success (0) field write error: ", p), err)
+		}
+		if err := oprot.WriteFieldEnd(ctx); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field end error 0:success: ", p), err)
+		}
+	}
+	return err
 }
 
 func (p *THBaseServiceTableExistsResult) writeField1(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if p.IsSetIo() {
-    if err := oprot.WriteFieldBegin(ctx, "io", thrift.STRUCT, 1); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:io: ", p), err) }
-    if err := p.Io.Write(ctx, oprot); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", p.Io), err)
-    }
-    if err := oprot.WriteFieldEnd(ctx); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field end error 1:io: ", p), err) }
-  }
-  return err
+	if p.IsSetIo() {
+		if err := oprot.WriteFieldBegin(ctx, "io", thrift.STRUCT, 1); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:io: ", p), err)
+		}
+		if err := p.Io.Write(ctx, oprot); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", p.Io), err)
+		}
+		if err := oprot.WriteFieldEnd(ctx); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field end error 1:io: ", p), err)
+		}
+	}
+	return err
 }
 
 func (p *THBaseServiceTableExistsResult) String() string {
-  if p == nil {
-    return "<nil>"
-  }
-  return fmt.Sprintf("THBaseServiceTableExistsResult(%+v)", *p)
+	if p == nil {
+		return "<nil>"
+	}
+	return fmt.Sprintf("THBaseServiceTableExistsResult(%+v)", *p)
 }
 
 // Attributes:
-//  - Name
+//   - Name
 type THBaseServiceGetTableDescriptorsByNamespaceArgs struct {
-  Name string `thrift:"name,1,required" db:"name" json:"name"`
+	Name string `thrift:"name,1,required" db:"name" json:"name"`
 }
 
 func NewTHBaseServiceGetTableDescriptorsByNamespaceArgs() *THBaseServiceGetTableDescriptorsByNamespaceArgs {
-  return &THBaseServiceGetTableDescriptorsByNamespaceArgs{}
+	return &THBaseServiceGetTableDescriptorsByNamespaceArgs{}
 }
-
 
 func (p *THBaseServiceGetTableDescriptorsByNamespaceArgs) GetName() string {
-  return p.Name
+	return p.Name
 }
 func (p *THBaseServiceGetTableDescriptorsByNamespaceArgs) Read(ctx context.Context, iprot thrift.TProtocol) error {
-  if _, err := iprot.ReadStructBegin(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
-  }
+	if _, err := iprot.ReadStructBegin(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
+	}
 
-  var issetName bool = false;
+	var issetName bool = false
 
-  for {
-    _, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
-    if err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
-    }
-    if fieldTypeId == thrift.STOP { break; }
-    switch fieldId {
-    case 1:
-      if fieldTypeId == thrift.STRING {
-        if err := p.ReadField1(ctx, iprot); err != nil {
-          return err
-        }
-        issetName = true
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    default:
-      if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-        return err
-      }
-    }
-    if err := iprot.ReadFieldEnd(ctx); err != nil {
-      return err
-    }
-  }
-  if err := iprot.ReadStructEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
-  }
-  if !issetName{
-    return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field Name is not set"));
-  }
-  return nil
+	for {
+		_, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
+		if err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
+		}
+		if fieldTypeId == thrift.STOP {
+			break
+		}
+		switch fieldId {
+		case 1:
+			if fieldTypeId == thrift.STRING {
+				if err := p.ReadField1(ctx, iprot); err != nil {
+					return err
+				}
+				issetName = true
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		default:
+			if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+				return err
+			}
+		}
+		if err := iprot.ReadFieldEnd(ctx); err != nil {
+			return err
+		}
+	}
+	if err := iprot.ReadStructEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
+	}
+	if !issetName {
+		return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field Name is not set"))
+	}
+	return nil
 }
 
-func (p *THBaseServiceGetTableDescriptorsByNamespaceArgs)  ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
-  if v, err := iprot.ReadString(ctx); err != nil {
-  return thrift.PrependError("error reading field 1: ", err)
-} else {
-  p.Name = v
-}
-  return nil
+func (p *THBaseServiceGetTableDescriptorsByNamespaceArgs) ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
+	if v, err := iprot.ReadString(ctx); err != nil {
+		return thrift.PrependError("error reading field 1: ", err)
+	} else {
+		p.Name = v
+	}
+	return nil
 }
 
 func (p *THBaseServiceGetTableDescriptorsByNamespaceArgs) Write(ctx context.Context, oprot thrift.TProtocol) error {
-  if err := oprot.WriteStructBegin(ctx, "getTableDescriptorsByNamespace_args"); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err) }
-  if p != nil {
-    if err := p.writeField1(ctx, oprot); err != nil { return err }
-  }
-  if err := oprot.WriteFieldStop(ctx); err != nil {
-    return thrift.PrependError("write field stop error: ", err) }
-  if err := oprot.WriteStructEnd(ctx); err != nil {
-    return thrift.PrependError("write struct stop error: ", err) }
-  return nil
+	if err := oprot.WriteStructBegin(ctx, "getTableDescriptorsByNamespace_args"); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err)
+	}
+	if p != nil {
+		if err := p.writeField1(ctx, oprot); err != nil {
+			return err
+		}
+	}
+	if err := oprot.WriteFieldStop(ctx); err != nil {
+		return thrift.PrependError("write field stop error: ", err)
+	}
+	if err := oprot.WriteStructEnd(ctx); err != nil {
+		return thrift.PrependError("write struct stop error: ", err)
+	}
+	return nil
 }
 
 func (p *THBaseServiceGetTableDescriptorsByNamespaceArgs) writeField1(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if err := oprot.WriteFieldBegin(ctx, "name", thrift.STRING, 1); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:name: ", p), err) }
-  if err := oprot.WriteString(ctx, string(p.Name)); err != nil {
-  return thrift.PrependError(fmt.Sprintf("%T.name (1) field write error: ", p), err) }
-  if err := oprot.WriteFieldEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field end error 1:name: ", p), err) }
-  return err
+	if err := oprot.WriteFieldBegin(ctx, "name", thrift.STRING, 1); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:name: ", p), err)
+	}
+	if err := oprot.WriteString(ctx, string(p.Name)); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T.name (1) field write error: ", p), err)
+	}
+	if err := oprot.WriteFieldEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field end error 1:name: ", p), err)
+	}
+	return err
 }
 
 func (p *THBaseServiceGetTableDescriptorsByNamespaceArgs) String() string {
-  if p == nil {
-    return "<nil>"
-  }
-  return fmt.Sprintf("THBaseServiceGetTableDescriptorsByNamespaceArgs(%+v)", *p)
+	if p == nil {
+		return "<nil>"
+	}
+	return fmt.Sprintf("THBaseServiceGetTableDescriptorsByNamespaceArgs(%+v)", *p)
 }
 
 // Attributes:
-//  - Success
-//  - Io
+//   - Success
+//   - Io
 type THBaseServiceGetTableDescriptorsByNamespaceResult struct {
-  Success []*TTableDescriptor `thrift:"success,0" db:"success" json:"success,omitempty"`
-  Io *TIOError `thrift:"io,1" db:"io" json:"io,omitempty"`
+	Success []*TTableDescriptor `thrift:"success,0" db:"success" json:"success,omitempty"`
+	Io      *TIOError           `thrift:"io,1" db:"io" json:"io,omitempty"`
 }
 
 func NewTHBaseServiceGetTableDescriptorsByNamespaceResult() *THBaseServiceGetTableDescriptorsByNamespaceResult {
-  return &THBaseServiceGetTableDescriptorsByNamespaceResult{}
+	return &THBaseServiceGetTableDescriptorsByNamespaceResult{}
 }
 
 var THBaseServiceGetTableDescriptorsByNamespaceResult_Success_DEFAULT []*TTableDescriptor
 
 func (p *THBaseServiceGetTableDescriptorsByNamespaceResult) GetSuccess() []*TTableDescriptor {
-  return p.Success
+	return p.Success
 }
+
 var THBaseServiceGetTableDescriptorsByNamespaceResult_Io_DEFAULT *TIOError
+
 func (p *THBaseServiceGetTableDescriptorsByNamespaceResult) GetIo() *TIOError {
-  if !p.IsSetIo() {
-    return THBaseServiceGetTableDescriptorsByNamespaceResult_Io_DEFAULT
-  }
-return p.Io
+	if !p.IsSetIo() {
+		return THBaseServiceGetTableDescriptorsByNamespaceResult_Io_DEFAULT
+	}
+	return p.Io
 }
 func (p *THBaseServiceGetTableDescriptorsByNamespaceResult) IsSetSuccess() bool {
-  return p.Success != nil
+	return p.Success != nil
 }
 
 func (p *THBaseServiceGetTableDescriptorsByNamespaceResult) IsSetIo() bool {
-  return p.Io != nil
+	return p.Io != nil
 }
 
 func (p *THBaseServiceGetTableDescriptorsByNamespaceResult) Read(ctx context.Context, iprot thrift.TProtocol) error {
-  if _, err := iprot.ReadStructBegin(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
-  }
+	if _, err := iprot.ReadStructBegin(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
+	}
 
-
-  for {
-    _, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
-    if err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
-    }
-    if fieldTypeId == thrift.STOP { break; }
-    switch fieldId {
-    case 0:
-      if fieldTypeId == thrift.LIST {
-        if err := p.ReadField0(ctx, iprot); err != nil {
-          return err
-        }
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    case 1:
-      if fieldTypeId == thrift.STRUCT {
-        if err := p.ReadField1(ctx, iprot); err != nil {
-          return err
-        }
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    default:
-      if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-        return err
-      }
-    }
-    if err := iprot.ReadFieldEnd(ctx); err != nil {
-      return err
-    }
-  }
-  if err := iprot.ReadStructEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
-  }
-  return nil
+	for {
+		_, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
+		if err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
+		}
+		if fieldTypeId == thrift.STOP {
+			break
+		}
+		switch fieldId {
+		case 0:
+			if fieldTypeId == thrift.LIST {
+				if err := p.ReadField0(ctx, iprot); err != nil {
+					return err
+				}
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		case 1:
+			if fieldTypeId == thrift.STRUCT {
+				if err := p.ReadField1(ctx, iprot); err != nil {
+					return err
+				}
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		default:
+			if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+				return err
+			}
+		}
+		if err := iprot.ReadFieldEnd(ctx); err != nil {
+			return err
+		}
+	}
+	if err := iprot.ReadStructEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
+	}
+	return nil
 }
 
-func (p *THBaseServiceGetTableDescriptorsByNamespaceResult)  ReadField0(ctx context.Context, iprot thrift.TProtocol) error {
-  _, size, err := iprot.ReadListBegin(ctx)
-  if err != nil {
-    return thrift.PrependError("error reading list begin: ", err)
-  }
-  tSlice := make([]*TTableDescriptor, 0, size)
-  p.Success =  tSlice
-  for i := 0; i < size; i ++ {
-    _elem168 := &TTableDescriptor{}
-    if err := _elem168.Read(ctx, iprot); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", _elem168), err)
-    }
-    p.Success = append(p.Success, _elem168)
-  }
-  if err := iprot.ReadListEnd(ctx); err != nil {
-    return thrift.PrependError("error reading list end: ", err)
-  }
-  return nil
+func (p *THBaseServiceGetTableDescriptorsByNamespaceResult) ReadField0(ctx context.Context, iprot thrift.TProtocol) error {
+	_, size, err := iprot.ReadListBegin(ctx)
+	if err != nil {
+		return thrift.PrependError("error reading list begin: ", err)
+	}
+	tSlice := make([]*TTableDescriptor, 0, size)
+	p.Success = tSlice
+	for i := 0; i < size; i++ {
+		_elem168 := &TTableDescriptor{}
+		if err := _elem168.Read(ctx, iprot); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", _elem168), err)
+		}
+		p.Success = append(p.Success, _elem168)
+	}
+	if err := iprot.ReadListEnd(ctx); err != nil {
+		return thrift.PrependError("error reading list end: ", err)
+	}
+	return nil
 }
 
-func (p *THBaseServiceGetTableDescriptorsByNamespaceResult)  ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
-  p.Io = &TIOError{}
-  if err := p.Io.Read(ctx, iprot); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", p.Io), err)
-  }
-  return nil
+func (p *THBaseServiceGetTableDescriptorsByNamespaceResult) ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
+	p.Io = &TIOError{}
+	if err := p.Io.Read(ctx, iprot); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", p.Io), err)
+	}
+	return nil
 }
 
 func (p *THBaseServiceGetTableDescriptorsByNamespaceResult) Write(ctx context.Context, oprot thrift.TProtocol) error {
-  if err := oprot.WriteStructBegin(ctx, "getTableDescriptorsByNamespace_result"); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err) }
-  if p != nil {
-    if err := p.writeField0(ctx, oprot); err != nil { return err }
-    if err := p.writeField1(ctx, oprot); err != nil { return err }
-  }
-  if err := oprot.WriteFieldStop(ctx); err != nil {
-    return thrift.PrependError("write field stop error: ", err) }
-  if err := oprot.WriteStructEnd(ctx); err != nil {
-    return thrift.PrependError("write struct stop error: ", err) }
-  return nil
+	if err := oprot.WriteStructBegin(ctx, "getTableDescriptorsByNamespace_result"); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err)
+	}
+	if p != nil {
+		if err := p.writeField0(ctx, oprot); err != nil {
+			return err
+		}
+		if err := p.writeField1(ctx, oprot); err != nil {
+			return err
+		}
+	}
+	if err := oprot.WriteFieldStop(ctx); err != nil {
+		return thrift.PrependError("write field stop error: ", err)
+	}
+	if err := oprot.WriteStructEnd(ctx); err != nil {
+		return thrift.PrependError("write struct stop error: ", err)
+	}
+	return nil
 }
 
 func (p *THBaseServiceGetTableDescriptorsByNamespaceResult) writeField0(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if p.IsSetSuccess() {
-    if err := oprot.WriteFieldBegin(ctx, "success", thrift.LIST, 0); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field begin error 0:success: ", p), err) }
-    if err := oprot.WriteListBegin(ctx, thrift.STRUCT, len(p.Success)); err != nil {
-      return thrift.PrependError("error writing list begin: ", err)
-    }
-    for _, v := range p.Success {
-      if err := v.Write(ctx, oprot); err != nil {
-        return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", v), err)
-      }
-    }
-    if err := oprot.WriteListEnd(ctx); err != nil {
-      return thrift.PrependError("error writing list end: ", err)
-    }
-    if err := oprot.WriteFieldEnd(ctx); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field end error 0:success: ", p), err) }
-  }
-  return err
+	if p.IsSetSuccess() {
+		if err := oprot.WriteFieldBegin(ctx, "success", thrift.LIST, 0); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field begin error 0:success: ", p), err)
+		}
+		if err := oprot.WriteListBegin(ctx, thrift.STRUCT, len(p.Success)); err != nil {
+			return thrift.PrependError("error writing list begin: ", err)
+		}
+		for _, v := range p.Success {
+			if err := v.Write(ctx, oprot); err != nil {
+				return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", v), err)
+			}
+		}
+		if err := oprot.WriteListEnd(ctx); err != nil {
+			return thrift.PrependError("error writing list end: ", err)
+		}
+		if err := oprot.WriteFieldEnd(ctx); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field end error 0:success: ", p), err)
+		}
+	}
+	return err
 }
 
 func (p *THBaseServiceGetTableDescriptorsByNamespaceResult) writeField1(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if p.IsSetIo() {
-    if err := oprot.WriteFieldBegin(ctx, "io", thrift.STRUCT, 1); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:io: ", p), err) }
-    if err := p.Io.Write(ctx, oprot); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", p.Io), err)
-    }
-    if err := oprot.WriteFieldEnd(ctx); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field end error 1:io: ", p), err) }
-  }
-  return err
+	if p.IsSetIo() {
+		if err := oprot.WriteFieldBegin(ctx, "io", thrift.STRUCT, 1); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:io: ", p), err)
+		}
+		if err := p.Io.Write(ctx, oprot); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", p.Io), err)
+		}
+		if err := oprot.WriteFieldEnd(ctx); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field end error 1:io: ", p), err)
+		}
+	}
+	return err
 }
 
 func (p *THBaseServiceGetTableDescriptorsByNamespaceResult) String() string {
-  if p == nil {
-    return "<nil>"
-  }
-  return fmt.Sprintf("THBaseServiceGetTableDescriptorsByNamespaceResult(%+v)", *p)
+	if p == nil {
+		return "<nil>"
+	}
+	return fmt.Sprintf("THBaseServiceGetTableDescriptorsByNamespaceResult(%+v)", *p)
 }
 
 // Attributes:
-//  - Name
+//   - Name
 type THBaseServiceGetTableNamesByNamespaceArgs struct {
-  Name string `thrift:"name,1,required" db:"name" json:"name"`
+	Name string `thrift:"name,1,required" db:"name" json:"name"`
 }
 
 func NewTHBaseServiceGetTableNamesByNamespaceArgs() *THBaseServiceGetTableNamesByNamespaceArgs {
-  return &THBaseServiceGetTableNamesByNamespaceArgs{}
+	return &THBaseServiceGetTableNamesByNamespaceArgs{}
 }
-
 
 func (p *THBaseServiceGetTableNamesByNamespaceArgs) GetName() string {
-  return p.Name
+	return p.Name
 }
 func (p *THBaseServiceGetTableNamesByNamespaceArgs) Read(ctx context.Context, iprot thrift.TProtocol) error {
-  if _, err := iprot.ReadStructBegin(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
-  }
+	if _, err := iprot.ReadStructBegin(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
+	}
 
-  var issetName bool = false;
+	var issetName bool = false
 
-  for {
-    _, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
-    if err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
-    }
-    if fieldTypeId == thrift.STOP { break; }
-    switch fieldId {
-    case 1:
-      if fieldTypeId == thrift.STRING {
-        if err := p.ReadField1(ctx, iprot); err != nil {
-          return err
-        }
-        issetName = true
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    default:
-      if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-        return err
-      }
-    }
-    if err := iprot.ReadFieldEnd(ctx); err != nil {
-      return err
-    }
-  }
-  if err := iprot.ReadStructEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
-  }
-  if !issetName{
-    return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field Name is not set"));
-  }
-  return nil
+	for {
+		_, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
+		if err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
+		}
+		if fieldTypeId == thrift.STOP {
+			break
+		}
+		switch fieldId {
+		case 1:
+			if fieldTypeId == thrift.STRING {
+				if err := p.ReadField1(ctx, iprot); err != nil {
+					return err
+				}
+				issetName = true
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		default:
+			if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+				return err
+			}
+		}
+		if err := iprot.ReadFieldEnd(ctx); err != nil {
+			return err
+		}
+	}
+	if err := iprot.ReadStructEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
+	}
+	if !issetName {
+		return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field Name is not set"))
+	}
+	return nil
 }
 
-func (p *THBaseServiceGetTableNamesByNamespaceArgs)  ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
-  if v, err := iprot.ReadString(ctx); err != nil {
-  return thrift.PrependError("error reading field 1: ", err)
-} else {
-  p.Name = v
-}
-  return nil
+func (p *THBaseServiceGetTableNamesByNamespaceArgs) ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
+	if v, err := iprot.ReadString(ctx); err != nil {
+		return thrift.PrependError("error reading field 1: ", err)
+	} else {
+		p.Name = v
+	}
+	return nil
 }
 
 func (p *THBaseServiceGetTableNamesByNamespaceArgs) Write(ctx context.Context, oprot thrift.TProtocol) error {
-  if err := oprot.WriteStructBegin(ctx, "getTableNamesByNamespace_args"); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err) }
-  if p != nil {
-    if err := p.writeField1(ctx, oprot); err != nil { return err }
-  }
-  if err := oprot.WriteFieldStop(ctx); err != nil {
-    return thrift.PrependError("write field stop error: ", err) }
-  if err := oprot.WriteStructEnd(ctx); err != nil {
-    return thrift.PrependError("write struct stop error: ", err) }
-  return nil
+	if err := oprot.WriteStructBegin(ctx, "getTableNamesByNamespace_args"); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err)
+	}
+	if p != nil {
+		if err := p.writeField1(ctx, oprot); err != nil {
+			return err
+		}
+	}
+	if err := oprot.WriteFieldStop(ctx); err != nil {
+		return thrift.PrependError("write field stop error: ", err)
+	}
+	if err := oprot.WriteStructEnd(ctx); err != nil {
+		return thrift.PrependError("write struct stop error: ", err)
+	}
+	return nil
 }
 
 func (p *THBaseServiceGetTableNamesByNamespaceArgs) writeField1(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if err := oprot.WriteFieldBegin(ctx, "name", thrift.STRING, 1); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:name: ", p), err) }
-  if err := oprot.WriteString(ctx, string(p.Name)); err != nil {
-  return thrift.PrependError(fmt.Sprintf("%T.name (1) field write error: ", p), err) }
-  if err := oprot.WriteFieldEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field end error 1:name: ", p), err) }
-  return err
+	if err := oprot.WriteFieldBegin(ctx, "name", thrift.STRING, 1); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:name: ", p), err)
+	}
+	if err := oprot.WriteString(ctx, string(p.Name)); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T.name (1) field write error: ", p), err)
+	}
+	if err := oprot.WriteFieldEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field end error 1:name: ", p), err)
+	}
+	return err
 }
 
 func (p *THBaseServiceGetTableNamesByNamespaceArgs) String() string {
-  if p == nil {
-    return "<nil>"
-  }
-  return fmt.Sprintf("THBaseServiceGetTableNamesByNamespaceArgs(%+v)", *p)
+	if p == nil {
+		return "<nil>"
+	}
+	return fmt.Sprintf("THBaseServiceGetTableNamesByNamespaceArgs(%+v)", *p)
 }
 
 // Attributes:
-//  - Success
-//  - Io
+//   - Success
+//   - Io
 type THBaseServiceGetTableNamesByNamespaceResult struct {
-  Success []*TTableName `thrift:"success,0" db:"success" json:"success,omitempty"`
-  Io *TIOError `thrift:"io,1" db:"io" json:"io,omitempty"`
+	Success []*TTableName `thrift:"success,0" db:"success" json:"success,omitempty"`
+	Io      *TIOError     `thrift:"io,1" db:"io" json:"io,omitempty"`
 }
 
 func NewTHBaseServiceGetTableNamesByNamespaceResult() *THBaseServiceGetTableNamesByNamespaceResult {
-  return &THBaseServiceGetTableNamesByNamespaceResult{}
+	return &THBaseServiceGetTableNamesByNamespaceResult{}
 }
 
 var THBaseServiceGetTableNamesByNamespaceResult_Success_DEFAULT []*TTableName
 
 func (p *THBaseServiceGetTableNamesByNamespaceResult) GetSuccess() []*TTableName {
-  return p.Success
+	return p.Success
 }
+
 var THBaseServiceGetTableNamesByNamespaceResult_Io_DEFAULT *TIOError
+
 func (p *THBaseServiceGetTableNamesByNamespaceResult) GetIo() *TIOError {
-  if !p.IsSetIo() {
-    return THBaseServiceGetTableNamesByNamespaceResult_Io_DEFAULT
-  }
-return p.Io
+	if !p.IsSetIo() {
+		return THBaseServiceGetTableNamesByNamespaceResult_Io_DEFAULT
+	}
+	return p.Io
 }
 func (p *THBaseServiceGetTableNamesByNamespaceResult) IsSetSuccess() bool {
-  return p.Success != nil
+	return p.Success != nil
 }
 
 func (p *THBaseServiceGetTableNamesByNamespaceResult) IsSetIo() bool {
-  return p.Io != nil
+	return p.Io != nil
 }
 
 func (p *THBaseServiceGetTableNamesByNamespaceResult) Read(ctx context.Context, iprot thrift.TProtocol) error {
-  if _, err := iprot.ReadStructBegin(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
-  }
+	if _, err := iprot.ReadStructBegin(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
+	}
 
-
-  for {
-    _, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
-    if err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
-    }
-    if fieldTypeId == thrift.STOP { break; }
-    switch fieldId {
-    case 0:
-      if fieldTypeId == thrift.LIST {
-        if err := p.ReadField0(ctx, iprot); err != nil {
-          return err
-        }
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    case 1:
-      if fieldTypeId == thrift.STRUCT {
-        if err := p.ReadField1(ctx, iprot); err != nil {
-          return err
-        }
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    default:
-      if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-        return err
-      }
-    }
-    if err := iprot.ReadFieldEnd(ctx); err != nil {
-      return err
-    }
-  }
-  if err := iprot.ReadStructEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
-  }
-  return nil
+	for {
+		_, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
+		if err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
+		}
+		if fieldTypeId == thrift.STOP {
+			break
+		}
+		switch fieldId {
+		case 0:
+			if fieldTypeId == thrift.LIST {
+				if err := p.ReadField0(ctx, iprot); err != nil {
+					return err
+				}
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		case 1:
+			if fieldTypeId == thrift.STRUCT {
+				if err := p.ReadField1(ctx, iprot); err != nil {
+					return err
+				}
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		default:
+			if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+				return err
+			}
+		}
+		if err := iprot.ReadFieldEnd(ctx); err != nil {
+			return err
+		}
+	}
+	if err := iprot.ReadStructEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
+	}
+	return nil
 }
 
-func (p *THBaseServiceGetTableNamesByNamespaceResult)  ReadField0(ctx context.Context, iprot thrift.TProtocol) error {
-  _, size, err := iprot.ReadListBegin(ctx)
-  if err != nil {
-    return thrift.PrependError("error reading list begin: ", err)
-  }
-  tSlice := make([]*TTableName, 0, size)
-  p.Success =  tSlice
-  for i := 0; i < size; i ++ {
-    _elem169 := &TTableName{}
-    if err := _elem169.Read(ctx, iprot); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", _elem169), err)
-    }
-    p.Success = append(p.Success, _elem169)
-  }
-  if err := iprot.ReadListEnd(ctx); err != nil {
-    return thrift.PrependError("error reading list end: ", err)
-  }
-  return nil
+func (p *THBaseServiceGetTableNamesByNamespaceResult) ReadField0(ctx context.Context, iprot thrift.TProtocol) error {
+	_, size, err := iprot.ReadListBegin(ctx)
+	if err != nil {
+		return thrift.PrependError("error reading list begin: ", err)
+	}
+	tSlice := make([]*TTableName, 0, size)
+	p.Success = tSlice
+	for i := 0; i < size; i++ {
+		_elem169 := &TTableName{}
+		if err := _elem169.Read(ctx, iprot); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", _elem169), err)
+		}
+		p.Success = append(p.Success, _elem169)
+	}
+	if err := iprot.ReadListEnd(ctx); err != nil {
+		return thrift.PrependError("error reading list end: ", err)
+	}
+	return nil
 }
 
-func (p *THBaseServiceGetTableNamesByNamespaceResult)  ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
-  p.Io = &TIOError{}
-  if err := p.Io.Read(ctx, iprot); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", p.Io), err)
-  }
-  return nil
+func (p *THBaseServiceGetTableNamesByNamespaceResult) ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
+	p.Io = &TIOError{}
+	if err := p.Io.Read(ctx, iprot); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", p.Io), err)
+	}
+	return nil
 }
 
 func (p *THBaseServiceGetTableNamesByNamespaceResult) Write(ctx context.Context, oprot thrift.TProtocol) error {
-  if err := oprot.WriteStructBegin(ctx, "getTableNamesByNamespace_result"); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err) }
-  if p != nil {
-    if err := p.writeField0(ctx, oprot); err != nil { return err }
-    if err := p.writeField1(ctx, oprot); err != nil { return err }
-  }
-  if err := oprot.WriteFieldStop(ctx); err != nil {
-    return thrift.PrependError("write field stop error: ", err) }
-  if err := oprot.WriteStructEnd(ctx); err != nil {
-    return thrift.PrependError("write struct stop error: ", err) }
-  return nil
+	if err := oprot.WriteStructBegin(ctx, "getTableNamesByNamespace_result"); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err)
+	}
+	if p != nil {
+		if err := p.writeField0(ctx, oprot); err != nil {
+			return err
+		}
+		if err := p.writeField1(ctx, oprot); err != nil {
+			return err
+		}
+	}
+	if err := oprot.WriteFieldStop(ctx); err != nil {
+		return thrift.PrependError("write field stop error: ", err)
+	}
+	if err := oprot.WriteStructEnd(ctx); err != nil {
+		return thrift.PrependError("write struct stop error: ", err)
+	}
+	return nil
 }
 
 func (p *THBaseServiceGetTableNamesByNamespaceResult) writeField0(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if p.IsSetSuccess() {
-    if err := oprot.WriteFieldBegin(ctx, "success", thrift.LIST, 0); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field begin error 0:success: ", p), err) }
-    if err := oprot.WriteListBegin(ctx, thrift.STRUCT, len(p.Success)); err != nil {
-      return thrift.PrependError("error writing list begin: ", err)
-    }
-    for _, v := range p.Success {
-      if err := v.Write(ctx, oprot); err != nil {
-        return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", v), err)
-      }
-    }
-    if err := oprot.WriteListEnd(ctx); err != nil {
-      return thrift.PrependError("error writing list end: ", err)
-    }
-    if err := oprot.WriteFieldEnd(ctx); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field end error 0:success: ", p), err) }
-  }
-  return err
+	if p.IsSetSuccess() {
+		if err := oprot.WriteFieldBegin(ctx, "success", thrift.LIST, 0); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field begin error 0:success: ", p), err)
+		}
+		if err := oprot.WriteListBegin(ctx, thrift.STRUCT, len(p.Success)); err != nil {
+			return thrift.PrependError("error writing list begin: ", err)
+		}
+		for _, v := range p.Success {
+			if err := v.Write(ctx, oprot); err != nil {
+				return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", v), err)
+			}
+		}
+		if err := oprot.WriteListEnd(ctx); err != nil {
+			return thrift.PrependError("error writing list end: ", err)
+		}
+		if err := oprot.WriteFieldEnd(ctx); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field end error 0:success: ", p), err)
+		}
+	}
+	return err
 }
 
 func (p *THBaseServiceGetTableNamesByNamespaceResult) writeField1(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if p.IsSetIo() {
-    if err := oprot.WriteFieldBegin(ctx, "io", thrift.STRUCT, 1); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:io: ", p), err) }
-    if err := p.Io.Write(ctx, oprot); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", p.Io), err)
-    }
-    if err := oprot.WriteFieldEnd(ctx); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field end error 1:io: ", p), err) }
-  }
-  return err
+	if p.IsSetIo() {
+		if err := oprot.WriteFieldBegin(ctx, "io", thrift.STRUCT, 1); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:io: ", p), err)
+		}
+		if err := p.Io.Write(ctx, oprot); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", p.Io), err)
+		}
+		if err := oprot.WriteFieldEnd(ctx); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field end error 1:io: ", p), err)
+		}
+	}
+	return err
 }
 
 func (p *THBaseServiceGetTableNamesByNamespaceResult) String() string {
-  if p == nil {
-    return "<nil>"
-  }
-  return fmt.Sprintf("THBaseServiceGetTableNamesByNamespaceResult(%+v)", *p)
+	if p == nil {
+		return "<nil>"
+	}
+	return fmt.Sprintf("THBaseServiceGetTableNamesByNamespaceResult(%+v)", *p)
 }
 
 // Attributes:
-//  - Desc
-//  - SplitKeys
+//   - Desc
+//   - SplitKeys
 type THBaseServiceCreateTableArgs struct {
-  Desc *TTableDescriptor `thrift:"desc,1,required" db:"desc" json:"desc"`
-  SplitKeys [][]byte `thrift:"splitKeys,2" db:"splitKeys" json:"splitKeys"`
+	Desc      *TTableDescriptor `thrift:"desc,1,required" db:"desc" json:"desc"`
+	SplitKeys [][]byte          `thrift:"splitKeys,2" db:"splitKeys" json:"splitKeys"`
 }
 
 func NewTHBaseServiceCreateTableArgs() *THBaseServiceCreateTableArgs {
-  return &THBaseServiceCreateTableArgs{}
+	return &THBaseServiceCreateTableArgs{}
 }
 
 var THBaseServiceCreateTableArgs_Desc_DEFAULT *TTableDescriptor
+
 func (p *THBaseServiceCreateTableArgs) GetDesc() *TTableDescriptor {
-  if !p.IsSetDesc() {
-    return THBaseServiceCreateTableArgs_Desc_DEFAULT
-  }
-return p.Desc
+	if !p.IsSetDesc() {
+		return THBaseServiceCreateTableArgs_Desc_DEFAULT
+	}
+	return p.Desc
 }
 
 func (p *THBaseServiceCreateTableArgs) GetSplitKeys() [][]byte {
-  return p.SplitKeys
+	return p.SplitKeys
 }
 func (p *THBaseServiceCreateTableArgs) IsSetDesc() bool {
-  return p.Desc != nil
+	return p.Desc != nil
 }
 
 func (p *THBaseServiceCreateTableArgs) Read(ctx context.Context, iprot thrift.TProtocol) error {
-  if _, err := iprot.ReadStructBegin(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
-  }
+	if _, err := iprot.ReadStructBegin(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
+	}
 
-  var issetDesc bool = false;
+	var issetDesc bool = false
 
-  for {
-    _, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
-    if err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
-    }
-    if fieldTypeId == thrift.STOP { break; }
-    switch fieldId {
-    case 1:
-      if fieldTypeId == thrift.STRUCT {
-        if err := p.ReadField1(ctx, iprot); err != nil {
-          return err
-        }
-        issetDesc = true
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    case 2:
-      if fieldTypeId == thrift.LIST {
-        if err := p.ReadField2(ctx, iprot); err != nil {
-          return err
-        }
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    default:
-      if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-        return err
-      }
-    }
-    if err := iprot.ReadFieldEnd(ctx); err != nil {
-      return err
-    }
-  }
-  if err := iprot.ReadStructEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
-  }
-  if !issetDesc{
-    return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field Desc is not set"));
-  }
-  return nil
+	for {
+		_, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
+		if err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
+		}
+		if fieldTypeId == thrift.STOP {
+			break
+		}
+		switch fieldId {
+		case 1:
+			if fieldTypeId == thrift.STRUCT {
+				if err := p.ReadField1(ctx, iprot); err != nil {
+					return err
+				}
+				issetDesc = true
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		case 2:
+			if fieldTypeId == thrift.LIST {
+				if err := p.ReadField2(ctx, iprot); err != nil {
+					return err
+				}
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		default:
+			if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+				return err
+			}
+		}
+		if err := iprot.ReadFieldEnd(ctx); err != nil {
+			return err
+		}
+	}
+	if err := iprot.ReadStructEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
+	}
+	if !issetDesc {
+		return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field Desc is not set"))
+	}
+	return nil
 }
 
-func (p *THBaseServiceCreateTableArgs)  ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
-  p.Desc = &TTableDescriptor{}
-  if err := p.Desc.Read(ctx, iprot); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", p.Desc), err)
-  }
-  return nil
+func (p *THBaseServiceCreateTableArgs) ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
+	p.Desc = &TTableDescriptor{}
+	if err := p.Desc.Read(ctx, iprot); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", p.Desc), err)
+	}
+	return nil
 }
 
-func (p *THBaseServiceCreateTableArgs)  ReadField2(ctx context.Context, iprot thrift.TProtocol) error {
-  _, size, err := iprot.ReadListBegin(ctx)
-  if err != nil {
-    return thrift.PrependError("error reading list begin: ", err)
-  }
-  tSlice := make([][]byte, 0, size)
-  p.SplitKeys =  tSlice
-  for i := 0; i < size; i ++ {
-var _elem170 []byte
-    if v, err := iprot.ReadBinary(ctx); err != nil {
-    return thrift.PrependError("error reading field 0: ", err)
-} else {
-    _elem170 = v
-}
-    p.SplitKeys = append(p.SplitKeys, _elem170)
-  }
-  if err := iprot.ReadListEnd(ctx); err != nil {
-    return thrift.PrependError("error reading list end: ", err)
-  }
-  return nil
+func (p *THBaseServiceCreateTableArgs) ReadField2(ctx context.Context, iprot thrift.TProtocol) error {
+	_, size, err := iprot.ReadListBegin(ctx)
+	if err != nil {
+		return thrift.PrependError("error reading list begin: ", err)
+	}
+	tSlice := make([][]byte, 0, size)
+	p.SplitKeys = tSlice
+	for i := 0; i < size; i++ {
+		var _elem170 []byte
+		if v, err := iprot.ReadBinary(ctx); err != nil {
+			return thrift.PrependError("error reading field 0: ", err)
+		} else {
+			_elem170 = v
+		}
+		p.SplitKeys = append(p.SplitKeys, _elem170)
+	}
+	if err := iprot.ReadListEnd(ctx); err != nil {
+		return thrift.PrependError("error reading list end: ", err)
+	}
+	return nil
 }
 
 func (p *THBaseServiceCreateTableArgs) Write(ctx context.Context, oprot thrift.TProtocol) error {
-  if err := oprot.WriteStructBegin(ctx, "createTable_args"); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err) }
-  if p != nil {
-    if err := p.writeField1(ctx, oprot); err != nil { return err }
-    if err := p.writeField2(ctx, oprot); err != nil { return err }
-  }
-  if err := oprot.WriteFieldStop(ctx); err != nil {
-    return thrift.PrependError("write field stop error: ", err) }
-  if err := oprot.WriteStructEnd(ctx); err != nil {
-    return thrift.PrependError("write struct stop error: ", err) }
-  return nil
+	if err := oprot.WriteStructBegin(ctx, "createTable_args"); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err)
+	}
+	if p != nil {
+		if err := p.writeField1(ctx, oprot); err != nil {
+			return err
+		}
+		if err := p.writeField2(ctx, oprot); err != nil {
+			return err
+		}
+	}
+	if err := oprot.WriteFieldStop(ctx); err != nil {
+		return thrift.PrependError("write field stop error: ", err)
+	}
+	if err := oprot.WriteStructEnd(ctx); err != nil {
+		return thrift.PrependError("write struct stop error: ", err)
+	}
+	return nil
 }
 
 func (p *THBaseServiceCreateTableArgs) writeField1(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if err := oprot.WriteFieldBegin(ctx, "desc", thrift.STRUCT, 1); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:desc: ", p), err) }
-  if err := p.Desc.Write(ctx, oprot); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", p.Desc), err)
-  }
-  if err := oprot.WriteFieldEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field end error 1:desc: ", p), err) }
-  return err
+	if err := oprot.WriteFieldBegin(ctx, "desc", thrift.STRUCT, 1); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:desc: ", p), err)
+	}
+	if err := p.Desc.Write(ctx, oprot); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", p.Desc), err)
+	}
+	if err := oprot.WriteFieldEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field end error 1:desc: ", p), err)
+	}
+	return err
 }
 
 func (p *THBaseServiceCreateTableArgs) writeField2(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if err := oprot.WriteFieldBegin(ctx, "splitKeys", thrift.LIST, 2); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field begin error 2:splitKeys: ", p), err) }
-  if err := oprot.WriteListBegin(ctx, thrift.STRING, len(p.SplitKeys)); err != nil {
-    return thrift.PrependError("error writing list begin: ", err)
-  }
-  for _, v := range p.SplitKeys {
-    if err := oprot.WriteBinary(ctx, v); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T. (0) field write error: ", p), err) }
-  }
-  if err := oprot.WriteListEnd(ctx); err != nil {
-    return thrift.PrependError("error writing list end: ", err)
-  }
-  if err := oprot.WriteFieldEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field end error 2:splitKeys: ", p), err) }
-  return err
+	if err := oprot.WriteFieldBegin(ctx, "splitKeys", thrift.LIST, 2); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field begin error 2:splitKeys: ", p), err)
+	}
+	if err := oprot.WriteListBegin(ctx, thrift.STRING, len(p.SplitKeys)); err != nil {
+		return thrift.PrependError("error writing list begin: ", err)
+	}
+	for _, v := range p.SplitKeys {
+		if err := oprot.WriteBinary(ctx, v); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T. (0) field write error: ", p), err)
+		}
+	}
+	if err := oprot.WriteListEnd(ctx); err != nil {
+		return thrift.PrependError("error writing list end: ", err)
+	}
+	if err := oprot.WriteFieldEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field end error 2:splitKeys: ", p), err)
+	}
+	return err
 }
 
 func (p *THBaseServiceCreateTableArgs) String() string {
-  if p == nil {
-    return "<nil>"
-  }
-  return fmt.Sprintf("THBaseServiceCreateTableArgs(%+v)", *p)
+	if p == nil {
+		return "<nil>"
+	}
+	return fmt.Sprintf("THBaseServiceCreateTableArgs(%+v)", *p)
 }
 
 // Attributes:
-//  - Io
+//   - Io
 type THBaseServiceCreateTableResult struct {
-  Io *TIOError `thrift:"io,1" db:"io" json:"io,omitempty"`
+	Io *TIOError `thrift:"io,1" db:"io" json:"io,omitempty"`
 }
 
 func NewTHBaseServiceCreateTableResult() *THBaseServiceCreateTableResult {
-  return &THBaseServiceCreateTableResult{}
+	return &THBaseServiceCreateTableResult{}
 }
 
 var THBaseServiceCreateTableResult_Io_DEFAULT *TIOError
+
 func (p *THBaseServiceCreateTableResult) GetIo() *TIOError {
-  if !p.IsSetIo() {
-    return THBaseServiceCreateTableResult_Io_DEFAULT
-  }
-return p.Io
+	if !p.IsSetIo() {
+		return THBaseServiceCreateTableResult_Io_DEFAULT
+	}
+	return p.Io
 }
 func (p *THBaseServiceCreateTableResult) IsSetIo() bool {
-  return p.Io != nil
+	return p.Io != nil
 }
 
 func (p *THBaseServiceCreateTableResult) Read(ctx context.Context, iprot thrift.TProtocol) error {
-  if _, err := iprot.ReadStructBegin(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
-  }
+	if _, err := iprot.ReadStructBegin(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
+	}
 
-
-  for {
-    _, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
-    if err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
-    }
-    if fieldTypeId == thrift.STOP { break; }
-    switch fieldId {
-    case 1:
-      if fieldTypeId == thrift.STRUCT {
-        if err := p.ReadField1(ctx, iprot); err != nil {
-          return err
-        }
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    default:
-      if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-        return err
-      }
-    }
-    if err := iprot.ReadFieldEnd(ctx); err != nil {
-      return err
-    }
-  }
-  if err := iprot.ReadStructEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
-  }
-  return nil
+	for {
+		_, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
+		if err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
+		}
+		if fieldTypeId == thrift.STOP {
+			break
+		}
+		switch fieldId {
+		case 1:
+			if fieldTypeId == thrift.STRUCT {
+				if err := p.ReadField1(ctx, iprot); err != nil {
+					return err
+				}
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		default:
+			if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+				return err
+			}
+		}
+		if err := iprot.ReadFieldEnd(ctx); err != nil {
+			return err
+		}
+	}
+	if err := iprot.ReadStructEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
+	}
+	return nil
 }
 
-func (p *THBaseServiceCreateTableResult)  ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
-  p.Io = &TIOError{}
-  if err := p.Io.Read(ctx, iprot); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", p.Io), err)
-  }
-  return nil
+func (p *THBaseServiceCreateTableResult) ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
+	p.Io = &TIOError{}
+	if err := p.Io.Read(ctx, iprot); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", p.Io), err)
+	}
+	return nil
 }
 
 func (p *THBaseServiceCreateTableResult) Write(ctx context.Context, oprot thrift.TProtocol) error {
-  if err := oprot.WriteStructBegin(ctx, "createTable_result"); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err) }
-  if p != nil {
-    if err := p.writeField1(ctx, oprot); err != nil { return err }
-  }
-  if err := oprot.WriteFieldStop(ctx); err != nil {
-    return thrift.PrependError("write field stop error: ", err) }
-  if err := oprot.WriteStructEnd(ctx); err != nil {
-    return thrift.PrependError("write struct stop error: ", err) }
-  return nil
+	if err := oprot.WriteStructBegin(ctx, "createTable_result"); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err)
+	}
+	if p != nil {
+		if err := p.writeField1(ctx, oprot); err != nil {
+			return err
+		}
+	}
+	if err := oprot.WriteFieldStop(ctx); err != nil {
+		return thrift.PrependError("write field stop error: ", err)
+	}
+	if err := oprot.WriteStructEnd(ctx); err != nil {
+		return thrift.PrependError("write struct stop error: ", err)
+	}
+	return nil
 }
 
 func (p *THBaseServiceCreateTableResult) writeField1(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if p.IsSetIo() {
-    if err := oprot.WriteFieldBegin(ctx, "io", thrift.STRUCT, 1); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:io: ", p), err) }
-    if err := p.Io.Write(ctx, oprot); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", p.Io), err)
-    }
-    if err := oprot.WriteFieldEnd(ctx); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field end error 1:io: ", p), err) }
-  }
-  return err
+	if p.IsSetIo() {
+		if err := oprot.WriteFieldBegin(ctx, "io", thrift.STRUCT, 1); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:io: ", p), err)
+		}
+		if err := p.Io.Write(ctx, oprot); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", p.Io), err)
+		}
+		if err := oprot.WriteFieldEnd(ctx); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field end error 1:io: ", p), err)
+		}
+	}
+	return err
 }
 
 func (p *THBaseServiceCreateTableResult) String() string {
-  if p == nil {
-    return "<nil>"
-  }
-  return fmt.Sprintf("THBaseServiceCreateTableResult(%+v)", *p)
+	if p == nil {
+		return "<nil>"
+	}
+	return fmt.Sprintf("THBaseServiceCreateTableResult(%+v)", *p)
 }
 
 // Attributes:
-//  - TableName
+//   - TableName
 type THBaseServiceDeleteTableArgs struct {
-  TableName *TTableName `thrift:"tableName,1,required" db:"tableName" json:"tableName"`
+	TableName *TTableName `thrift:"tableName,1,required" db:"tableName" json:"tableName"`
 }
 
 func NewTHBaseServiceDeleteTableArgs() *THBaseServiceDeleteTableArgs {
-  return &THBaseServiceDeleteTableArgs{}
+	return &THBaseServiceDeleteTableArgs{}
 }
 
 var THBaseServiceDeleteTableArgs_TableName_DEFAULT *TTableName
+
 func (p *THBaseServiceDeleteTableArgs) GetTableName() *TTableName {
-  if !p.IsSetTableName() {
-    return THBaseServiceDeleteTableArgs_TableName_DEFAULT
-  }
-return p.TableName
+	if !p.IsSetTableName() {
+		return THBaseServiceDeleteTableArgs_TableName_DEFAULT
+	}
+	return p.TableName
 }
 func (p *THBaseServiceDeleteTableArgs) IsSetTableName() bool {
-  return p.TableName != nil
+	return p.TableName != nil
 }
 
 func (p *THBaseServiceDeleteTableArgs) Read(ctx context.Context, iprot thrift.TProtocol) error {
-  if _, err := iprot.ReadStructBegin(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
-  }
+	if _, err := iprot.ReadStructBegin(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
+	}
 
-  var issetTableName bool = false;
+	var issetTableName bool = false
 
-  for {
-    _, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
-    if err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
-    }
-    if fieldTypeId == thrift.STOP { break; }
-    switch fieldId {
-    case 1:
-      if fieldTypeId == thrift.STRUCT {
-        if err := p.ReadField1(ctx, iprot); err != nil {
-          return err
-        }
-        issetTableName = true
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    default:
-      if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-        return err
-      }
-    }
-    if err := iprot.ReadFieldEnd(ctx); err != nil {
-      return err
-    }
-  }
-  if err := iprot.ReadStructEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
-  }
-  if !issetTableName{
-    return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field TableName is not set"));
-  }
-  return nil
+	for {
+		_, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
+		if err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
+		}
+		if fieldTypeId == thrift.STOP {
+			break
+		}
+		switch fieldId {
+		case 1:
+			if fieldTypeId == thrift.STRUCT {
+				if err := p.ReadField1(ctx, iprot); err != nil {
+					return err
+				}
+				issetTableName = true
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		default:
+			if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+				return err
+			}
+		}
+		if err := iprot.ReadFieldEnd(ctx); err != nil {
+			return err
+		}
+	}
+	if err := iprot.ReadStructEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
+	}
+	if !issetTableName {
+		return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field TableName is not set"))
+	}
+	return nil
 }
 
-func (p *THBaseServiceDeleteTableArgs)  ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
-  p.TableName = &TTableName{}
-  if err := p.TableName.Read(ctx, iprot); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", p.TableName), err)
-  }
-  return nil
+func (p *THBaseServiceDeleteTableArgs) ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
+	p.TableName = &TTableName{}
+	if err := p.TableName.Read(ctx, iprot); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", p.TableName), err)
+	}
+	return nil
 }
 
 func (p *THBaseServiceDeleteTableArgs) Write(ctx context.Context, oprot thrift.TProtocol) error {
-  if err := oprot.WriteStructBegin(ctx, "deleteTable_args"); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err) }
-  if p != nil {
-    if err := p.writeField1(ctx, oprot); err != nil { return err }
-  }
-  if err := oprot.WriteFieldStop(ctx); err != nil {
-    return thrift.PrependError("write field stop error: ", err) }
-  if err := oprot.WriteStructEnd(ctx); err != nil {
-    return thrift.PrependError("write struct stop error: ", err) }
-  return nil
+	if err := oprot.WriteStructBegin(ctx, "deleteTable_args"); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err)
+	}
+	if p != nil {
+		if err := p.writeField1(ctx, oprot); err != nil {
+			return err
+		}
+	}
+	if err := oprot.WriteFieldStop(ctx); err != nil {
+		return thrift.PrependError("write field stop error: ", err)
+	}
+	if err := oprot.WriteStructEnd(ctx); err != nil {
+		return thrift.PrependError("write struct stop error: ", err)
+	}
+	return nil
 }
 
 func (p *THBaseServiceDeleteTableArgs) writeField1(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if err := oprot.WriteFieldBegin(ctx, "tableName", thrift.STRUCT, 1); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:tableName: ", p), err) }
-  if err := p.TableName.Write(ctx, oprot); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", p.TableName), err)
-  }
-  if err := oprot.WriteFieldEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field end error 1:tableName: ", p), err) }
-  return err
+	if err := oprot.WriteFieldBegin(ctx, "tableName", thrift.STRUCT, 1); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:tableName: ", p), err)
+	}
+	if err := p.TableName.Write(ctx, oprot); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", p.TableName), err)
+	}
+	if err := oprot.WriteFieldEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field end error 1:tableName: ", p), err)
+	}
+	return err
 }
 
 func (p *THBaseServiceDeleteTableArgs) String() string {
-  if p == nil {
-    return "<nil>"
-  }
-  return fmt.Sprintf("THBaseServiceDeleteTableArgs(%+v)", *p)
+	if p == nil {
+		return "<nil>"
+	}
+	return fmt.Sprintf("THBaseServiceDeleteTableArgs(%+v)", *p)
 }
 
 // Attributes:
-//  - Io
+//   - Io
 type THBaseServiceDeleteTableResult struct {
-  Io *TIOError `thrift:"io,1" db:"io" json:"io,omitempty"`
+	Io *TIOError `thrift:"io,1" db:"io" json:"io,omitempty"`
 }
 
 func NewTHBaseServiceDeleteTableResult() *THBaseServiceDeleteTableResult {
-  return &THBaseServiceDeleteTableResult{}
+	return &THBaseServiceDeleteTableResult{}
 }
 
 var THBaseServiceDeleteTableResult_Io_DEFAULT *TIOError
+
 func (p *THBaseServiceDeleteTableResult) GetIo() *TIOError {
-  if !p.IsSetIo() {
-    return THBaseServiceDeleteTableResult_Io_DEFAULT
-  }
-return p.Io
+	if !p.IsSetIo() {
+		return THBaseServiceDeleteTableResult_Io_DEFAULT
+	}
+	return p.Io
 }
 func (p *THBaseServiceDeleteTableResult) IsSetIo() bool {
-  return p.Io != nil
+	return p.Io != nil
 }
 
 func (p *THBaseServiceDeleteTableResult) Read(ctx context.Context, iprot thrift.TProtocol) error {
-  if _, err := iprot.ReadStructBegin(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
-  }
+	if _, err := iprot.ReadStructBegin(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
+	}
 
-
-  for {
-    _, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
-    if err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
-    }
-    if fieldTypeId == thrift.STOP { break; }
-    switch fieldId {
-    case 1:
-      if fieldTypeId == thrift.STRUCT {
-        if err := p.ReadField1(ctx, iprot); err != nil {
-          return err
-        }
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    default:
-      if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-        return err
-      }
-    }
-    if err := iprot.ReadFieldEnd(ctx); err != nil {
-      return err
-    }
-  }
-  if err := iprot.ReadStructEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
-  }
-  return nil
+	for {
+		_, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
+		if err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
+		}
+		if fieldTypeId == thrift.STOP {
+			break
+		}
+		switch fieldId {
+		case 1:
+			if fieldTypeId == thrift.STRUCT {
+				if err := p.ReadField1(ctx, iprot); err != nil {
+					return err
+				}
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		default:
+			if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+				return err
+			}
+		}
+		if err := iprot.ReadFieldEnd(ctx); err != nil {
+			return err
+		}
+	}
+	if err := iprot.ReadStructEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
+	}
+	return nil
 }
 
-func (p *THBaseServiceDeleteTableResult)  ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
-  p.Io = &TIOError{}
-  if err := p.Io.Read(ctx, iprot); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", p.Io), err)
-  }
-  return nil
+func (p *THBaseServiceDeleteTableResult) ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
+	p.Io = &TIOError{}
+	if err := p.Io.Read(ctx, iprot); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", p.Io), err)
+	}
+	return nil
 }
 
 func (p *THBaseServiceDeleteTableResult) Write(ctx context.Context, oprot thrift.TProtocol) error {
-  if err := oprot.WriteStructBegin(ctx, "deleteTable_result"); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err) }
-  if p != nil {
-    if err := p.writeField1(ctx, oprot); err != nil { return err }
-  }
-  if err := oprot.WriteFieldStop(ctx); err != nil {
-    return thrift.PrependError("write field stop error: ", err) }
-  if err := oprot.WriteStructEnd(ctx); err != nil {
-    return thrift.PrependError("write struct stop error: ", err) }
-  return nil
+	if err := oprot.WriteStructBegin(ctx, "deleteTable_result"); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err)
+	}
+	if p != nil {
+		if err := p.writeField1(ctx, oprot); err != nil {
+			return err
+		}
+	}
+	if err := oprot.WriteFieldStop(ctx); err != nil {
+		return thrift.PrependError("write field stop error: ", err)
+	}
+	if err := oprot.WriteStructEnd(ctx); err != nil {
+		return thrift.PrependError("write struct stop error: ", err)
+	}
+	return nil
 }
 
 func (p *THBaseServiceDeleteTableResult) writeField1(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if p.IsSetIo() {
-    if err := oprot.WriteFieldBegin(ctx, "io", thrift.STRUCT, 1); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:io: ", p), err) }
-    if err := p.Io.Write(ctx, oprot); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", p.Io), err)
-    }
-    if err := oprot.WriteFieldEnd(ctx); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field end error 1:io: ", p), err) }
-  }
-  return err
+	if p.IsSetIo() {
+		if err := oprot.WriteFieldBegin(ctx, "io", thrift.STRUCT, 1); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:io: ", p), err)
+		}
+		if err := p.Io.Write(ctx, oprot); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", p.Io), err)
+		}
+		if err := oprot.WriteFieldEnd(ctx); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field end error 1:io: ", p), err)
+		}
+	}
+	return err
 }
 
 func (p *THBaseServiceDeleteTableResult) String() string {
-  if p == nil {
-    return "<nil>"
-  }
-  return fmt.Sprintf("THBaseServiceDeleteTableResult(%+v)", *p)
+	if p == nil {
+		return "<nil>"
+	}
+	return fmt.Sprintf("THBaseServiceDeleteTableResult(%+v)", *p)
 }
 
 // Attributes:
-//  - TableName
+//   - TableName
 type THBaseServiceEnableTableArgs struct {
-  TableName *TTableName `thrift:"tableName,1,required" db:"tableName" json:"tableName"`
+	TableName *TTableName `thrift:"tableName,1,required" db:"tableName" json:"tableName"`
 }
 
 func NewTHBaseServiceEnableTableArgs() *THBaseServiceEnableTableArgs {
-  return &THBaseServiceEnableTableArgs{}
+	return &THBaseServiceEnableTableArgs{}
 }
 
 var THBaseServiceEnableTableArgs_TableName_DEFAULT *TTableName
+
 func (p *THBaseServiceEnableTableArgs) GetTableName() *TTableName {
-  if !p.IsSetTableName() {
-    return THBaseServiceEnableTableArgs_TableName_DEFAULT
-  }
-return p.TableName
+	if !p.IsSetTableName() {
+		return THBaseServiceEnableTableArgs_TableName_DEFAULT
+	}
+	return p.TableName
 }
 func (p *THBaseServiceEnableTableArgs) IsSetTableName() bool {
-  return p.TableName != nil
+	return p.TableName != nil
 }
 
 func (p *THBaseServiceEnableTableArgs) Read(ctx context.Context, iprot thrift.TProtocol) error {
-  if _, err := iprot.ReadStructBegin(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
-  }
+	if _, err := iprot.ReadStructBegin(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
+	}
 
-  var issetTableName bool = false;
+	var issetTableName bool = false
 
-  for {
-    _, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
-    if err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
-    }
-    if fieldTypeId == thrift.STOP { break; }
-    switch fieldId {
-    case 1:
-      if fieldTypeId == thrift.STRUCT {
-        if err := p.ReadField1(ctx, iprot); err != nil {
-          return err
-        }
-        issetTableName = true
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    default:
-      if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-        return err
-      }
-    }
-    if err := iprot.ReadFieldEnd(ctx); err != nil {
-      return err
-    }
-  }
-  if err := iprot.ReadStructEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
-  }
-  if !issetTableName{
-    return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field TableName is not set"));
-  }
-  return nil
+	for {
+		_, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
+		if err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
+		}
+		if fieldTypeId == thrift.STOP {
+			break
+		}
+		switch fieldId {
+		case 1:
+			if fieldTypeId == thrift.STRUCT {
+				if err := p.ReadField1(ctx, iprot); err != nil {
+					return err
+				}
+				issetTableName = true
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		default:
+			if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+				return err
+			}
+		}
+		if err := iprot.ReadFieldEnd(ctx); err != nil {
+			return err
+		}
+	}
+	if err := iprot.ReadStructEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
+	}
+	if !issetTableName {
+		return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field TableName is not set"))
+	}
+	return nil
 }
 
-func (p *THBaseServiceEnableTableArgs)  ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
-  p.TableName = &TTableName{}
-  if err := p.TableName.Read(ctx, iprot); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", p.TableName), err)
-  }
-  return nil
+func (p *THBaseServiceEnableTableArgs) ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
+	p.TableName = &TTableName{}
+	if err := p.TableName.Read(ctx, iprot); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", p.TableName), err)
+	}
+	return nil
 }
 
 func (p *THBaseServiceEnableTableArgs) Write(ctx context.Context, oprot thrift.TProtocol) error {
-  if err := oprot.WriteStructBegin(ctx, "enableTable_args"); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err) }
-  if p != nil {
-    if err := p.writeField1(ctx, oprot); err != nil { return err }
-  }
-  if err := oprot.WriteFieldStop(ctx); err != nil {
-    return thrift.PrependError("write field stop error: ", err) }
-  if err := oprot.WriteStructEnd(ctx); err != nil {
-    return thrift.PrependError("write struct stop error: ", err) }
-  return nil
+	if err := oprot.WriteStructBegin(ctx, "enableTable_args"); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err)
+	}
+	if p != nil {
+		if err := p.writeField1(ctx, oprot); err != nil {
+			return err
+		}
+	}
+	if err := oprot.WriteFieldStop(ctx); err != nil {
+		return thrift.PrependError("write field stop error: ", err)
+	}
+	if err := oprot.WriteStructEnd(ctx); err != nil {
+		return thrift.PrependError("write struct stop error: ", err)
+	}
+	return nil
 }
 
 func (p *THBaseServiceEnableTableArgs) writeField1(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if err := oprot.WriteFieldBegin(ctx, "tableName", thrift.STRUCT, 1); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:tableName: ", p), err) }
-  if err := p.TableName.Write(ctx, oprot); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", p.TableName), err)
-  }
-  if err := oprot.WriteFieldEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field end error 1:tableName: ", p), err) }
-  return err
+	if err := oprot.WriteFieldBegin(ctx, "tableName", thrift.STRUCT, 1); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:tableName: ", p), err)
+	}
+	if err := p.TableName.Write(ctx, oprot); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", p.TableName), err)
+	}
+	if err := oprot.WriteFieldEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field end error 1:tableName: ", p), err)
+	}
+	return err
 }
 
 func (p *THBaseServiceEnableTableArgs) String() string {
-  if p == nil {
-    return "<nil>"
-  }
-  return fmt.Sprintf("THBaseServiceEnableTableArgs(%+v)", *p)
+	if p == nil {
+		return "<nil>"
+	}
+	return fmt.Sprintf("THBaseServiceEnableTableArgs(%+v)", *p)
 }
 
 // Attributes:
-//  - Io
+//   - Io
 type THBaseServiceEnableTableResult struct {
-  Io *TIOError `thrift:"io,1" db:"io" json:"io,omitempty"`
+	Io *TIOError `thrift:"io,1" db:"io" json:"io,omitempty"`
 }
 
 func NewTHBaseServiceEnableTableResult() *THBaseServiceEnableTableResult {
-  return &THBaseServiceEnableTableResult{}
+	return &THBaseServiceEnableTableResult{}
 }
 
 var THBaseServiceEnableTableResult_Io_DEFAULT *TIOError
+
 func (p *THBaseServiceEnableTableResult) GetIo() *TIOError {
-  if !p.IsSetIo() {
-    return THBaseServiceEnableTableResult_Io_DEFAULT
-  }
-return p.Io
+	if !p.IsSetIo() {
+		return THBaseServiceEnableTableResult_Io_DEFAULT
+	}
+	return p.Io
 }
 func (p *THBaseServiceEnableTableResult) IsSetIo() bool {
-  return p.Io != nil
+	return p.Io != nil
 }
 
 func (p *THBaseServiceEnableTableResult) Read(ctx context.Context, iprot thrift.TProtocol) error {
-  if _, err := iprot.ReadStructBegin(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
-  }
+	if _, err := iprot.ReadStructBegin(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
+	}
 
-
-  for {
-    _, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
-    if err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
-    }
-    if fieldTypeId == thrift.STOP { break; }
-    switch fieldId {
-    case 1:
-      if fieldTypeId == thrift.STRUCT {
-        if err := p.ReadField1(ctx, iprot); err != nil {
-          return err
-        }
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    default:
-      if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-        return err
-      }
-    }
-    if err := iprot.ReadFieldEnd(ctx); err != nil {
-      return err
-    }
-  }
-  if err := iprot.ReadStructEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
-  }
-  return nil
+	for {
+		_, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
+		if err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
+		}
+		if fieldTypeId == thrift.STOP {
+			break
+		}
+		switch fieldId {
+		case 1:
+			if fieldTypeId == thrift.STRUCT {
+				if err := p.ReadField1(ctx, iprot); err != nil {
+					return err
+				}
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		default:
+			if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+				return err
+			}
+		}
+		if err := iprot.ReadFieldEnd(ctx); err != nil {
+			return err
+		}
+	}
+	if err := iprot.ReadStructEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
+	}
+	return nil
 }
 
-func (p *THBaseServiceEnableTableResult)  ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
-  p.Io = &TIOError{}
-  if err := p.Io.Read(ctx, iprot); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", p.Io), err)
-  }
-  return nil
+func (p *THBaseServiceEnableTableResult) ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
+	p.Io = &TIOError{}
+	if err := p.Io.Read(ctx, iprot); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", p.Io), err)
+	}
+	return nil
 }
 
 func (p *THBaseServiceEnableTableResult) Write(ctx context.Context, oprot thrift.TProtocol) error {
-  if err := oprot.WriteStructBegin(ctx, "enableTable_result"); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err) }
-  if p != nil {
-    if err := p.writeField1(ctx, oprot); err != nil { return err }
-  }
-  if err := oprot.WriteFieldStop(ctx); err != nil {
-    return thrift.PrependError("write field stop error: ", err) }
-  if err := oprot.WriteStructEnd(ctx); err != nil {
-    return thrift.PrependError("write struct stop error: ", err) }
-  return nil
+	if err := oprot.WriteStructBegin(ctx, "enableTable_result"); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err)
+	}
+	if p != nil {
+		if err := p.writeField1(ctx, oprot); err != nil {
+			return err
+		}
+	}
+	if err := oprot.WriteFieldStop(ctx); err != nil {
+		return thrift.PrependError("write field stop error: ", err)
+	}
+	if err := oprot.WriteStructEnd(ctx); err != nil {
+		return thrift.PrependError("write struct stop error: ", err)
+	}
+	return nil
 }
 
 func (p *THBaseServiceEnableTableResult) writeField1(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if p.IsSetIo() {
-    if err := oprot.WriteFieldBegin(ctx, "io", thrift.STRUCT, 1); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:io: ", p), err) }
-    if err := p.Io.Write(ctx, oprot); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", p.Io), err)
-    }
-    if err := oprot.WriteFieldEnd(ctx); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field end error 1:io: ", p), err) }
-  }
-  return err
+	if p.IsSetIo() {
+		if err := oprot.WriteFieldBegin(ctx, "io", thrift.STRUCT, 1); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:io: ", p), err)
+		}
+		if err := p.Io.Write(ctx, oprot); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", p.Io), err)
+		}
+		if err := oprot.WriteFieldEnd(ctx); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field end error 1:io: ", p), err)
+		}
+	}
+	return err
 }
 
 func (p *THBaseServiceEnableTableResult) String() string {
-  if p == nil {
-    return "<nil>"
-  }
-  return fmt.Sprintf("THBaseServiceEnableTableResult(%+v)", *p)
+	if p == nil {
+		return "<nil>"
+	}
+	return fmt.Sprintf("THBaseServiceEnableTableResult(%+v)", *p)
 }
 
 // Attributes:
-//  - TableName
+//   - TableName
 type THBaseServiceDisableTableArgs struct {
-  TableName *TTableName `thrift:"tableName,1,required" db:"tableName" json:"tableName"`
+	TableName *TTableName `thrift:"tableName,1,required" db:"tableName" json:"tableName"`
 }
 
 func NewTHBaseServiceDisableTableArgs() *THBaseServiceDisableTableArgs {
-  return &THBaseServiceDisableTableArgs{}
+	return &THBaseServiceDisableTableArgs{}
 }
 
 var THBaseServiceDisableTableArgs_TableName_DEFAULT *TTableName
+
 func (p *THBaseServiceDisableTableArgs) GetTableName() *TTableName {
-  if !p.IsSetTableName() {
-    return THBaseServiceDisableTableArgs_TableName_DEFAULT
-  }
-return p.TableName
+	if !p.IsSetTableName() {
+		return THBaseServiceDisableTableArgs_TableName_DEFAULT
+	}
+	return p.TableName
 }
 func (p *THBaseServiceDisableTableArgs) IsSetTableName() bool {
-  return p.TableName != nil
+	return p.TableName != nil
 }
 
 func (p *THBaseServiceDisableTableArgs) Read(ctx context.Context, iprot thrift.TProtocol) error {
-  if _, err := iprot.ReadStructBegin(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
-  }
+	if _, err := iprot.ReadStructBegin(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
+	}
 
-  var issetTableName bool = false;
+	var issetTableName bool = false
 
-  for {
-    _, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
-    if err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
-    }
-    if fieldTypeId == thrift.STOP { break; }
-    switch fieldId {
-    case 1:
-      if fieldTypeId == thrift.STRUCT {
-        if err := p.ReadField1(ctx, iprot); err != nil {
-          return err
-        }
-        issetTableName = true
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    default:
-      if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-        return err
-      }
-    }
-    if err := iprot.ReadFieldEnd(ctx); err != nil {
-      return err
-    }
-  }
-  if err := iprot.ReadStructEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
-  }
-  if !issetTableName{
-    return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field TableName is not set"));
-  }
-  return nil
+	for {
+		_, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
+		if err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
+		}
+		if fieldTypeId == thrift.STOP {
+			break
+		}
+		switch fieldId {
+		case 1:
+			if fieldTypeId == thrift.STRUCT {
+				if err := p.ReadField1(ctx, iprot); err != nil {
+					return err
+				}
+				issetTableName = true
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		default:
+			if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+				return err
+			}
+		}
+		if err := iprot.ReadFieldEnd(ctx); err != nil {
+			return err
+		}
+	}
+	if err := iprot.ReadStructEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
+	}
+	if !issetTableName {
+		return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field TableName is not set"))
+	}
+	return nil
 }
 
-func (p *THBaseServiceDisableTableArgs)  ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
-  p.TableName = &TTableName{}
-  if err := p.TableName.Read(ctx, iprot); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", p.TableName), err)
-  }
-  return nil
+func (p *THBaseServiceDisableTableArgs) ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
+	p.TableName = &TTableName{}
+	if err := p.TableName.Read(ctx, iprot); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", p.TableName), err)
+	}
+	return nil
 }
 
 func (p *THBaseServiceDisableTableArgs) Write(ctx context.Context, oprot thrift.TProtocol) error {
-  if err := oprot.WriteStructBegin(ctx, "disableTable_args"); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err) }
-  if p != nil {
-    if err := p.writeField1(ctx, oprot); err != nil { return err }
-  }
-  if err := oprot.WriteFieldStop(ctx); err != nil {
-    return thrift.PrependError("write field stop error: ", err) }
-  if err := oprot.WriteStructEnd(ctx); err != nil {
-    return thrift.PrependError("write struct stop error: ", err) }
-  return nil
+	if err := oprot.WriteStructBegin(ctx, "disableTable_args"); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err)
+	}
+	if p != nil {
+		if err := p.writeField1(ctx, oprot); err != nil {
+			return err
+		}
+	}
+	if err := oprot.WriteFieldStop(ctx); err != nil {
+		return thrift.PrependError("write field stop error: ", err)
+	}
+	if err := oprot.WriteStructEnd(ctx); err != nil {
+		return thrift.PrependError("write struct stop error: ", err)
+	}
+	return nil
 }
 
 func (p *THBaseServiceDisableTableArgs) writeField1(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if err := oprot.WriteFieldBegin(ctx, "tableName", thrift.STRUCT, 1); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:tableName: ", p), err) }
-  if err := p.TableName.Write(ctx, oprot); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", p.TableName), err)
-  }
-  if err := oprot.WriteFieldEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field end error 1:tableName: ", p), err) }
-  return err
+	if err := oprot.WriteFieldBegin(ctx, "tableName", thrift.STRUCT, 1); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:tableName: ", p), err)
+	}
+	if err := p.TableName.Write(ctx, oprot); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", p.TableName), err)
+	}
+	if err := oprot.WriteFieldEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field end error 1:tableName: ", p), err)
+	}
+	return err
 }
 
 func (p *THBaseServiceDisableTableArgs) String() string {
-  if p == nil {
-    return "<nil>"
-  }
-  return fmt.Sprintf("THBaseServiceDisableTableArgs(%+v)", *p)
+	if p == nil {
+		return "<nil>"
+	}
+	return fmt.Sprintf("THBaseServiceDisableTableArgs(%+v)", *p)
 }
 
 // Attributes:
-//  - Io
+//   - Io
 type THBaseServiceDisableTableResult struct {
-  Io *TIOError `thrift:"io,1" db:"io" json:"io,omitempty"`
+	Io *TIOError `thrift:"io,1" db:"io" json:"io,omitempty"`
 }
 
 func NewTHBaseServiceDisableTableResult() *THBaseServiceDisableTableResult {
-  return &THBaseServiceDisableTableResult{}
+	return &THBaseServiceDisableTableResult{}
 }
 
 var THBaseServiceDisableTableResult_Io_DEFAULT *TIOError
+
 func (p *THBaseServiceDisableTableResult) GetIo() *TIOError {
-  if !p.IsSetIo() {
-    return THBaseServiceDisableTableResult_Io_DEFAULT
-  }
-return p.Io
+	if !p.IsSetIo() {
+		return THBaseServiceDisableTableResult_Io_DEFAULT
+	}
+	return p.Io
 }
 func (p *THBaseServiceDisableTableResult) IsSetIo() bool {
-  return p.Io != nil
+	return p.Io != nil
 }
 
 func (p *THBaseServiceDisableTableResult) Read(ctx context.Context, iprot thrift.TProtocol) error {
-  if _, err := iprot.ReadStructBegin(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
-  }
+	if _, err := iprot.ReadStructBegin(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
+	}
 
-
-  for {
-    _, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
-    if err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
-    }
-    if fieldTypeId == thrift.STOP { break; }
-    switch fieldId {
-    case 1:
-      if fieldTypeId == thrift.STRUCT {
-        if err := p.ReadField1(ctx, iprot); err != nil {
-          return err
-        }
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    default:
-      if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-        return err
-      }
-    }
-    if err := iprot.ReadFieldEnd(ctx); err != nil {
-      return err
-    }
-  }
-  if err := iprot.ReadStructEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
-  }
-  return nil
+	for {
+		_, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
+		if err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
+		}
+		if fieldTypeId == thrift.STOP {
+			break
+		}
+		switch fieldId {
+		case 1:
+			if fieldTypeId == thrift.STRUCT {
+				if err := p.ReadField1(ctx, iprot); err != nil {
+					return err
+				}
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		default:
+			if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+				return err
+			}
+		}
+		if err := iprot.ReadFieldEnd(ctx); err != nil {
+			return err
+		}
+	}
+	if err := iprot.ReadStructEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
+	}
+	return nil
 }
 
-func (p *THBaseServiceDisableTableResult)  ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
-  p.Io = &TIOError{}
-  if err := p.Io.Read(ctx, iprot); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", p.Io), err)
-  }
-  return nil
+func (p *THBaseServiceDisableTableResult) ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
+	p.Io = &TIOError{}
+	if err := p.Io.Read(ctx, iprot); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", p.Io), err)
+	}
+	return nil
 }
 
 func (p *THBaseServiceDisableTableResult) Write(ctx context.Context, oprot thrift.TProtocol) error {
-  if err := oprot.WriteStructBegin(ctx, "disableTable_result"); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err) }
-  if p != nil {
-    if err := p.writeField1(ctx, oprot); err != nil { return err }
-  }
-  if err := oprot.WriteFieldStop(ctx); err != nil {
-    return thrift.PrependError("write field stop error: ", err) }
-  if err := oprot.WriteStructEnd(ctx); err != nil {
-    return thrift.PrependError("write struct stop error: ", err) }
-  return nil
+	if err := oprot.WriteStructBegin(ctx, "disableTable_result"); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err)
+	}
+	if p != nil {
+		if err := p.writeField1(ctx, oprot); err != nil {
+			return err
+		}
+	}
+	if err := oprot.WriteFieldStop(ctx); err != nil {
+		return thrift.PrependError("write field stop error: ", err)
+	}
+	if err := oprot.WriteStructEnd(ctx); err != nil {
+		return thrift.PrependError("write struct stop error: ", err)
+	}
+	return nil
 }
 
 func (p *THBaseServiceDisableTableResult) writeField1(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if p.IsSetIo() {
-    if err := oprot.WriteFieldBegin(ctx, "io", thrift.STRUCT, 1); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:io: ", p), err) }
-    if err := p.Io.Write(ctx, oprot); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", p.Io), err)
-    }
-    if err := oprot.WriteFieldEnd(ctx); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field end error 1:io: ", p), err) }
-  }
-  return err
+	if p.IsSetIo() {
+		if err := oprot.WriteFieldBegin(ctx, "io", thrift.STRUCT, 1); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:io: ", p), err)
+		}
+		if err := p.Io.Write(ctx, oprot); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", p.Io), err)
+		}
+		if err := oprot.WriteFieldEnd(ctx); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field end error 1:io: ", p), err)
+		}
+	}
+	return err
 }
 
 func (p *THBaseServiceDisableTableResult) String() string {
-  if p == nil {
-    return "<nil>"
-  }
-  return fmt.Sprintf("THBaseServiceDisableTableResult(%+v)", *p)
+	if p == nil {
+		return "<nil>"
+	}
+	return fmt.Sprintf("THBaseServiceDisableTableResult(%+v)", *p)
 }
 
 // Attributes:
-//  - TableName
+//   - TableName
 type THBaseServiceIsTableEnabledArgs struct {
-  TableName *TTableName `thrift:"tableName,1,required" db:"tableName" json:"tableName"`
+	TableName *TTableName `thrift:"tableName,1,required" db:"tableName" json:"tableName"`
 }
 
 func NewTHBaseServiceIsTableEnabledArgs() *THBaseServiceIsTableEnabledArgs {
-  return &THBaseServiceIsTableEnabledArgs{}
+	return &THBaseServiceIsTableEnabledArgs{}
 }
 
 var THBaseServiceIsTableEnabledArgs_TableName_DEFAULT *TTableName
+
 func (p *THBaseServiceIsTableEnabledArgs) GetTableName() *TTableName {
-  if !p.IsSetTableName() {
-    return THBaseServiceIsTableEnabledArgs_TableName_DEFAULT
-  }
-return p.TableName
+	if !p.IsSetTableName() {
+		return THBaseServiceIsTableEnabledArgs_TableName_DEFAULT
+	}
+	return p.TableName
 }
 func (p *THBaseServiceIsTableEnabledArgs) IsSetTableName() bool {
-  return p.TableName != nil
+	return p.TableName != nil
 }
 
 func (p *THBaseServiceIsTableEnabledArgs) Read(ctx context.Context, iprot thrift.TProtocol) error {
-  if _, err := iprot.ReadStructBegin(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
-  }
+	if _, err := iprot.ReadStructBegin(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
+	}
 
-  var issetTableName bool = false;
+	var issetTableName bool = false
 
-  for {
-    _, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
-    if err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
-    }
-    if fieldTypeId == thrift.STOP { break; }
-    switch fieldId {
-    case 1:
-      if fieldTypeId == thrift.STRUCT {
-        if err := p.ReadField1(ctx, iprot); err != nil {
-          return err
-        }
-        issetTableName = true
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    default:
-      if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-        return err
-      }
-    }
-    if err := iprot.ReadFieldEnd(ctx); err != nil {
-      return err
-    }
-  }
-  if err := iprot.ReadStructEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
-  }
-  if !issetTableName{
-    return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field TableName is not set"));
-  }
-  return nil
+	for {
+		_, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
+		if err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
+		}
+		if fieldTypeId == thrift.STOP {
+			break
+		}
+		switch fieldId {
+		case 1:
+			if fieldTypeId == thrift.STRUCT {
+				if err := p.ReadField1(ctx, iprot); err != nil {
+					return err
+				}
+				issetTableName = true
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		default:
+			if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+				return err
+			}
+		}
+		if err := iprot.ReadFieldEnd(ctx); err != nil {
+			return err
+		}
+	}
+	if err := iprot.ReadStructEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
+	}
+	if !issetTableName {
+		return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field TableName is not set"))
+	}
+	return nil
 }
 
-func (p *THBaseServiceIsTableEnabledArgs)  ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
-  p.TableName = &TTableName{}
-  if err := p.TableName.Read(ctx, iprot); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", p.TableName), err)
-  }
-  return nil
+func (p *THBaseServiceIsTableEnabledArgs) ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
+	p.TableName = &TTableName{}
+	if err := p.TableName.Read(ctx, iprot); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", p.TableName), err)
+	}
+	return nil
 }
 
 func (p *THBaseServiceIsTableEnabledArgs) Write(ctx context.Context, oprot thrift.TProtocol) error {
-  if err := oprot.WriteStructBegin(ctx, "isTableEnabled_args"); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err) }
-  if p != nil {
-    if err := p.writeField1(ctx, oprot); err != nil { return err }
-  }
-  if err := oprot.WriteFieldStop(ctx); err != nil {
-    return thrift.PrependError("write field stop error: ", err) }
-  if err := oprot.WriteStructEnd(ctx); err != nil {
-    return thrift.PrependError("write struct stop error: ", err) }
-  return nil
+	if err := oprot.WriteStructBegin(ctx, "isTableEnabled_args"); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err)
+	}
+	if p != nil {
+		if err := p.writeField1(ctx, oprot); err != nil {
+			return err
+		}
+	}
+	if err := oprot.WriteFieldStop(ctx); err != nil {
+		return thrift.PrependError("write field stop error: ", err)
+	}
+	if err := oprot.WriteStructEnd(ctx); err != nil {
+		return thrift.PrependError("write struct stop error: ", err)
+	}
+	return nil
 }
 
 func (p *THBaseServiceIsTableEnabledArgs) writeField1(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if err := oprot.WriteFieldBegin(ctx, "tableName", thrift.STRUCT, 1); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:tableName: ", p), err) }
-  if err := p.TableName.Write(ctx, oprot); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", p.TableName), err)
-  }
-  if err := oprot.WriteFieldEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write field end error 1:tableName: ", p), err) }
-  return err
+	if err := oprot.WriteFieldBegin(ctx, "tableName", thrift.STRUCT, 1); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:tableName: ", p), err)
+	}
+	if err := p.TableName.Write(ctx, oprot); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", p.TableName), err)
+	}
+	if err := oprot.WriteFieldEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field end error 1:tableName: ", p), err)
+	}
+	return err
 }
 
 func (p *THBaseServiceIsTableEnabledArgs) String() string {
-  if p == nil {
-    return "<nil>"
-  }
-  return fmt.Sprintf("THBaseServiceIsTableEnabledArgs(%+v)", *p)
+	if p == nil {
+		return "<nil>"
+	}
+	return fmt.Sprintf("THBaseServiceIsTableEnabledArgs(%+v)", *p)
 }
 
 // Attributes:
-//  - Success
-//  - Io
+//   - Success
+//   - Io
 type THBaseServiceIsTableEnabledResult struct {
-  Success *bool `thrift:"success,0" db:"success" json:"success,omitempty"`
-  Io *TIOError `thrift:"io,1" db:"io" json:"io,omitempty"`
+	Success *bool     `thrift:"success,0" db:"success" json:"success,omitempty"`
+	Io      *TIOError `thrift:"io,1" db:"io" json:"io,omitempty"`
 }
 
 func NewTHBaseServiceIsTableEnabledResult() *THBaseServiceIsTableEnabledResult {
-  return &THBaseServiceIsTableEnabledResult{}
+	return &THBaseServiceIsTableEnabledResult{}
 }
 
 var THBaseServiceIsTableEnabledResult_Success_DEFAULT bool
+
 func (p *THBaseServiceIsTableEnabledResult) GetSuccess() bool {
-  if !p.IsSetSuccess() {
-    return THBaseServiceIsTableEnabledResult_Success_DEFAULT
-  }
-return *p.Success
+	if !p.IsSetSuccess() {
+		return THBaseServiceIsTableEnabledResult_Success_DEFAULT
+	}
+	return *p.Success
 }
+
 var THBaseServiceIsTableEnabledResult_Io_DEFAULT *TIOError
+
 func (p *THBaseServiceIsTableEnabledResult) GetIo() *TIOError {
-  if !p.IsSetIo() {
-    return THBaseServiceIsTableEnabledResult_Io_DEFAULT
-  }
-return p.Io
+	if !p.IsSetIo() {
+		return THBaseServiceIsTableEnabledResult_Io_DEFAULT
+	}
+	return p.Io
 }
 func (p *THBaseServiceIsTableEnabledResult) IsSetSuccess() bool {
-  return p.Success != nil
+	return p.Success != nil
 }
 
 func (p *THBaseServiceIsTableEnabledResult) IsSetIo() bool {
-  return p.Io != nil
+	return p.Io != nil
 }
 
 func (p *THBaseServiceIsTableEnabledResult) Read(ctx context.Context, iprot thrift.TProtocol) error {
-  if _, err := iprot.ReadStructBegin(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
-  }
+	if _, err := iprot.ReadStructBegin(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
+	}
 
-
-  for {
-    _, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
-    if err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
-    }
-    if fieldTypeId == thrift.STOP { break; }
-    switch fieldId {
-    case 0:
-      if fieldTypeId == thrift.BOOL {
-        if err := p.ReadField0(ctx, iprot); err != nil {
-          return err
-        }
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    case 1:
-      if fieldTypeId == thrift.STRUCT {
-        if err := p.ReadField1(ctx, iprot); err != nil {
-          return err
-        }
-      } else {
-        if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-          return err
-        }
-      }
-    default:
-      if err := iprot.Skip(ctx, fieldTypeId); err != nil {
-        return err
-      }
-    }
-    if err := iprot.ReadFieldEnd(ctx); err != nil {
-      return err
-    }
-  }
-  if err := iprot.ReadStructEnd(ctx); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
-  }
-  return nil
+	for {
+		_, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
+		if err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
+		}
+		if fieldTypeId == thrift.STOP {
+			break
+		}
+		switch fieldId {
+		case 0:
+			if fieldTypeId == thrift.BOOL {
+				if err := p.ReadField0(ctx, iprot); err != nil {
+					return err
+				}
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		case 1:
+			if fieldTypeId == thrift.STRUCT {
+				if err := p.ReadField1(ctx, iprot); err != nil {
+					return err
+				}
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		default:
+			if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+				return err
+			}
+		}
+		if err := iprot.ReadFieldEnd(ctx); err != nil {
+			return err
+		}
+	}
+	if err := iprot.ReadStructEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
+	}
+	return nil
 }
 
-func (p *THBaseServiceIsTableEnabledResult)  ReadField0(ctx context.Context, iprot thrift.TProtocol) error {
-  if v, err := iprot.ReadBool(ctx); err != nil {
-  return thrift.PrependError("error reading field 0: ", err)
-} else {
-  p.Success = &v
-}
-  return nil
+func (p *THBaseServiceIsTableEnabledResult) ReadField0(ctx context.Context, iprot thrift.TProtocol) error {
+	if v, err := iprot.ReadBool(ctx); err != nil {
+		return thrift.PrependError("error reading field 0: ", err)
+	} else {
+		p.Success = &v
+	}
+	return nil
 }
 
-func (p *THBaseServiceIsTableEnabledResult)  ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
-  p.Io = &TIOError{}
-  if err := p.Io.Read(ctx, iprot); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", p.Io), err)
-  }
-  return nil
+func (p *THBaseServiceIsTableEnabledResult) ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
+	p.Io = &TIOError{}
+	if err := p.Io.Read(ctx, iprot); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", p.Io), err)
+	}
+	return nil
 }
 
 func (p *THBaseServiceIsTableEnabledResult) Write(ctx context.Context, oprot thrift.TProtocol) error {
-  if err := oprot.WriteStructBegin(ctx, "isTableEnabled_result"); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err) }
-  if p != nil {
-    if err := p.writeField0(ctx, oprot); err != nil { return err }
-    if err := p.writeField1(ctx, oprot); err != nil { return err }
-  }
-  if err := oprot.WriteFieldStop(ctx); err != nil {
-    return thrift.PrependError("write field stop error: ", err) }
-  if err := oprot.WriteStructEnd(ctx); err != nil {
-    return thrift.PrependError("write struct stop error: ", err) }
-  return nil
+	if err := oprot.WriteStructBegin(ctx, "isTableEnabled_result"); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err)
+	}
+	if p != nil {
+		if err := p.writeField0(ctx, oprot); err != nil {
+			return err
+		}
+		if err := p.writeField1(ctx, oprot); err != nil {
+			return err
+		}
+	}
+	if err := oprot.WriteFieldStop(ctx); err != nil {
+		return thrift.PrependError("write field stop error: ", err)
+	}
+	if err := oprot.WriteStructEnd(ctx); err != nil {
+		return thrift.PrependError("write struct stop error: ", err)
+	}
+	return nil
 }
 
 func (p *THBaseServiceIsTableEnabledResult) writeField0(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if p.IsSetSuccess() {
-    if err := oprot.WriteFieldBegin(ctx, "success", thrift.BOOL, 0); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field begin error 0:success: ", p), err) }
-    if err := oprot.WriteBool(ctx, bool(*p.Success)); err != nil {
-    return thrift.PrependError(fmt.Sprintf("%T.success (0) field write error: ", p), err) }
-    if err := oprot.WriteFieldEnd(ctx); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field end error 0:success: ", p), err) }
-  }
-  return err
+	if p.IsSetSuccess() {
+		if err := oprot.WriteFieldBegin(ctx, "success", thrift.BOOL, 0); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field begin error 0:success: ", p), err)
+		}
+		if err := oprot.WriteBool(ctx, bool(*p.Success)); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T.success (0) field write error: ", p), err)
+		}
+		if err := oprot.WriteFieldEnd(ctx); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field end error 0:success: ", p), err)
+		}
+	}
+	return err
 }
 
 func (p *THBaseServiceIsTableEnabledResult) writeField1(ctx context.Context, oprot thrift.TProtocol) (err error) {
-  if p.IsSetIo() {
-    if err := oprot.WriteFieldBegin(ctx, "io", thrift.STRUCT, 1); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:io: ", p), err) }
-    if err := p.Io.Write(ctx, oprot); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", p.Io), err)
-    }
-    if err := oprot.WriteFieldEnd(ctx); err != nil {
-      return thrift.PrependError(fmt.Sprintf("%T write field end error 1:io: ", p), err) }
-  }
-  return err
+	if p.IsSetIo() {
+		if err := oprot.WriteFieldBegin(ctx, "io", thrift.STRUCT, 1); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:io: ", p), err)
+		}
+		if err := p.Io.Write(ctx, oprot); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", p.Io), err)
+		}
+		if err := oprot.WriteFieldEnd(ctx); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field end error 1:io: ", p), err)
+		}
+	}
+	return err
 }
 
 func (p *THBaseServiceIsTableEnabledResult) String() string {
-  if p == nil {
-    return "<nil>"
-  }
-  return fmt.Sprintf("THBaseServiceIsTableEnabledResult(%+v)", *p)
+	if p == nil {
+		return "<nil>"
+	}
+	return fmt.Sprintf("THBaseServiceIsTableEnabledResult(%+v)", *p)
 }
-
-
