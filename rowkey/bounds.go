@@ -1,0 +1,221 @@
+package rowkey
+
+import (
+	"fmt"
+	"sort"
+)
+
+// Range is a scan range [Start, Stop). A nil Stop means the end of the
+// table; a nil Start the beginning.
+type Range struct {
+	Start []byte
+	Stop  []byte
+}
+
+// PrefixEnd returns the smallest key greater than every key that starts with
+// prefix, or nil when there is none (prefix empty or all 0xFF).
+func PrefixEnd(prefix []byte) []byte {
+	end := append([]byte(nil), prefix...)
+	for i := len(end) - 1; i >= 0; i-- {
+		if end[i] < 0xFF {
+			end[i]++
+			return end[:i+1]
+		}
+	}
+	return nil
+}
+
+// PrefixBounds turns values for a leading subset of the key's parts into the
+// ranges a scan must read. Parts are bound in order while their field has a
+// value. A salt part whose field has no value fans out: the result holds one
+// range per bucket, in bucket order, each to be scanned and merged. With no
+// bound part the result is the whole table. Values for fields the key does
+// not read are ignored; a value for a part that follows an unbound one is an
+// error, since the key cannot use it.
+func (s *Spec) PrefixBounds(vals Values) ([]Range, error) {
+	prefixes := [][]byte{nil}
+	boundAny := false
+	stopped := -1
+	for i, p := range s.parts {
+		v, ok := vals[p.Field]
+		if !ok {
+			if p.Func == Salt && s.laterBound(i, vals) {
+				fanned := make([][]byte, 0, len(prefixes)*p.N)
+				for _, pre := range prefixes {
+					for b := 0; b < p.N; b++ {
+						fanned = append(fanned, append(append([]byte(nil), pre...), byte(b)))
+					}
+				}
+				prefixes = fanned
+				continue
+			}
+			stopped = i
+			break
+		}
+		for j := range prefixes {
+			var err error
+			if prefixes[j], err = appendPart(prefixes[j], p, v); err != nil {
+				return nil, fmt.Errorf("rowkey: bounds of %s: part %q: %w", s, p.Expr, err)
+			}
+		}
+		boundAny = true
+	}
+	if stopped >= 0 {
+		for _, p := range s.parts[stopped+1:] {
+			if _, ok := vals[p.Field]; ok && !s.boundBefore(p.Field, stopped) {
+				return nil, fmt.Errorf("rowkey: bounds of %s: %q has a value but %q before it has none", s, p.Expr, s.parts[stopped].Expr)
+			}
+		}
+	}
+	if !boundAny {
+		return []Range{{}}, nil
+	}
+	out := make([]Range, len(prefixes))
+	for i, pre := range prefixes {
+		out[i] = Range{Start: pre, Stop: PrefixEnd(pre)}
+	}
+	return out, nil
+}
+
+// laterBound reports whether some part after i has a value, which is what
+// makes fanning out over a salt worth it.
+func (s *Spec) laterBound(i int, vals Values) bool {
+	for _, p := range s.parts[i+1:] {
+		if _, ok := vals[p.Field]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+// boundBefore reports whether field is read by a part before index i (then a
+// later part reading the same field is not a gap).
+func (s *Spec) boundBefore(field string, i int) bool {
+	for _, p := range s.parts[:i] {
+		if p.Field == field {
+			return true
+		}
+	}
+	return false
+}
+
+// Bound is how a query's fields meet a key: how many leading parts they fix,
+// and how many salt buckets must be scanned to do so.
+type Bound struct {
+	Parts  int  // leading parts fixed (salt parts fanned out count as fixed)
+	FanOut int  // ranges to scan: the product of fanned-out salt buckets; 1 if none
+	Full   bool // every part is fixed: a single-row Get (when FanOut is 1)
+	// Unused lists the given fields that no fixed part reads: they can only
+	// be applied as a filter after reading.
+	Unused []string
+}
+
+// BindFields tells, without values, which parts a set of fields fixes, in
+// the same way PrefixBounds does.
+func (s *Spec) BindFields(fields []string) Bound {
+	have := map[string]bool{}
+	for _, f := range fields {
+		have[f] = true
+	}
+	b := Bound{FanOut: 1}
+	used := map[string]bool{}
+	fanout := 1
+	for i, p := range s.parts {
+		if have[p.Field] {
+			b.Parts = i + 1
+			b.FanOut = fanout
+			used[p.Field] = true
+			continue
+		}
+		if p.Func == Salt {
+			later := false
+			for _, q := range s.parts[i+1:] {
+				if have[q.Field] {
+					later = true
+				}
+			}
+			if later {
+				fanout *= p.N
+				continue
+			}
+		}
+		break
+	}
+	b.Full = b.Parts == len(s.parts)
+	for _, f := range fields {
+		if !used[f] {
+			b.Unused = append(b.Unused, f)
+		}
+	}
+	return b
+}
+
+// SplitKeys proposes region boundaries for a table created with the given
+// number of regions, from the key's leading salt or hash part. Keys that
+// start otherwise have no known distribution: use SplitKeysFromSamples.
+func (s *Spec) SplitKeys(regions int) ([][]byte, error) {
+	if regions <= 1 {
+		return nil, nil
+	}
+	first := s.parts[0]
+	switch first.Func {
+	case Salt:
+		if regions > first.N {
+			regions = first.N // a bucket is the finest unit the salt spreads
+		}
+		var out [][]byte
+		last := -1
+		for i := 1; i < regions; i++ {
+			b := i * first.N / regions
+			if b != last {
+				out = append(out, []byte{byte(b)})
+				last = b
+			}
+		}
+		return out, nil
+	case Hash:
+		width := first.N
+		if width > 4 {
+			width = 4
+		}
+		space := uint64(1) << (8 * uint(width))
+		if uint64(regions) > space {
+			regions = int(space)
+		}
+		var out [][]byte
+		for i := 1; i < regions; i++ {
+			v := uint64(i) * space / uint64(regions)
+			k := make([]byte, width)
+			for j := width - 1; j >= 0; j-- {
+				k[j] = byte(v)
+				v >>= 8
+			}
+			out = append(out, k)
+		}
+		return out, nil
+	}
+	return nil, fmt.Errorf("rowkey: %s starts with %q, not a salt or hash: split points need sample keys", s, first.Expr)
+}
+
+// SplitKeysFromSamples picks region boundaries at even quantiles of sample
+// keys, dropping duplicates.
+func SplitKeysFromSamples(samples [][]byte, regions int) [][]byte {
+	if regions <= 1 || len(samples) == 0 {
+		return nil
+	}
+	sorted := make([]string, len(samples))
+	for i, k := range samples {
+		sorted[i] = string(k)
+	}
+	sort.Strings(sorted)
+	var out [][]byte
+	last := ""
+	for i := 1; i < regions; i++ {
+		k := sorted[i*len(sorted)/regions]
+		if k != last && k != "" {
+			out = append(out, []byte(k))
+			last = k
+		}
+	}
+	return out
+}

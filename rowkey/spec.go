@@ -1,0 +1,298 @@
+package rowkey
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"math"
+	"strings"
+)
+
+// Values maps field paths ("orderId", "items.sku") to values. A field used by
+// several parts (salt(orderId, 8) and orderId) appears once.
+type Values map[string]any
+
+// Spec is a composite key: an ordered list of typed parts. A Spec is
+// immutable and safe for concurrent use.
+type Spec struct {
+	parts []Part
+}
+
+const msPerDay = 24 * 60 * 60 * 1000
+
+// NewSpec checks that every part has a type its function accepts.
+func NewSpec(parts []Part) (*Spec, error) {
+	if len(parts) == 0 {
+		return nil, fmt.Errorf("rowkey: a key needs at least one part")
+	}
+	for _, p := range parts {
+		if err := p.checkType(); err != nil {
+			return nil, err
+		}
+	}
+	return &Spec{parts: append([]Part(nil), parts...)}, nil
+}
+
+// Parse reads key expressions and types their fields with typeOf.
+func Parse(exprs []string, typeOf func(field string) (Type, bool)) (*Spec, error) {
+	parts := make([]Part, 0, len(exprs))
+	for _, e := range exprs {
+		p, err := ParsePart(e)
+		if err != nil {
+			return nil, err
+		}
+		t, ok := typeOf(p.Field)
+		if !ok {
+			return nil, fmt.Errorf("key part %q: unknown field %q", e, p.Field)
+		}
+		p.Type = t
+		parts = append(parts, p)
+	}
+	return NewSpec(parts)
+}
+
+// Parts returns a copy of the parts.
+func (s *Spec) Parts() []Part { return append([]Part(nil), s.parts...) }
+
+// Len is the number of parts.
+func (s *Spec) Len() int { return len(s.parts) }
+
+// Part returns part i.
+func (s *Spec) Part(i int) Part { return s.parts[i] }
+
+// Fields returns the distinct fields the key reads, in first-use order.
+func (s *Spec) Fields() []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, p := range s.parts {
+		if !seen[p.Field] {
+			seen[p.Field] = true
+			out = append(out, p.Field)
+		}
+	}
+	return out
+}
+
+// Recoverable reports whether a field's value can be read back from a key:
+// some part encodes it plainly or reversed.
+func (s *Spec) Recoverable(field string) bool {
+	for _, p := range s.parts {
+		if p.Field == field && (p.Func == Plain || p.Func == Reverse) {
+			return true
+		}
+	}
+	return false
+}
+
+// Exprs returns the parts as canonical expressions.
+func (s *Spec) Exprs() []string {
+	out := make([]string, len(s.parts))
+	for i, p := range s.parts {
+		out[i] = p.String()
+	}
+	return out
+}
+
+func (s *Spec) String() string { return "[" + strings.Join(s.Exprs(), ", ") + "]" }
+
+// MarshalJSON writes the key as its list of expressions.
+func (s *Spec) MarshalJSON() ([]byte, error) { return json.Marshal(s.Exprs()) }
+
+// Encode builds the full key from values for every field the key reads.
+// Fields the key does not use are ignored.
+func (s *Spec) Encode(vals Values) ([]byte, error) {
+	key := make([]byte, 0, 32)
+	for _, p := range s.parts {
+		v, ok := vals[p.Field]
+		if !ok {
+			return nil, fmt.Errorf("rowkey: encoding %s: no value for %q", s, p.Field)
+		}
+		var err error
+		if key, err = appendPart(key, p, v); err != nil {
+			return nil, fmt.Errorf("rowkey: encoding part %q of %s: %w", p.Expr, s, err)
+		}
+	}
+	return key, nil
+}
+
+// appendPart encodes one part of a key.
+func appendPart(dst []byte, p Part, v any) ([]byte, error) {
+	switch p.Func {
+	case Plain:
+		return AppendValue(dst, p.Type, v)
+	case Reverse:
+		nv, err := Normalize(p.Type, v)
+		if err != nil {
+			return dst, err
+		}
+		n := asInt64(nv)
+		if n < 0 {
+			return dst, fmt.Errorf("reverse of negative value %d", n)
+		}
+		// Plain big-endian of MaxInt64 - n: the same bytes a Java client
+		// writes with Bytes.toBytes(Long.MAX_VALUE - ts).
+		return binary.BigEndian.AppendUint64(dst, uint64(math.MaxInt64-n)), nil
+	case Salt:
+		enc, err := AppendValue(nil, p.Type, v)
+		if err != nil {
+			return dst, err
+		}
+		return append(dst, SaltBucket(enc, p.N)), nil
+	case Hash:
+		enc, err := AppendValue(nil, p.Type, v)
+		if err != nil {
+			return dst, err
+		}
+		return append(dst, HashPrefix(enc, p.N)...), nil
+	case Day:
+		nv, err := Normalize(p.Type, v)
+		if err != nil {
+			return dst, err
+		}
+		return binary.BigEndian.AppendUint32(dst, uint32(DayNumber(nv.(int64)))^signFlip32), nil
+	}
+	return dst, fmt.Errorf("unknown key function %v", p.Func)
+}
+
+func asInt64(v any) int64 {
+	switch x := v.(type) {
+	case int32:
+		return int64(x)
+	case int64:
+		return x
+	}
+	return 0
+}
+
+// DayNumber is the UTC day of an epoch-milliseconds timestamp, counted from
+// 1970-01-01 (negative before it).
+func DayNumber(ms int64) int32 {
+	d := ms / msPerDay
+	if ms%msPerDay < 0 {
+		d--
+	}
+	return int32(d)
+}
+
+// Decoded is one part read back from a key.
+type Decoded struct {
+	Part Part
+	// Value: Plain and Reverse give the field's value (canonical type, see
+	// Normalize); Salt gives the bucket as an int; Hash the prefix bytes;
+	// Day the epoch milliseconds of that day's UTC midnight.
+	Value any
+	Raw   []byte // the part's bytes in the key
+}
+
+// Decode splits a key into its parts. It fails, without panicking, on keys
+// that are truncated, too long, malformed, or whose salt, hash or day part
+// disagrees with the field it was computed from.
+func (s *Spec) Decode(key []byte) ([]Decoded, error) {
+	out := make([]Decoded, 0, len(s.parts))
+	rest := key
+	for _, p := range s.parts {
+		start := rest
+		var v any
+		var err error
+		v, rest, err = decodePart(p, rest)
+		if err != nil {
+			return nil, fmt.Errorf("rowkey: decoding part %q of %s at byte %d: %w", p.Expr, s, len(key)-len(start), err)
+		}
+		out = append(out, Decoded{Part: p, Value: v, Raw: start[:len(start)-len(rest)]})
+	}
+	if len(rest) != 0 {
+		return nil, fmt.Errorf("rowkey: decoding %s: %w: %d bytes after the last part", s, ErrCorrupt, len(rest))
+	}
+	if err := s.checkDerived(out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func decodePart(p Part, b []byte) (any, []byte, error) {
+	switch p.Func {
+	case Plain:
+		return DecodeValue(p.Type, b)
+	case Reverse:
+		if len(b) < 8 {
+			return nil, nil, fmt.Errorf("%w: reverse needs 8 bytes, %d left", ErrCorrupt, len(b))
+		}
+		u := binary.BigEndian.Uint64(b)
+		if u > math.MaxInt64 {
+			return nil, nil, fmt.Errorf("%w: reversed value has its top bit set", ErrCorrupt)
+		}
+		n := math.MaxInt64 - int64(u)
+		if p.Type == Int32 {
+			if n > math.MaxInt32 {
+				return nil, nil, fmt.Errorf("%w: reversed value %d out of int32 range", ErrCorrupt, n)
+			}
+			return int32(n), b[8:], nil
+		}
+		return n, b[8:], nil
+	case Salt:
+		if len(b) < 1 {
+			return nil, nil, fmt.Errorf("%w: missing salt byte", ErrCorrupt)
+		}
+		if int(b[0]) >= p.N {
+			return nil, nil, fmt.Errorf("%w: salt bucket %d not below %d", ErrCorrupt, b[0], p.N)
+		}
+		return int(b[0]), b[1:], nil
+	case Hash:
+		if len(b) < p.N {
+			return nil, nil, fmt.Errorf("%w: hash needs %d bytes, %d left", ErrCorrupt, p.N, len(b))
+		}
+		return append([]byte(nil), b[:p.N]...), b[p.N:], nil
+	case Day:
+		if len(b) < 4 {
+			return nil, nil, fmt.Errorf("%w: day needs 4 bytes, %d left", ErrCorrupt, len(b))
+		}
+		d := int32(binary.BigEndian.Uint32(b) ^ signFlip32)
+		return int64(d) * msPerDay, b[4:], nil
+	}
+	return nil, nil, fmt.Errorf("%w: unknown key function %v", ErrCorrupt, p.Func)
+}
+
+// checkDerived recomputes salt, hash and day parts from the field's value
+// when the key also carries that value, so a garbled key is caught.
+func (s *Spec) checkDerived(parts []Decoded) error {
+	vals := Values{}
+	for _, d := range parts {
+		if d.Part.Func == Plain || d.Part.Func == Reverse {
+			vals[d.Part.Field] = d.Value
+		}
+	}
+	for _, d := range parts {
+		if !d.Part.Derived() {
+			continue
+		}
+		v, ok := vals[d.Part.Field]
+		if !ok {
+			continue
+		}
+		want, err := appendPart(nil, d.Part, v)
+		if err != nil {
+			return fmt.Errorf("rowkey: decoding %s: %w: recomputing %q: %v", s, ErrCorrupt, d.Part.Expr, err)
+		}
+		if !bytes.Equal(want, d.Raw) {
+			return fmt.Errorf("rowkey: decoding %s: %w: part %q does not match field %q", s, ErrCorrupt, d.Part.Expr, d.Part.Field)
+		}
+	}
+	return nil
+}
+
+// DecodeValues returns the field values a key carries (plain and reversed
+// parts); derived parts are checked but not returned.
+func (s *Spec) DecodeValues(key []byte) (Values, error) {
+	parts, err := s.Decode(key)
+	if err != nil {
+		return nil, err
+	}
+	vals := Values{}
+	for _, d := range parts {
+		if d.Part.Func == Plain || d.Part.Func == Reverse {
+			vals[d.Part.Field] = d.Value
+		}
+	}
+	return vals, nil
+}
