@@ -1,0 +1,202 @@
+package review
+
+import "sort"
+
+// Severity ranks a finding. Error findings make `denorm review` exit 1.
+type Severity string
+
+const (
+	SeverityError   Severity = "error"
+	SeverityWarning Severity = "warning"
+	SeverityInfo    Severity = "info"
+)
+
+// Rule is one entry of the anti-pattern catalogue. The ids are a contract
+// shared with doctor and with users' suppression lists: never rename one.
+type Rule struct {
+	ID       string
+	Severity Severity // the default; a finding may be stricter (see cell-huge)
+	Title    string
+	Symptom  string
+	Cause    string
+	Fix      string
+	// Example is a complete schema that triggers the rule; docs/rules.md
+	// shows it and a test checks that it still triggers.
+	Example string
+}
+
+// Catalogue returns every rule, sorted by id. It builds a fresh slice on
+// each call so callers may change what they get without touching anyone else.
+func Catalogue() []Rule {
+	rules := []Rule{
+		{
+			ID: "key-monotonic", Severity: SeverityError,
+			Title:   "Row key led by a time or a sequence",
+			Symptom: "One region server runs hot on writes while the rest idle; after the hot region splits, the new upper half is hot instead.",
+			Cause:   "A timestamp or an increasing id as the first key part sends every new row to the end of the key space, which one region owns.",
+			Fix:     "Lead the key with something spread out: salt(id, n), a hash of an entity id, or the entity id itself; put time after it (reverse(ts) for newest first). Time-range reads then fan out over the buckets.",
+		},
+		{
+			ID: "key-read-mismatch", Severity: SeverityError,
+			Title:   "Query not served by any row key prefix",
+			Symptom: "An important query runs as a full-table scan with a filter and gets slower as the table grows.",
+			Cause:   "HBase indexes only the row key. A query whose fields are not a prefix of some table's key must read every row.",
+			Fix:     "Add (or point the query at) a table whose row key starts with the query's fields, e.g. an index table, and keep it written by the writer.",
+		},
+		{
+			ID: "counter-hot-row", Severity: SeverityWarning,
+			Title:   "Counter row without buckets at a high write rate",
+			Symptom: "Increments time out under load although the cluster has spare capacity.",
+			Cause:   "An increment reads, adds and writes under the row lock; all increments of one row run one after another on one server.",
+			Fix:     "Spread the counter over buckets (buckets: N adds a bucket prefix) and sum the buckets when reading, or pre-aggregate in the writer.",
+		},
+		{
+			ID: "index-hot-prefix", Severity: SeverityWarning,
+			Title:   "Index key led by a low-cardinality field",
+			Symptom: "All writes for one value (status OPEN, flag true) land on a single region of the index table.",
+			Cause:   "A field with a handful of values as the first key part gives the index only a handful of distinct key ranges to write to.",
+			Fix:     "Put salt(id, n) before the low-cardinality field and read all n buckets, merging the results.",
+		},
+		{
+			ID: "family-count", Severity: SeverityWarning,
+			Title:   "More column families than the access patterns need",
+			Symptom: "Many small store files, frequent flushes and a steady compaction load.",
+			Cause:   "Every family is its own store in every region, with its own memstore and files to flush and compact.",
+			Fix:     "Use one or two families. Split only where families are read separately or need different settings (TTL, versions, compression).",
+		},
+		{
+			ID: "row-unbounded", Severity: SeverityError,
+			Title:   "Unbounded or very large child list embedded in a row",
+			Symptom: "Row-too-big errors, region server heap pressure, and regions that will not split below some size.",
+			Cause:   "A row never splits across regions and a Get materialises all of it; a child list with no bound grows without limit.",
+			Fix:     "Declare a small max for embedded children, or move them to a tall table keyed parent|child (for events, with time in the key).",
+		},
+		{
+			ID: "cell-huge", Severity: SeverityWarning,
+			Title:   "Cell values near or over the cell size limit",
+			Symptom: "Puts fail with 'KeyValue size too large'; flushes and compactions keep rewriting the same big values.",
+			Cause:   "The client and server refuse cells over 10 MiB (hbase.client.keyvalue.maxsize); large values below that still fill the block cache and are rewritten by every compaction.",
+			Fix:     "Keep objects of more than a few MiB in an object store with a pointer in HBase; consider MOB for values between about 100 KiB and 10 MiB. A declared size over the limit is an error.",
+		},
+		{
+			ID: "versions-as-history", Severity: SeverityWarning,
+			Title:   "Cell versions used as a history",
+			Symptom: "History disappears after a compaction.",
+			Cause:   "A family keeps only its VERSIONS newest versions (1 by default in HBase 2); compactions drop the rest, and TTL or deletes remove more.",
+			Fix:     "Keep history as data: time in the row key (a tall table) or in the qualifier, with versions: 1.",
+		},
+		{
+			ID: "names-long", Severity: SeverityInfo,
+			Title:   "Long family or qualifier names",
+			Symptom: "The table is several times larger on disk than the values it holds.",
+			Cause:   "Every cell repeats its family and qualifier names, so each name byte is paid once per cell.",
+			Fix:     "Use one- or two-byte family and qualifier names and map them to readable names in the schema; turn on FAST_DIFF encoding and compression.",
+		},
+		{
+			ID: "scan-unbounded", Severity: SeverityWarning,
+			Title:   "Online scan without a limit",
+			Symptom: "Scanner lease timeouts (60 s by default), block cache churn and latency spikes for everyone on the cluster.",
+			Cause:   "A scan with no row limit reads to the end of its range; server-side filters do not save the reads.",
+			Fix:     "Give every online query a limit (and page with a start row); send full-table work to a batch job over a snapshot.",
+		},
+		{
+			ID: "client-side-join", Severity: SeverityWarning,
+			Title:   "Query that needs a follow-up read per result",
+			Symptom: "A page makes one Get per result row, and latency grows with the page size.",
+			Cause:   "A thin index holds only primary keys, so every hit costs another read of the primary table; HBase cannot join.",
+			Fix:     "Make the index covering for the fields the query shows (covering: [...]), or relax the latency target.",
+		},
+		{
+			ID: "table-as-queue", Severity: SeverityError,
+			Title:   "Table used as a queue",
+			Symptom: "Consumers that look for the oldest item get slower by the hour.",
+			Cause:   "Each consumed item is deleted, leaving a delete marker that every scan must step over until a major compaction; the queue head becomes a field of markers.",
+			Fix:     "Use a log such as Kafka. If it must stay in HBase, write time-bucketed rows and let TTL drop whole buckets instead of deleting items.",
+		},
+		{
+			ID: "connection-per-request", Severity: SeverityError,
+			Title:   "A new connection for every request",
+			Symptom: "Latency dominated by setup; a steady stream of new ZooKeeper sessions and meta lookups that follows the request rate.",
+			Cause:   "A connection holds the registry session, the region location cache and thread pools; building one per request throws them away each time.",
+			Fix:     "Create one connection per process and share it; take a cheap table handle per unit of work.",
+		},
+		{
+			ID: "puts-unbatched", Severity: SeverityWarning,
+			Title:   "Writes sent one at a time",
+			Symptom: "Ingest throughput capped by round trips while servers are idle.",
+			Cause:   "Each single put is its own RPC.",
+			Fix:     "Write through a buffered mutator (client write_buffer, e.g. 2-4 MiB) that groups mutations by region server; avoid giant batches that time out whole.",
+		},
+		{
+			ID: "client-no-timeouts", Severity: SeverityWarning,
+			Title:   "Client without explicit timeouts",
+			Symptom: "A user request hangs for minutes while a region moves.",
+			Cause:   "The default retry schedule (15 retries with back-off) suits batch jobs, not requests with a budget of seconds.",
+			Fix:     "Set rpc_timeout and operation_timeout for each workload, below the caller's own deadline.",
+		},
+		{
+			ID: "presplit-missing", Severity: SeverityWarning,
+			Title:   "High write rate into a table that starts with one region",
+			Symptom: "The first hours of a load all go to one server until splits catch up.",
+			Cause:   "A new table has a single region; splitting only starts once it grows.",
+			Fix:     "Pre-split from the expected key distribution: one region per salt bucket, or ops.presplit: N over a hash prefix.",
+		},
+		{
+			ID: "major-compaction-periodic", Severity: SeverityWarning,
+			Title:   "Time-based major compaction without an off-peak window",
+			Symptom: "Every few days disk and network saturate during business hours and latency climbs.",
+			Cause:   "By default HBase major-compacts every 7 days (with jitter) at whatever hour that falls, rewriting whole tables next to user traffic.",
+			Fix:     "Set major_compaction: manual and run compactions from a scheduler off-peak, or declare an off-peak window.",
+		},
+		{
+			ID: "wal-skipped", Severity: SeverityError,
+			Title:   "Write-ahead log skipped for data that cannot be rebuilt",
+			Symptom: "Acknowledged writes vanish after a region server crash.",
+			Cause:   "With SKIP_WAL nothing is logged; whatever sat in the memstore is gone when the server dies.",
+			Fix:     "Use sync_wal (or async_wal for a small loss window); skip the log only for data declared regenerable.",
+		},
+		{
+			ID: "region-size", Severity: SeverityWarning,
+			Title:   "Regions far too small or far too large",
+			Symptom: "Tiny regions: many memstores fighting for heap and constant small flushes. Giant regions: slow splits, moves and recovery.",
+			Cause:   "The maximum region size (hbase.hregion.max.filesize, 10 GiB by default) or the pre-split count is far from what the data volume needs.",
+			Fix:     "Keep regions roughly between 1 and 20 GiB: adjust max region size or the number of pre-split regions to the expected table size.",
+		},
+		{
+			ID: "counter-not-idempotent", Severity: SeverityWarning,
+			Title:   "Counter updated in a way that a retry double-counts",
+			Symptom: "Counters drift above the truth after retries or replays.",
+			Cause:   "Increment is not idempotent: a replayed event adds again unless its id was recorded.",
+			Fix:     "Use mode: exact (deduplicate by event id), or keep fast mode and schedule reconcile to recompute the counter.",
+		},
+		{
+			ID: "copy-intent-missing", Severity: SeverityWarning,
+			Title:   "Copied reference field without a snapshot or live intent",
+			Symptom: "A copy shows today's value where the value at the time was meant, or the reverse.",
+			Cause:   "A field copied from another entity is either a snapshot (never refreshed) or a live view (refreshed on change); undeclared, nobody knows which.",
+			Fix:     "Declare intent: snapshot or intent: live for each copied field; live copies are refreshed from the reference entity's events.",
+		},
+		{
+			ID: "ttl-with-version-timestamps", Severity: SeverityError,
+			Title:   "TTL on a family whose cell timestamps are event versions",
+			Symptom: "Cells expire at once, or never, whatever the TTL says.",
+			Cause:   "TTL is measured against the cell timestamp in milliseconds; denorm stamps cells with event versions, which are not wall-clock times unless declared so.",
+			Fix:     "Drop the TTL and expire data by key range, or make the entity's version a millisecond timestamp and say so in the schema.",
+		},
+	}
+	for i := range rules {
+		rules[i].Example = exampleFor(rules[i].ID)
+	}
+	sort.Slice(rules, func(i, j int) bool { return rules[i].ID < rules[j].ID })
+	return rules
+}
+
+// Lookup returns the rule with the given id.
+func Lookup(id string) (Rule, bool) {
+	for _, r := range Catalogue() {
+		if r.ID == id {
+			return r, true
+		}
+	}
+	return Rule{}, false
+}

@@ -1,0 +1,36 @@
+package review
+
+import (
+	"fmt"
+	"strings"
+)
+
+// RulesMarkdown renders the catalogue as docs/rules.md. The file in the
+// repository is this function's output; a test fails when they differ, so
+// the docs cannot drift from the rules the code applies.
+func RulesMarkdown() string {
+	var b strings.Builder
+	b.WriteString("# The anti-pattern catalogue\n\n")
+	b.WriteString("<!-- Generated from review/catalogue.go and review/examples.go by\n")
+	b.WriteString("     `go test ./review -run TestRulesDoc -update`. Do not edit by hand. -->\n\n")
+	b.WriteString("`denorm review SCHEMA` applies these rules to a schema file. Rule ids are stable:\n")
+	b.WriteString("`denorm review` and `denorm doctor` share them. An error finding makes the command\n")
+	b.WriteString("exit with status 1. Each example below is a complete schema that triggers its rule;\n")
+	b.WriteString("a test checks that it still does.\n\n")
+	b.WriteString("| rule | severity | in short |\n| --- | --- | --- |\n")
+	cat := Catalogue()
+	for _, r := range cat {
+		fmt.Fprintf(&b, "| [%s](#%s) | %s | %s |\n", r.ID, r.ID, r.Severity, r.Title)
+	}
+	for _, r := range cat {
+		fmt.Fprintf(&b, "\n## %s\n\n", r.ID)
+		fmt.Fprintf(&b, "%s. Severity: **%s**.\n\n", r.Title, r.Severity)
+		fmt.Fprintf(&b, "**Symptom.** %s\n\n", r.Symptom)
+		fmt.Fprintf(&b, "**Cause.** %s\n\n", r.Cause)
+		fmt.Fprintf(&b, "**Fix.** %s\n\n", r.Fix)
+		b.WriteString("**Example that triggers it.**\n\n```yaml\n")
+		b.WriteString(strings.TrimSpace(r.Example))
+		b.WriteString("\n```\n")
+	}
+	return b.String()
+}
