@@ -6893,8 +6893,10 @@ func (p *TTableDescriptor) String() string {
 
 // Attributes:
 //   - Message
+//   - CanRetry
 type TIOError struct {
-	Message *string `thrift:"message,1" db:"message" json:"message,omitempty"`
+	Message  *string `thrift:"message,1" db:"message" json:"message,omitempty"`
+	CanRetry *bool   `thrift:"canRetry,2" db:"canRetry" json:"canRetry,omitempty"`
 }
 
 func NewTIOError() *TIOError {
@@ -6909,8 +6911,21 @@ func (p *TIOError) GetMessage() string {
 	}
 	return *p.Message
 }
+
+var TIOError_CanRetry_DEFAULT bool
+
+func (p *TIOError) GetCanRetry() bool {
+	if !p.IsSetCanRetry() {
+		return TIOError_CanRetry_DEFAULT
+	}
+	return *p.CanRetry
+}
 func (p *TIOError) IsSetMessage() bool {
 	return p.Message != nil
+}
+
+func (p *TIOError) IsSetCanRetry() bool {
+	return p.CanRetry != nil
 }
 
 func (p *TIOError) Read(ctx context.Context, iprot thrift.TProtocol) error {
@@ -6930,6 +6945,16 @@ func (p *TIOError) Read(ctx context.Context, iprot thrift.TProtocol) error {
 		case 1:
 			if fieldTypeId == thrift.STRING {
 				if err := p.ReadField1(ctx, iprot); err != nil {
+					return err
+				}
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		case 2:
+			if fieldTypeId == thrift.BOOL {
+				if err := p.ReadField2(ctx, iprot); err != nil {
 					return err
 				}
 			} else {
@@ -6961,12 +6986,24 @@ func (p *TIOError) ReadField1(ctx context.Context, iprot thrift.TProtocol) error
 	return nil
 }
 
+func (p *TIOError) ReadField2(ctx context.Context, iprot thrift.TProtocol) error {
+	if v, err := iprot.ReadBool(ctx); err != nil {
+		return thrift.PrependError("error reading field 2: ", err)
+	} else {
+		p.CanRetry = &v
+	}
+	return nil
+}
+
 func (p *TIOError) Write(ctx context.Context, oprot thrift.TProtocol) error {
 	if err := oprot.WriteStructBegin(ctx, "TIOError"); err != nil {
 		return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err)
 	}
 	if p != nil {
 		if err := p.writeField1(ctx, oprot); err != nil {
+			return err
+		}
+		if err := p.writeField2(ctx, oprot); err != nil {
 			return err
 		}
 	}
@@ -6994,6 +7031,21 @@ func (p *TIOError) writeField1(ctx context.Context, oprot thrift.TProtocol) (err
 	return err
 }
 
+func (p *TIOError) writeField2(ctx context.Context, oprot thrift.TProtocol) (err error) {
+	if p.IsSetCanRetry() {
+		if err := oprot.WriteFieldBegin(ctx, "canRetry", thrift.BOOL, 2); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field begin error 2:canRetry: ", p), err)
+		}
+		if err := oprot.WriteBool(ctx, bool(*p.CanRetry)); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T.canRetry (2) field write error: ", p), err)
+		}
+		if err := oprot.WriteFieldEnd(ctx); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field end error 2:canRetry: ", p), err)
+		}
+	}
+	return err
+}
+
 func (p *TIOError) Equals(other *TIOError) bool {
 	if p == other {
 		return true
@@ -7005,6 +7057,14 @@ func (p *TIOError) Equals(other *TIOError) bool {
 			return false
 		}
 		if (*p.Message) != (*other.Message) {
+			return false
+		}
+	}
+	if p.CanRetry != other.CanRetry {
+		if p.CanRetry == nil || other.CanRetry == nil {
+			return false
+		}
+		if (*p.CanRetry) != (*other.CanRetry) {
 			return false
 		}
 	}

@@ -214,10 +214,12 @@ struct TTableDescriptor {
   4: optional TDurability durability
 }
 
-// Any failure inside HBase; message carries the Java exception's text,
-// usually starting with its class name.
+// Any failure inside HBase. message is the Java exception's message, which
+// does not always name the exception's class; canRetry (newer 2.x servers)
+// is false for HBase's DoNotRetryIOException family.
 exception TIOError {
-  1: optional string message
+  1: optional string message,
+  2: optional bool canRetry
 }
 
 exception TIllegalArgument {
