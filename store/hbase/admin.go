@@ -1,0 +1,151 @@
+package hbase
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+
+	"github.com/denorm/denorm/internal/thrift/hbase2"
+	"github.com/denorm/denorm/store"
+)
+
+// CreateTable creates a table with its families and split keys. HBase's
+// createTable is synchronous: the regions are online when it returns.
+func (s *Store) CreateTable(ctx context.Context, spec store.TableSpec) error {
+	what := "create table " + spec.Name
+	if spec.Name == "" {
+		return fmt.Errorf("hbase: create table: the spec has no name")
+	}
+	if len(spec.Families) == 0 {
+		return fmt.Errorf("hbase: %s: a table needs at least one family", what)
+	}
+	desc := &hbase2.TTableDescriptor{TableName: s.tableName(spec.Name)}
+	seen := map[string]bool{}
+	for _, f := range spec.Families {
+		if seen[f.Name] {
+			return fmt.Errorf("hbase: %s: family %s is listed twice", what, f.Name)
+		}
+		seen[f.Name] = true
+		d, err := familyDescriptor(f)
+		if err != nil {
+			return fmt.Errorf("hbase: %s: %w", what, err)
+		}
+		desc.Columns = append(desc.Columns, d)
+	}
+	for i, k := range spec.SplitKeys {
+		if len(k) == 0 {
+			return fmt.Errorf("hbase: %s: split key %d is empty", what, i)
+		}
+		if i > 0 && bytes.Compare(spec.SplitKeys[i-1], k) >= 0 {
+			return fmt.Errorf("hbase: %s: split keys must be sorted and distinct; %s follows %s", what, store.Printable(k), store.Printable(spec.SplitKeys[i-1]))
+		}
+	}
+	exists, err := s.tableExists(ctx, spec.Name)
+	if err != nil {
+		return s.explain(ctx, what, "", nil, err)
+	}
+	if exists {
+		return fmt.Errorf("hbase: %s: %w", what, store.ErrTableExists)
+	}
+	err = s.call(ctx, func(ctx context.Context, c *hbase2.THBaseServiceClient) error {
+		return c.CreateTable(ctx, desc, spec.SplitKeys)
+	})
+	if err != nil {
+		return s.explain(ctx, what, "", nil, err)
+	}
+	return nil
+}
+
+// DescribeTable reads the table's families from HBase and its split keys
+// from its regions' boundaries, which are the ones it was created with
+// until a region splits.
+func (s *Store) DescribeTable(ctx context.Context, table string) (store.TableSpec, error) {
+	what := "describe table " + table
+	var desc *hbase2.TTableDescriptor
+	err := s.call(ctx, func(ctx context.Context, c *hbase2.THBaseServiceClient) (err error) {
+		desc, err = c.GetTableDescriptor(ctx, s.tableName(table))
+		return err
+	})
+	if err != nil {
+		return store.TableSpec{}, s.explain(ctx, what, table, nil, err)
+	}
+	spec := store.TableSpec{Name: table}
+	for _, d := range desc.GetColumns() {
+		spec.Families = append(spec.Families, familySpec(d))
+	}
+	sort.Slice(spec.Families, func(i, j int) bool { return spec.Families[i].Name < spec.Families[j].Name })
+	regions, err := s.Regions(ctx, table)
+	if err != nil {
+		return store.TableSpec{}, fmt.Errorf("hbase: %s: %w", what, err)
+	}
+	for _, r := range regions[1:] {
+		spec.SplitKeys = append(spec.SplitKeys, r.Start)
+	}
+	return spec, nil
+}
+
+// ListTables lists the tables of the store's namespace, by name.
+func (s *Store) ListTables(ctx context.Context) ([]string, error) {
+	var names []*hbase2.TTableName
+	err := s.call(ctx, func(ctx context.Context, c *hbase2.THBaseServiceClient) (err error) {
+		names, err = c.GetTableNamesByNamespace(ctx, s.opts.Namespace)
+		return err
+	})
+	if err != nil {
+		return nil, s.explain(ctx, "list tables of namespace "+s.opts.Namespace, "", nil, err)
+	}
+	out := make([]string, 0, len(names))
+	for _, n := range names {
+		out = append(out, string(n.Qualifier))
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// DropTable disables the table if needed, then deletes it.
+func (s *Store) DropTable(ctx context.Context, table string) error {
+	what := "drop table " + table
+	name := s.tableName(table)
+	var enabled bool
+	err := s.call(ctx, func(ctx context.Context, c *hbase2.THBaseServiceClient) (err error) {
+		enabled, err = c.IsTableEnabled(ctx, name)
+		return err
+	})
+	if err != nil {
+		return s.explain(ctx, what, table, nil, err)
+	}
+	if enabled {
+		err := s.call(ctx, func(ctx context.Context, c *hbase2.THBaseServiceClient) error {
+			return c.DisableTable(ctx, name)
+		})
+		// Someone else may have disabled it meanwhile; deleteTable below
+		// says whether the table can go.
+		if err != nil {
+			if msg, ok := serverMessage(err); !ok || !bytes.Contains([]byte(msg), []byte("TableNotEnabledException")) {
+				return s.explain(ctx, what+": disable", table, nil, err)
+			}
+		}
+	}
+	err = s.call(ctx, func(ctx context.Context, c *hbase2.THBaseServiceClient) error {
+		return c.DeleteTable(ctx, name)
+	})
+	if err != nil {
+		return s.explain(ctx, what+": delete", table, nil, err)
+	}
+	return nil
+}
+
+// MajorCompact cannot be done: THBaseService has no compaction call.
+func (s *Store) MajorCompact(ctx context.Context, table string) error {
+	exists, err := s.tableExists(ctx, table)
+	if err != nil {
+		return s.explain(ctx, "major compact "+table, "", nil, err)
+	}
+	if !exists {
+		return fmt.Errorf("hbase: major compact %s: %w", table, store.ErrTableNotFound)
+	}
+	return fmt.Errorf("hbase: major compact %s: HBase's Thrift2 gateway has no compaction call; run major_compact '%s' in the HBase shell: %w",
+		table, table, store.ErrUnsupported)
+}

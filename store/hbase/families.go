@@ -1,0 +1,85 @@
+package hbase
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/denorm/denorm/internal/thrift/hbase2"
+	"github.com/denorm/denorm/store"
+)
+
+// hbaseForever is the TTL HBase reports for a family that never expires
+// (HConstants.FOREVER, Integer.MAX_VALUE seconds).
+const hbaseForever = math.MaxInt32
+
+// familyDescriptor translates a family spec. Settings the spec leaves
+// empty are left unset, so HBase applies its defaults.
+func familyDescriptor(f store.FamilySpec) (*hbase2.TColumnFamilyDescriptor, error) {
+	if f.Name == "" {
+		return nil, fmt.Errorf("a family has no name")
+	}
+	d := &hbase2.TColumnFamilyDescriptor{Name: []byte(f.Name), MaxVersions: int32Ptr(f.Versions())}
+	if f.TTL != 0 {
+		if f.TTL < 0 || f.TTL%time.Second != 0 || f.TTL/time.Second >= hbaseForever {
+			return nil, fmt.Errorf("family %s: TTL %v: HBase keeps TTLs in whole seconds, from 1s to %ds: %w", f.Name, f.TTL, hbaseForever-1, store.ErrUnsupported)
+		}
+		d.TimeToLive = int32Ptr(int(f.TTL / time.Second))
+	}
+	if f.Compression != "" {
+		v, err := hbase2.TCompressionAlgorithmFromString(strings.ToUpper(f.Compression))
+		if err != nil {
+			return nil, fmt.Errorf("family %s: compression %q: want one of NONE, GZ, SNAPPY, LZ4, ZSTD, LZO, BZIP2", f.Name, f.Compression)
+		}
+		d.CompressionType = &v
+	}
+	if f.DataBlockEncoding != "" {
+		v, err := hbase2.TDataBlockEncodingFromString(strings.ToUpper(f.DataBlockEncoding))
+		if err != nil {
+			return nil, fmt.Errorf("family %s: data block encoding %q: want one of NONE, PREFIX, DIFF, FAST_DIFF, ROW_INDEX_V1", f.Name, f.DataBlockEncoding)
+		}
+		d.DataBlockEncoding = &v
+	}
+	if f.BloomFilter != "" {
+		v, err := hbase2.TBloomFilterTypeFromString(strings.ToUpper(f.BloomFilter))
+		if err != nil || v == hbase2.TBloomFilterType_ROWPREFIX_FIXED_LENGTH {
+			// The prefix bloom needs a prefix length, which travels in the
+			// family's configuration that FamilySpec does not carry.
+			return nil, fmt.Errorf("family %s: bloom filter %q: want one of NONE, ROW, ROWCOL", f.Name, f.BloomFilter)
+		}
+		d.BloomFilterType = &v
+	}
+	if f.BlockSize < 0 {
+		return nil, fmt.Errorf("family %s: block size %d is negative", f.Name, f.BlockSize)
+	}
+	if f.BlockSize > 0 {
+		d.BlockSize = int32Ptr(f.BlockSize)
+	}
+	inMemory := f.InMemory
+	d.InMemory = &inMemory
+	return d, nil
+}
+
+// familySpec translates back what HBase reports, defaults included.
+func familySpec(d *hbase2.TColumnFamilyDescriptor) store.FamilySpec {
+	f := store.FamilySpec{
+		Name:        string(d.Name),
+		MaxVersions: int(d.GetMaxVersions()),
+		BlockSize:   int(d.GetBlockSize()),
+		InMemory:    d.GetInMemory(),
+	}
+	if ttl := d.GetTimeToLive(); d.IsSetTimeToLive() && ttl > 0 && ttl < hbaseForever {
+		f.TTL = time.Duration(ttl) * time.Second
+	}
+	if d.IsSetCompressionType() {
+		f.Compression = d.GetCompressionType().String()
+	}
+	if d.IsSetDataBlockEncoding() {
+		f.DataBlockEncoding = d.GetDataBlockEncoding().String()
+	}
+	if d.IsSetBloomFilterType() {
+		f.BloomFilter = d.GetBloomFilterType().String()
+	}
+	return f
+}

@@ -1,0 +1,142 @@
+package hbase
+
+import (
+	"fmt"
+
+	"github.com/denorm/denorm/internal/thrift/hbase2"
+	"github.com/denorm/denorm/store"
+)
+
+// A TDelete carries one delete type for all its columns, so a row mutation
+// becomes one TPut with every put and one TDelete per delete kind present,
+// applied together by mutateRow (atomic on the row: HBase runs a
+// RowMutations as one batch under the row lock with one MVCC write).
+
+// plan is a row mutation translated to Thrift.
+type plan struct {
+	put     *hbase2.TPut      // nil when the mutation has no puts
+	deletes []*hbase2.TDelete // one per delete kind, in kind order
+}
+
+// single reports whether one put or one delete call carries the whole
+// mutation, which saves mutateRow's extra work on the server.
+func (p plan) single() bool {
+	return (p.put != nil) != (len(p.deletes) > 0) && len(p.deletes) <= 1
+}
+
+func (p plan) rowMutations(row []byte) *hbase2.TRowMutations {
+	rm := &hbase2.TRowMutations{Row: row}
+	if p.put != nil {
+		rm.Mutations = append(rm.Mutations, &hbase2.TMutation{Put: p.put})
+	}
+	for _, d := range p.deletes {
+		rm.Mutations = append(rm.Mutations, &hbase2.TMutation{DeleteSingle: d})
+	}
+	return rm
+}
+
+func durability(d, fallback store.Durability) *hbase2.TDurability {
+	if d == store.DurabilityDefault {
+		d = fallback
+	}
+	var t hbase2.TDurability
+	switch d {
+	case store.SyncWAL:
+		t = hbase2.TDurability_SYNC_WAL
+	case store.AsyncWAL:
+		t = hbase2.TDurability_ASYNC_WAL
+	case store.SkipWAL:
+		t = hbase2.TDurability_SKIP_WAL
+	default:
+		return nil // the table's setting
+	}
+	return &t
+}
+
+// nonNil keeps an empty qualifier or value distinct from an unset optional
+// field: Thrift's Go code treats nil as unset, and HBase reads an unset
+// qualifier as "the whole family" in a TColumn.
+func nonNil(b []byte) []byte {
+	if b == nil {
+		return []byte{}
+	}
+	return b
+}
+
+func tsPtr(ts int64) *int64 {
+	if ts == store.LatestTimestamp {
+		return nil // the server stamps it
+	}
+	return &ts
+}
+
+// planMutation translates m. fallback is the store's durability for
+// mutations that ask for the default.
+func planMutation(m store.RowMutation, fallback store.Durability) (plan, error) {
+	var p plan
+	dur := durability(m.Durability, fallback)
+	// Indexed by TDeleteType; DeleteRow has its own slot at the end.
+	var dels [4]*hbase2.TDelete
+	var rowDelete *hbase2.TDelete
+	for i, x := range m.Mutations {
+		switch x.Kind {
+		case store.Put:
+			if x.Family == "" {
+				return p, fmt.Errorf("mutation %d (put) of row %s names no family", i, store.Printable(m.Row))
+			}
+			if p.put == nil {
+				p.put = &hbase2.TPut{Row: m.Row, Durability: dur}
+			}
+			p.put.ColumnValues = append(p.put.ColumnValues, &hbase2.TColumnValue{
+				Family:    []byte(x.Family),
+				Qualifier: nonNil(x.Qualifier),
+				Value:     nonNil(x.Value),
+				Timestamp: tsPtr(x.Timestamp),
+			})
+		case store.DeleteVersion, store.DeleteColumn, store.DeleteFamily:
+			if x.Family == "" {
+				return p, fmt.Errorf("mutation %d (%s) of row %s names no family", i, x.Kind, store.Printable(m.Row))
+			}
+			t := deleteType(x.Kind)
+			if dels[t] == nil {
+				dels[t] = &hbase2.TDelete{Row: m.Row, DeleteType: t, Durability: dur}
+			}
+			c := &hbase2.TColumn{Family: []byte(x.Family), Timestamp: tsPtr(x.Timestamp)}
+			if x.Kind != store.DeleteFamily {
+				c.Qualifier = nonNil(x.Qualifier)
+			}
+			dels[t].Columns = append(dels[t].Columns, c)
+		case store.DeleteRow:
+			// A TDelete without columns deletes every family at or below
+			// its timestamp. Two row deletes keep the newer one, which
+			// covers the other.
+			if rowDelete == nil || x.Timestamp > rowDelete.GetTimestamp() || x.Timestamp == store.LatestTimestamp {
+				// DeleteType only applies to listed columns; it is set to
+				// the IDL's default so that it is not sent at all.
+				rowDelete = &hbase2.TDelete{Row: m.Row, Timestamp: tsPtr(x.Timestamp), DeleteType: hbase2.TDelete_DeleteType_DEFAULT, Durability: dur}
+			}
+		default:
+			return p, fmt.Errorf("mutation %d of row %s has unknown kind %s", i, store.Printable(m.Row), x.Kind)
+		}
+	}
+	for _, d := range dels {
+		if d != nil {
+			p.deletes = append(p.deletes, d)
+		}
+	}
+	if rowDelete != nil {
+		p.deletes = append(p.deletes, rowDelete)
+	}
+	return p, nil
+}
+
+func deleteType(k store.Kind) hbase2.TDeleteType {
+	switch k {
+	case store.DeleteVersion:
+		return hbase2.TDeleteType_DELETE_COLUMN
+	case store.DeleteColumn:
+		return hbase2.TDeleteType_DELETE_COLUMNS
+	default:
+		return hbase2.TDeleteType_DELETE_FAMILY
+	}
+}

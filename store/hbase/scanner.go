@@ -1,0 +1,141 @@
+package hbase
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/denorm/denorm/internal/thrift/hbase2"
+	"github.com/denorm/denorm/store"
+)
+
+// Scan opens a server-side scanner. Gateway scanners live in the Thrift
+// server, not in a connection, so each fetch may use any pooled connection.
+func (s *Store) Scan(ctx context.Context, table string, sc store.Scan) (store.Scanner, error) {
+	var id int32
+	err := s.call(ctx, func(ctx context.Context, c *hbase2.THBaseServiceClient) (err error) {
+		id, err = c.OpenScanner(ctx, s.wireName(table), tscan(sc))
+		return err
+	})
+	if err != nil {
+		return nil, s.explain(ctx, "open a scanner on "+table, table, nil, err)
+	}
+	return &scanner{s: s, table: table, id: id, open: true, fetch: int32(fetchSize(sc)), limit: sc.Limit}, nil
+}
+
+// scanner walks a gateway scanner. It closes the server-side scanner as
+// soon as it is exhausted, fails or reaches its limit, and on Close.
+type scanner struct {
+	s     *Store
+	table string
+	id    int32
+	open  bool // the server-side scanner still exists
+	fetch int32
+	limit int // rows; 0 means none
+
+	buf  []*hbase2.TResult_
+	row  store.Row
+	rows int // distinct row keys returned so far
+	last []byte
+	done bool
+	err  error
+}
+
+func (sc *scanner) Next(ctx context.Context) bool {
+	if sc.done {
+		return false
+	}
+	if len(sc.buf) == 0 {
+		if err := sc.more(ctx); err != nil {
+			sc.fail(err)
+			return false
+		}
+		if len(sc.buf) == 0 {
+			sc.finish()
+			return false
+		}
+	}
+	r := rowFrom(sc.buf[0])
+	sc.buf = sc.buf[1:]
+	// With Scan.Batch, one row arrives in several pieces sharing its key;
+	// the limit counts rows, not pieces.
+	if sc.rows == 0 || !bytes.Equal(r.Key, sc.last) {
+		if sc.limit > 0 && sc.rows == sc.limit {
+			sc.finish()
+			return false
+		}
+		sc.rows++
+		sc.last = r.Key
+	}
+	if n := rowSize(r); n > sc.s.opts.MaxRowSize {
+		sc.fail(fmt.Errorf("hbase: scan %s: row of %d bytes: %w", sc.table, n,
+			&store.RowTooBigError{Table: sc.table, Row: r.Key, Limit: sc.s.opts.MaxRowSize}))
+		return false
+	}
+	sc.row = r
+	return true
+}
+
+func (sc *scanner) more(ctx context.Context) error {
+	var res []*hbase2.TResult_
+	err := sc.s.call(ctx, func(ctx context.Context, c *hbase2.THBaseServiceClient) (err error) {
+		res, err = c.GetScannerRows(ctx, sc.id, sc.fetch)
+		return err
+	})
+	if err != nil {
+		return sc.s.explain(ctx, "scan "+sc.table, sc.table, sc.last, err)
+	}
+	sc.buf = res
+	return nil
+}
+
+func (sc *scanner) fail(err error) {
+	sc.err = err
+	sc.finish()
+}
+
+// finish ends the scan and frees the server-side scanner. A failure to
+// close is kept as the scan's error only if nothing went wrong before.
+func (sc *scanner) finish() {
+	sc.done = true
+	sc.buf, sc.row = nil, store.Row{}
+	if err := sc.release(); err != nil && sc.err == nil {
+		sc.err = err
+	}
+}
+
+func (sc *scanner) release() error {
+	if !sc.open {
+		return nil
+	}
+	sc.open = false
+	// Close has no context, and the caller's may be gone: freeing the
+	// server's scanner gets the store's own call timeout.
+	err := sc.s.pool.do(context.Background(), func(ctx context.Context, c *hbase2.THBaseServiceClient) error {
+		return c.CloseScanner(ctx, sc.id)
+	})
+	if err != nil {
+		var iae *hbase2.TIllegalArgument
+		if errors.As(err, &iae) || errors.Is(err, store.ErrClosed) {
+			// The server already dropped it (its lease expired), or the
+			// store is closed and the server will expire it.
+			return nil
+		}
+		return fmt.Errorf("hbase: close scanner %d on %s: %w", sc.id, sc.table, err)
+	}
+	return nil
+}
+
+func (sc *scanner) Row() store.Row { return sc.row }
+
+func (sc *scanner) Err() error { return sc.err }
+
+func (sc *scanner) Close() error {
+	if sc.done {
+		return nil
+	}
+	sc.done = true
+	sc.buf, sc.row = nil, store.Row{}
+	return sc.release()
+}
