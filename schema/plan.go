@@ -1,0 +1,506 @@
+package schema
+
+import (
+	"strings"
+	"time"
+
+	"github.com/denorm/denorm/rowkey"
+	"github.com/denorm/denorm/store"
+)
+
+// Lines maps a YAML key of an element to the line it is written on, so that
+// a finding about, say, a family's ttl can point at that very line. Keys not
+// written in the file are absent.
+type Lines map[string]int
+
+// Plan is a checked, compiled schema. It is read-only once returned.
+type Plan struct {
+	File        string // the name given to Parse (the path for Load)
+	Name        string
+	Description string
+	Entities    []*Entity
+	Tables      []*Table
+	Queries     []*Query
+	Workload    *Workload // never nil; Line 0 when the file has no workload
+	Client      *Client   // never nil
+	Ops         *Ops      // never nil
+	Lines       Lines     // top-level sections
+}
+
+// Entity finds an entity by name, or nil.
+func (p *Plan) Entity(name string) *Entity {
+	for _, e := range p.Entities {
+		if e.Name == name {
+			return e
+		}
+	}
+	return nil
+}
+
+// Table finds a table by name, or nil.
+func (p *Plan) Table(name string) *Table {
+	for _, t := range p.Tables {
+		if t.Name == name {
+			return t
+		}
+	}
+	return nil
+}
+
+// Query finds a query by name, or nil.
+func (p *Plan) Query(name string) *Query {
+	for _, q := range p.Queries {
+		if q.Name == name {
+			return q
+		}
+	}
+	return nil
+}
+
+// Primary is the entity's primary table, or nil when it has none.
+func (p *Plan) Primary(entity string) *Table {
+	for _, t := range p.Tables {
+		if t.Entity == entity && t.Role == RolePrimary {
+			return t
+		}
+	}
+	return nil
+}
+
+// TablesOf lists the tables holding rows of the entity, primary first and
+// then in file order: the order a writer applies an event in.
+func (p *Plan) TablesOf(entity string) []*Table {
+	var out []*Table
+	if t := p.Primary(entity); t != nil {
+		out = append(out, t)
+	}
+	for _, t := range p.Tables {
+		if t.Entity == entity && t.Role != RolePrimary {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// VersionKind says what an entity's version numbers are. It matters because
+// versions become cell timestamps, and HBase measures TTL against them.
+type VersionKind string
+
+const (
+	// VersionEvent: a per-entity counter (1, 2, 3, ...). A family TTL would
+	// see such cells as written in 1970 and expire them at once.
+	VersionEvent VersionKind = "event"
+	// VersionEpochMillis: milliseconds since the epoch, safe with TTL.
+	VersionEpochMillis VersionKind = "epoch_ms"
+)
+
+// Entity is one kind of record the writer receives events for.
+type Entity struct {
+	Name        string
+	Line        int
+	Key         []string // field names that identify one entity, usually one
+	Version     string   // the field holding the version; "" when none is declared
+	VersionKind VersionKind
+	Fields      []*Field // top-level fields, in file order
+	Children    []*Child
+	References  []*Reference
+	Lines       Lines
+}
+
+// Field finds a field by path: "status", or "items.sku" for a child's field.
+func (e *Entity) Field(path string) *Field {
+	if child, name, ok := strings.Cut(path, "."); ok {
+		c := e.Child(child)
+		if c == nil {
+			return nil
+		}
+		return c.Field(name)
+	}
+	for _, f := range e.Fields {
+		if f.Name == path {
+			return f
+		}
+	}
+	return nil
+}
+
+// Child finds a child list by name, or nil.
+func (e *Entity) Child(name string) *Child {
+	for _, c := range e.Children {
+		if c.Name == name {
+			return c
+		}
+	}
+	return nil
+}
+
+// Copy finds the reference copy that fills a field, or nil when the field
+// is the entity's own.
+func (e *Entity) Copy(path string) (*Reference, *Copy) {
+	for _, r := range e.References {
+		for _, c := range r.Copies {
+			if c.Field == path {
+				return r, c
+			}
+		}
+	}
+	return nil, nil
+}
+
+// Field is one typed value of an entity or of a child.
+type Field struct {
+	Name  string // "sku"
+	Path  string // "sku" for an entity field, "items.sku" for a child's
+	Child string // the child list it belongs to; "" for entity fields
+	Type  rowkey.Type
+	// Size is the typical encoded size in bytes as declared (`size:`), 0 when
+	// not declared; AvgSize gives a usable figure either way.
+	Size int64
+	Line int
+}
+
+// Default typical sizes for fields that do not declare one.
+const (
+	DefaultStringSize = 16
+	DefaultBytesSize  = 64
+)
+
+// AvgSize is the declared size, or the type's width, or a default guess for
+// strings and bytes.
+func (f *Field) AvgSize() int64 {
+	if f.Size > 0 {
+		return f.Size
+	}
+	if w := f.Type.FixedWidth(); w > 0 {
+		return int64(w)
+	}
+	if f.Type == rowkey.Bytes {
+		return DefaultBytesSize
+	}
+	return DefaultStringSize
+}
+
+// Child is a bounded list embedded in its entity (one cell per element in a
+// wide row, or one row per element in tables declared with `each`).
+type Child struct {
+	Name    string
+	Line    int
+	Key     string // field name unique within one entity's list, e.g. "line"
+	Max     int    // the bound; the loader refuses a list without one
+	Typical int    // usual element count (`typical:`), 0 when not declared
+	Fields  []*Field
+	Lines   Lines
+}
+
+// Field finds a child field by name (without the list prefix), or nil.
+func (c *Child) Field(name string) *Field {
+	for _, f := range c.Fields {
+		if f.Name == name {
+			return f
+		}
+	}
+	return nil
+}
+
+// Intent is what a copied field is for.
+type Intent string
+
+const (
+	// IntentNone: the schema does not say (review flags it).
+	IntentNone Intent = ""
+	// IntentSnapshot: the value as of the write, never refreshed (the price
+	// paid).
+	IntentSnapshot Intent = "snapshot"
+	// IntentLive: a cached view of the referenced entity, refreshed from its
+	// events through a lookup table.
+	IntentLive Intent = "live"
+)
+
+// Reference links an entity to another one whose fields it copies.
+type Reference struct {
+	Name   string
+	Line   int
+	Entity string // the referenced entity
+	Key    string // local field path holding the referenced entity's key, e.g. "items.sku"
+	Copies []*Copy
+	Lines  Lines
+}
+
+// Copy is one copied field.
+type Copy struct {
+	Field  string // local field path filled by the copy, e.g. "items.name"
+	From   string // field of the referenced entity, e.g. "name"
+	Intent Intent
+	Line   int
+}
+
+// Role is what a table is for.
+type Role string
+
+const (
+	RolePrimary Role = "primary" // the source of truth: one row per entity
+	RoleIndex   Role = "index"   // a copy keyed for another query; thin or covering
+	RoleCounter Role = "counter" // pre-aggregated sums, updated by Increment
+	RoleLookup  Role = "lookup"  // reference key -> referencing rows, to refresh live copies
+)
+
+// Table is one HBase table and how entity data maps onto it.
+type Table struct {
+	Name   string
+	Line   int
+	Role   Role
+	Entity string
+	// Each names a child list when the table has one row per child element
+	// (an index by items.sku, a counter per SKU); "" for one row per entity.
+	Each string
+	Key  *rowkey.Spec
+	// KeyLines holds the line of each key part, parallel to Key.Parts().
+	KeyLines []int
+	Families []*Family
+	Columns  []*Column
+	// Covering lists the field paths an index copies; empty means a thin
+	// index that holds only the way back to the primary row.
+	Covering []string
+	Counter  *Counter // set for counter tables
+	// Reference names the entity reference a lookup table serves.
+	Reference string
+	// Ref is the cell every index and lookup row carries: RefQualifier in
+	// the table's first family, holding the primary row key, so a reader can
+	// verify the entry and a repair can find the source row. Nil for primary
+	// and counter tables.
+	Ref         *Column
+	Presplit    int    // regions at creation: the table's own setting, else ops.presplit, else 1
+	Durability  string // the table's own setting, else ops.durability
+	Regenerable bool   // the table's own setting, else ops.regenerable
+	Lines       Lines
+}
+
+// RefQualifier is the qualifier of Table.Ref.
+const RefQualifier = "r"
+
+// Thin reports whether the table is an index that copies no fields.
+func (t *Table) Thin() bool { return t.Role == RoleIndex && len(t.Covering) == 0 }
+
+// Family finds a family by name, or nil.
+func (t *Table) Family(name string) *Family {
+	for _, f := range t.Families {
+		if f.Name == name {
+			return f
+		}
+	}
+	return nil
+}
+
+// Spec is the table as the store creates it (split keys are left to the
+// ddl package, which knows the key distribution).
+func (t *Table) Spec() store.TableSpec {
+	spec := store.TableSpec{Name: t.Name}
+	for _, f := range t.Families {
+		spec.Families = append(spec.Families, f.FamilySpec)
+	}
+	return spec
+}
+
+// ColumnFor finds the column that stores a field path (or, for a whole
+// child record, the child name), or nil.
+func (t *Table) ColumnFor(path string) *Column {
+	for _, c := range t.Columns {
+		if c.Field == path || (c.Field == "" && c.Child == path) {
+			return c
+		}
+	}
+	return nil
+}
+
+// Family is a column family with its settings. Settings not written in the
+// file are zero (HBase's defaults apply); Lines says which were written.
+type Family struct {
+	store.FamilySpec
+	Line  int
+	Lines Lines
+}
+
+// Column maps a family:qualifier to a field.
+type Column struct {
+	Family string
+	// Qualifier is the qualifier as written. For a template such as
+	// "{line}" or "q{line}" the real qualifier is Prefix, the encoded child
+	// key, then Suffix.
+	Qualifier string
+	Template  bool
+	Prefix    string
+	Suffix    string
+	// Child is the child list a template column holds one cell per element
+	// of; "" for plain columns.
+	Child string
+	// Field is the field path whose value the cell holds; "" when a
+	// template column holds the whole child element.
+	Field string
+	Line  int
+}
+
+// Name is "family:qualifier" as written.
+func (c *Column) Name() string { return c.Family + ":" + c.Qualifier }
+
+// CounterMode says how a counter table guards against double counting.
+type CounterMode string
+
+const (
+	// CounterFast: plain increments; a retried event counts twice, and the
+	// reconcile job corrects the drift.
+	CounterFast CounterMode = "fast"
+	// CounterExact: the writer records the events it has counted and
+	// increments only once per event.
+	CounterExact CounterMode = "exact"
+)
+
+// Counter is the aggregation of a counter table.
+type Counter struct {
+	// Buckets spreads one logical counter over this many rows (a trailing
+	// bucket byte after the key, summed on read); 1 means a single row.
+	Buckets int
+	Mode    CounterMode // "" when the file does not say
+	Adds    []*Add
+}
+
+// Add is one counter cell and what each event adds to it.
+type Add struct {
+	Family    string
+	Qualifier string
+	Field     string // numeric field path added; "" when Const is added
+	Const     int64
+	Line      int
+}
+
+// ScanShape is how a query reads its table.
+type ScanShape string
+
+const (
+	ShapeGet    ScanShape = "get"    // one row, every key part fixed
+	ShapePrefix ScanShape = "prefix" // bounded range(s) on a key prefix
+	ShapeFull   ScanShape = "full"   // reads the whole table
+)
+
+// Query is one access pattern.
+type Query struct {
+	Name     string
+	Line     int
+	Table    string
+	By       []string // field paths the caller supplies
+	Limit    int      // rows; 0 when not declared
+	Rate     float64  // per second; 0 when not declared
+	Latency  time.Duration
+	FullScan bool   // the file says `scan: full`
+	Range    *Range // optional range on the key part after the fixed prefix
+	// Bound is how By meets the table's key: fixed leading parts, salt
+	// fan-out, and fields left over for filtering.
+	Bound rowkey.Bound
+	Shape ScanShape
+	Lines Lines
+}
+
+// Range is a query's range over one field, typically the newest part of a
+// time-ordered key ("the last hour").
+type Range struct {
+	Field string
+	Last  time.Duration // the window ending now; 0 when not declared
+	// OnKey reports whether the field is read by the key part right after
+	// the fixed prefix, so the range narrows the scan instead of filtering.
+	OnKey bool
+	Line  int
+}
+
+// Workload is the expected load, for sizing and hotspot simulation.
+type Workload struct {
+	Line            int
+	WritesPerSecond float64
+	// Entities is the total number of entities stored; EntityCounts splits
+	// it by entity when the file gives a map.
+	Entities     int64
+	EntityCounts map[string]int64
+	Keys         []*Distribution
+	Lines        Lines
+}
+
+// Distribution describes how one field's values are spread.
+type Distribution struct {
+	Entity string
+	Field  string // field path within the entity
+	// Kind is uniform, zipf, sequential (ever increasing, like a clock or a
+	// sequence) or weighted (explicit values and weights).
+	Kind        string
+	Cardinality int64
+	Skew        float64            // zipf exponent s
+	Values      map[string]float64 // weighted: value -> share
+	Line        int
+}
+
+// Distribution kinds.
+const (
+	DistUniform    = "uniform"
+	DistZipf       = "zipf"
+	DistSequential = "sequential"
+	DistWeighted   = "weighted"
+)
+
+// Distribution finds the declared distribution of entity.field, or nil.
+func (w *Workload) Distribution(entity, field string) *Distribution {
+	for _, d := range w.Keys {
+		if d.Entity == entity && d.Field == field {
+			return d
+		}
+	}
+	return nil
+}
+
+// Client is how applications talk to the cluster. Zero values mean the
+// file does not say.
+type Client struct {
+	Line             int
+	RPCTimeout       time.Duration
+	OperationTimeout time.Duration
+	ScannerTimeout   time.Duration
+	WriteBuffer      int64  // bytes
+	Connection       string // per_process | per_request
+	Batching         string // buffered | batch | single
+	BatchSize        int    // mutations per batch call
+	Lines            Lines
+}
+
+// Client settings' values.
+const (
+	ConnectionPerProcess = "per_process"
+	ConnectionPerRequest = "per_request"
+	BatchingBuffered     = "buffered"
+	BatchingBatch        = "batch"
+	BatchingSingle       = "single"
+)
+
+// Ops is how the tables are run. Zero values mean the file does not say.
+type Ops struct {
+	Line              int
+	Presplit          int    // regions per table at creation
+	MajorCompaction   string // manual | periodic
+	Offpeak           *Window
+	Durability        string // sync_wal | async_wal | skip_wal | fsync_wal
+	Regenerable       bool   // the data can be rebuilt from elsewhere
+	RegionMaxFilesize int64  // bytes
+	Lines             Lines
+}
+
+// Ops settings' values.
+const (
+	CompactionManual   = "manual"
+	CompactionPeriodic = "periodic"
+	DurabilitySyncWAL  = "sync_wal"
+	DurabilityAsyncWAL = "async_wal"
+	DurabilitySkipWAL  = "skip_wal"
+	DurabilityFsyncWAL = "fsync_wal"
+)
+
+// Window is a daily window of hours [StartHour, EndHour), UTC; it may wrap
+// past midnight.
+type Window struct {
+	StartHour int
+	EndHour   int
+}
