@@ -268,7 +268,12 @@ type Table struct {
 	// the table's first family, holding the primary row key, so a reader can
 	// verify the entry and a repair can find the source row. Nil for primary
 	// and counter tables.
-	Ref         *Column
+	Ref *Column
+	// When names a field that must be set (not absent, empty, zero or
+	// false) for an entity to have a row here: a partial copy such as an
+	// alerts table that only holds readings with an alert. "" for every
+	// entity.
+	When        string
 	Presplit    int    // regions at creation: the table's own setting, else ops.presplit, else 1
 	Durability  string // the table's own setting, else ops.durability
 	Regenerable bool   // the table's own setting, else ops.regenerable
@@ -378,6 +383,7 @@ type ScanShape string
 const (
 	ShapeGet    ScanShape = "get"    // one row, every key part fixed
 	ShapePrefix ScanShape = "prefix" // bounded range(s) on a key prefix
+	ShapeRange  ScanShape = "range"  // no prefix, but a range on the key's first part
 	ShapeFull   ScanShape = "full"   // reads the whole table
 )
 

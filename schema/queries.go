@@ -86,16 +86,20 @@ func (d *decoder) query(p *Plan, e entry, path string) *Query {
 		return q
 	}
 	q.Bound = t.Key.BindFields(q.By)
+	if q.Range != nil && q.Bound.Parts < t.Key.Len() && !q.FullScan {
+		q.Range.OnKey = t.Key.Part(q.Bound.Parts).Field == q.Range.Field
+	}
 	switch {
-	case q.FullScan || q.Bound.Parts == 0:
+	case q.FullScan:
+		q.Shape = ShapeFull
+	case q.Bound.Parts == 0 && q.Range != nil && q.Range.OnKey:
+		q.Shape = ShapeRange
+	case q.Bound.Parts == 0:
 		q.Shape = ShapeFull
 	case q.Bound.Full && q.Bound.FanOut == 1 && (t.Counter == nil || t.Counter.Buckets == 1):
 		q.Shape = ShapeGet
 	default:
 		q.Shape = ShapePrefix
-	}
-	if q.Range != nil && q.Bound.Parts < t.Key.Len() && !q.FullScan {
-		q.Range.OnKey = t.Key.Part(q.Bound.Parts).Field == q.Range.Field
 	}
 	return q
 }

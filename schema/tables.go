@@ -12,7 +12,7 @@ import (
 )
 
 var tableKeys = []string{"role", "entity", "each", "rowkey", "families", "columns", "covering",
-	"buckets", "add", "mode", "reference", "presplit", "durability", "regenerable", "description"}
+	"buckets", "add", "mode", "reference", "when", "presplit", "durability", "regenerable", "description"}
 
 // keys only some roles accept
 var roleOnly = map[string]Role{"covering": RoleIndex, "buckets": RoleCounter, "add": RoleCounter, "mode": RoleCounter, "reference": RoleLookup}
@@ -118,6 +118,15 @@ func (d *decoder) table(p *Plan, e entry, path string) *Table {
 		d.lookupReference(td)
 	}
 	d.rowkey(td)
+	if n, ok := td.nodes["when"]; ok {
+		if name, ok := d.str(n, join(path, "when")); ok {
+			if t.Role == RolePrimary {
+				d.errAt(resolve(n), join(path, "when"), "a primary table holds every entity; when is for copies")
+			} else if d.field(td, name, lineOf(n), join(path, "when")) != nil {
+				t.When = name
+			}
+		}
+	}
 	var cols []*Column
 	if n, ok := td.nodes["columns"]; ok && t.Role != RoleCounter {
 		cols = d.columns(td, n)
