@@ -1,0 +1,160 @@
+package review
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/denorm/denorm/rowkey"
+	"github.com/denorm/denorm/schema"
+)
+
+// hotCounterRate is the increments per second one counter row can take
+// before its row lock becomes the bottleneck (increments of a row run one
+// at a time, each a read, an add and a write).
+const hotCounterRate = 200.0
+
+// checkCounters covers counter-hot-row and counter-not-idempotent.
+func checkCounters(r *reviewer) {
+	for _, t := range r.plan.Tables {
+		if t.Role != schema.RoleCounter || t.Counter == nil {
+			continue
+		}
+		r.checkCounterMode(t)
+		r.checkCounterHot(t)
+	}
+}
+
+func (r *reviewer) checkCounterMode(t *schema.Table) {
+	where := at{table: t.Name, line: firstLine(t.Lines["mode"], t.Line)}
+	switch t.Counter.Mode {
+	case schema.CounterExact:
+	case schema.CounterFast:
+		r.add("counter-not-idempotent", where, fmt.Sprintf(
+			"counter table %s uses mode fast: a retried or replayed event is counted again, and the counts stay off until reconcile recomputes them (the schema cannot say whether reconcile is scheduled)", t.Name))
+	default:
+		r.add("counter-not-idempotent", where, fmt.Sprintf(
+			"counter table %s does not declare a mode: without mode exact, a retried or replayed event is counted again", t.Name))
+	}
+}
+
+// checkCounterHot estimates the increments per second on the busiest row of
+// a counter: the table's increments spread over the distinct values its key
+// can take at one moment. Time parts do not spread (every current write has
+// the same day), and parts whose spread the workload does not declare are
+// not counted on, so the estimate leans pessimistic.
+func (r *reviewer) checkCounterHot(t *schema.Table) {
+	rate := r.plan.Workload.WritesPerSecond
+	if rate <= 0 || t.Key == nil {
+		return
+	}
+	e := r.plan.Entity(t.Entity)
+	if t.Each != "" && e != nil {
+		if ch := e.Child(t.Each); ch != nil {
+			if ch.Typical > 0 {
+				rate *= float64(ch.Typical)
+			}
+		}
+	}
+	share := 1.0 // the busiest row's share of the table's increments
+	var spreadBy []string
+	for _, p := range t.Key.Parts() {
+		if p.Func == rowkey.Day || p.Func == rowkey.Salt || p.Func == rowkey.Hash {
+			if p.Func != rowkey.Day {
+				share /= float64(max(p.N, 1))
+				spreadBy = append(spreadBy, p.Expr)
+			}
+			continue
+		}
+		if seq, _ := r.sequential(t, p.Field); seq {
+			continue
+		}
+		d := r.plan.Workload.Distribution(t.Entity, p.Field)
+		if d == nil {
+			continue
+		}
+		if s := hottestShare(d); s < 1 {
+			share *= s
+			spreadBy = append(spreadBy, p.Expr)
+		}
+	}
+	buckets := max(t.Counter.Buckets, 1)
+	perRow := rate * share / float64(buckets)
+	if perRow < hotCounterRate {
+		return
+	}
+	spread := "nothing spreads them"
+	if len(spreadBy) > 0 {
+		spread = "after spreading by " + strings.Join(spreadBy, ", ")
+	}
+	where := at{table: t.Name, line: firstLine(t.Lines["buckets"], t.Lines["rowkey"], t.Line)}
+	r.add("counter-hot-row", where, fmt.Sprintf(
+		"counter table %s takes about %.0f increments/s on its busiest row (%s, %d bucket(s)); one row serialises its increments",
+		t.Name, perRow, spread, buckets))
+}
+
+// hottestShare is the share of events carrying a field's most common value.
+func hottestShare(d *schema.Distribution) float64 {
+	switch d.Kind {
+	case schema.DistWeighted:
+		var total, top float64
+		for _, w := range d.Values {
+			total += w
+			top = math.Max(top, w)
+		}
+		if total > 0 {
+			return top / total
+		}
+	case schema.DistZipf:
+		if d.Cardinality > 0 {
+			// The first value's share of a Zipf law: 1 / H(n, s).
+			var h float64
+			n := min(d.Cardinality, 1_000_000)
+			for k := int64(1); k <= n; k++ {
+				h += 1 / math.Pow(float64(k), d.Skew)
+			}
+			return 1 / h
+		}
+	default:
+		if d.Cardinality > 0 {
+			return 1 / float64(d.Cardinality)
+		}
+	}
+	return 1
+}
+
+// checkCopyIntent: every copied field must say whether it is a snapshot or
+// a live view.
+func checkCopyIntent(r *reviewer) {
+	for _, e := range r.plan.Entities {
+		for _, ref := range e.References {
+			for _, c := range ref.Copies {
+				if c.Intent != schema.IntentNone {
+					continue
+				}
+				r.add("copy-intent-missing", at{line: firstLine(c.Line, ref.Line)}, fmt.Sprintf(
+					"%s.%s is copied from %s.%s but says neither snapshot nor live", e.Name, c.Field, ref.Entity, c.From))
+			}
+		}
+	}
+}
+
+// checkTTLWithVersions: TTL compares the cell timestamp with the clock, and
+// denorm's cell timestamps are entity versions.
+func checkTTLWithVersions(r *reviewer) {
+	for _, t := range r.plan.Tables {
+		e := r.plan.Entity(t.Entity)
+		// Increments are stamped by the server clock, so counters are exempt.
+		if e == nil || t.Role == schema.RoleCounter || e.Version == "" || e.VersionKind == schema.VersionEpochMillis {
+			continue
+		}
+		for _, f := range t.Families {
+			if f.TTL <= 0 {
+				continue
+			}
+			r.add("ttl-with-version-timestamps", at{table: t.Name, line: firstLine(f.Lines["ttl"], f.Line)}, fmt.Sprintf(
+				"family %s of table %s has a TTL of %s, but its cells are stamped with %s's version %q, a counter, not a time: HBase sees them as written in 1970 and expires them at once",
+				f.Name, t.Name, f.TTL, e.Name, e.Version))
+		}
+	}
+}

@@ -1,0 +1,212 @@
+package review
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/denorm/denorm/cost"
+	"github.com/denorm/denorm/rowkey"
+	"github.com/denorm/denorm/schema"
+)
+
+// Operational thresholds.
+const (
+	// A table taking this many writes per second should not start life as
+	// one region.
+	presplitRate = 1000.0
+	// Below and above these, regions are too small or too big to manage.
+	tinyRegion  = 1 << 30
+	giantRegion = 50 << 30
+	// Pre-split regions that would hold less than this at full size are
+	// needless.
+	tinyPresplitRegion = 64 << 20
+)
+
+func opsLine(p *schema.Plan, key string) int {
+	return firstLine(p.Ops.Lines[key], p.Ops.Line)
+}
+
+func clientLine(p *schema.Plan, key string) int {
+	return firstLine(p.Client.Lines[key], p.Client.Line)
+}
+
+// checkClient covers connection-per-request, puts-unbatched and
+// client-no-timeouts from the client section.
+func checkClient(r *reviewer) {
+	c := r.plan.Client
+	if c.Connection == schema.ConnectionPerRequest {
+		r.add("connection-per-request", at{line: clientLine(r.plan, "connection")},
+			"client.connection is per_request: every request pays for a new connection, registry session and region lookups")
+	}
+	writes := r.plan.Workload.WritesPerSecond
+	switch {
+	case c.Batching == schema.BatchingSingle:
+		r.add("puts-unbatched", at{line: clientLine(r.plan, "batching")}, fmt.Sprintf(
+			"client.batching is single: each put is a round trip%s", rateNote(writes)))
+	case c.Batching == "" && c.WriteBuffer == 0 && writes >= presplitRate:
+		r.add("puts-unbatched", at{line: clientLine(r.plan, "")}, fmt.Sprintf(
+			"the client declares neither batching nor a write_buffer at %.0f writes/s", writes))
+	case c.BatchSize > 10_000:
+		r.add("puts-unbatched", at{line: clientLine(r.plan, "batch_size")}, fmt.Sprintf(
+			"client.batch_size %d: a batch this large risks timing out and being retried whole", c.BatchSize))
+	}
+	var missing []string
+	if c.RPCTimeout == 0 {
+		missing = append(missing, "rpc_timeout")
+	}
+	if c.OperationTimeout == 0 {
+		missing = append(missing, "operation_timeout")
+	}
+	if len(missing) > 0 {
+		r.add("client-no-timeouts", at{line: clientLine(r.plan, "")}, fmt.Sprintf(
+			"client does not set %s: HBase's default retries can hold a request for minutes", strings.Join(missing, " or ")))
+	}
+}
+
+func rateNote(writes float64) string {
+	if writes <= 0 {
+		return ""
+	}
+	return fmt.Sprintf(", at %.0f writes/s", writes)
+}
+
+// checkPresplit: a table with a high write rate needs regions from the
+// start; salted keys get one per bucket from ddl, other keys need presplit.
+func checkPresplit(r *reviewer) {
+	writes := r.plan.Workload.WritesPerSecond
+	for _, t := range r.plan.Tables {
+		if t.Key == nil || t.Key.Len() == 0 {
+			continue
+		}
+		first := t.Key.Part(0)
+		where := at{table: t.Name, line: firstLine(t.Lines["presplit"], opsLine(r.plan, "presplit"), t.Line)}
+		switch {
+		case first.Func == rowkey.Salt:
+			continue // ddl splits one region per bucket
+		case t.Presplit > 1 && first.Func != rowkey.Hash:
+			// Asked of this table, it is a mistake; inherited from
+			// ops.presplit, it is only a note on what ddl can do.
+			sev := SeverityWarning
+			if t.Lines["presplit"] == 0 {
+				sev = SeverityInfo
+			}
+			r.addSev("presplit-missing", sev, where, fmt.Sprintf(
+				"table %s asks for %d regions but its key starts with %s, not a salt or hash: split points cannot be computed without sample keys, so it starts as one region",
+				t.Name, t.Presplit, first.Expr))
+		case t.Presplit <= 1 && writes >= presplitRate:
+			r.add("presplit-missing", where, fmt.Sprintf(
+				"table %s starts as one region at %.0f writes/s: one server takes the whole load until splits catch up",
+				t.Name, writes))
+		}
+	}
+}
+
+// checkMajorCompaction: HBase's default is a time-based major compaction
+// every 7 days at whatever hour that falls.
+func checkMajorCompaction(r *reviewer) {
+	o := r.plan.Ops
+	if o.Offpeak != nil {
+		return
+	}
+	switch o.MajorCompaction {
+	case schema.CompactionPeriodic:
+		r.add("major-compaction-periodic", at{line: opsLine(r.plan, "major_compaction")},
+			"ops.major_compaction is periodic with no off-peak window: every 7 days (with jitter) whole tables are rewritten next to user traffic")
+	case "":
+		r.addSev("major-compaction-periodic", SeverityInfo, at{line: opsLine(r.plan, "")},
+			"ops.major_compaction is not declared, so HBase's default applies: a major compaction every 7 days at any hour")
+	}
+}
+
+// checkWAL: skipping the log is a decision about losing data.
+func checkWAL(r *reviewer) {
+	for _, t := range r.plan.Tables {
+		if t.Regenerable {
+			continue
+		}
+		where := at{table: t.Name, line: firstLine(t.Lines["durability"], opsLine(r.plan, "durability"), t.Line)}
+		switch t.Durability {
+		case schema.DurabilitySkipWAL:
+			r.add("wal-skipped", where, fmt.Sprintf(
+				"table %s is written with skip_wal but is not declared regenerable: a region server crash loses every write not yet flushed", t.Name))
+		case schema.DurabilityAsyncWAL:
+			r.addSev("wal-skipped", SeverityInfo, where, fmt.Sprintf(
+				"table %s is written with async_wal: a crash can lose the last moments of acknowledged writes", t.Name))
+		}
+	}
+}
+
+// checkRegionSize looks at the declared maximum region size and, when the
+// workload gives record counts, at how full pre-split regions would be.
+func checkRegionSize(r *reviewer) {
+	o := r.plan.Ops
+	where := at{line: opsLine(r.plan, "region_max_filesize")}
+	switch {
+	case o.RegionMaxFilesize > 0 && o.RegionMaxFilesize < tinyRegion:
+		r.add("region-size", where, fmt.Sprintf(
+			"ops.region_max_filesize is %s: regions split early and a large table ends up with thousands of memstores and small flushes",
+			humanBytes(o.RegionMaxFilesize)))
+	case o.RegionMaxFilesize > giantRegion:
+		r.add("region-size", where, fmt.Sprintf(
+			"ops.region_max_filesize is %s: regions this big make splits, moves and recovery slow",
+			humanBytes(o.RegionMaxFilesize)))
+	}
+	est, err := cost.EstimatePlan(r.plan, cost.Options{Replication: 1})
+	if err != nil {
+		return
+	}
+	records := map[string]int64{}
+	for _, e := range est.Entities {
+		records[e.Entity] = e.Records
+	}
+	for _, te := range est.Tables {
+		t := r.plan.Table(te.Table)
+		n := records[te.Entity]
+		if t == nil || te.Shared || n == 0 || t.Presplit <= 1 {
+			continue
+		}
+		perRegion := int64(te.Bytes * float64(n) / float64(t.Presplit))
+		if perRegion < tinyPresplitRegion {
+			r.addSev("region-size", SeverityInfo, at{table: t.Name, line: firstLine(t.Lines["presplit"], opsLine(r.plan, "presplit"), t.Line)}, fmt.Sprintf(
+				"table %s is pre-split into %d regions but its %d records take about %s in all: about %s per region",
+				t.Name, t.Presplit, n, humanBytes(int64(te.Bytes*float64(n))), humanBytes(perRegion)))
+		}
+	}
+}
+
+// queueNames mark a table meant to be consumed item by item.
+var queueNames = []string{"queue", "outbox", "inbox"}
+
+// checkTableAsQueue: the schema has no field saying rows are consumed and
+// deleted, so this reads two signals: the table's name, and a query that
+// takes the oldest rows of a key led by an ascending time or sequence.
+func checkTableAsQueue(r *reviewer) {
+	named := map[string]bool{}
+	for _, t := range r.plan.Tables {
+		n := strings.ToLower(t.Name)
+		for _, q := range queueNames {
+			if strings.Contains(n, q) {
+				named[t.Name] = true
+				r.add("table-as-queue", at{table: t.Name, line: t.Line}, fmt.Sprintf(
+					"table %s is named like a queue: items consumed and deleted one by one leave delete markers every scan for the head must skip", t.Name))
+				break
+			}
+		}
+	}
+	for _, q := range r.plan.Queries {
+		t := r.plan.Table(q.Table)
+		if t == nil || named[t.Name] || t.Key == nil || q.Limit == 0 || q.Bound.Parts > 0 {
+			continue
+		}
+		first := t.Key.Part(0)
+		if first.Func != rowkey.Plain {
+			continue
+		}
+		if seq, _ := r.sequential(t, first.Field); !seq {
+			continue
+		}
+		r.addSev("table-as-queue", SeverityWarning, at{table: t.Name, query: q.Name, line: q.Line}, fmt.Sprintf(
+			"query %s takes the %d oldest rows of %s by %s, the way a queue consumer does; if consumers delete what they take, the head fills with delete markers",
+			q.Name, q.Limit, t.Name, first.Expr))
+	}
+}

@@ -1,0 +1,216 @@
+package review
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/denorm/denorm/cost"
+	"github.com/denorm/denorm/schema"
+	"github.com/denorm/denorm/store"
+)
+
+// Limits the data-shape rules measure against.
+const (
+	// Beyond this many elements an embedded list is a warning, and beyond
+	// unboundedChildren an error, whatever the element size.
+	manyChildren      = 10_000
+	unboundedChildren = 100_000
+	// Row sizes for the same two levels. HBase refuses to return rows over
+	// 1 GiB; long before that a row hurts heap, caching and compaction.
+	bigRow  = 10 << 20
+	hugeRow = 100 << 20
+	// A cell this large is worth a warning (MOB territory starts at about
+	// 100 KiB; by 1 MiB a value is rewritten expensively by compactions).
+	bigCell = 1 << 20
+	// Names longer than this are flagged.
+	longFamily    = 2
+	longQualifier = 4
+)
+
+// familySettings is what justifies a separate family: settings that differ.
+func familySettings(f *schema.Family) string {
+	return fmt.Sprintf("v=%d ttl=%s c=%s e=%s b=%d bf=%s m=%t",
+		f.Versions(), f.TTL, strings.ToUpper(f.Compression), strings.ToUpper(f.DataBlockEncoding),
+		f.BlockSize, strings.ToUpper(f.BloomFilter), f.InMemory)
+}
+
+// checkFamilyCount: beyond two families, each extra one needs settings of
+// its own to be worth its store files and memstore.
+func checkFamilyCount(r *reviewer) {
+	for _, t := range r.plan.Tables {
+		if len(t.Families) <= 2 {
+			continue
+		}
+		groups := map[string][]string{}
+		for _, f := range t.Families {
+			k := familySettings(f)
+			groups[k] = append(groups[k], f.Name)
+		}
+		if len(groups) == len(t.Families) {
+			continue // every family has settings of its own
+		}
+		var same []string
+		for _, f := range t.Families {
+			if g := groups[familySettings(f)]; len(g) > 1 && g[0] == f.Name {
+				same = append(same, strings.Join(g, ", "))
+			}
+		}
+		r.add("family-count", at{table: t.Name, line: firstLine(t.Lines["families"], t.Line)}, fmt.Sprintf(
+			"table %s has %d column families, and these share the same settings: %s; each family is a separate store with its own memstore and files in every region",
+			t.Name, len(t.Families), strings.Join(same, "; ")))
+	}
+}
+
+// checkRowUnbounded: a child list embedded as one cell per element grows
+// the row with the list.
+func checkRowUnbounded(r *reviewer) {
+	for _, t := range r.plan.Tables {
+		e := r.plan.Entity(t.Entity)
+		if e == nil || t.Role == schema.RoleCounter {
+			continue
+		}
+		key := cost.KeyBytes(r.plan, t)
+		for _, c := range t.Columns {
+			if !c.Template || c.Child == "" || c.Child == t.Each {
+				continue
+			}
+			ch := e.Child(c.Child)
+			if ch == nil {
+				continue
+			}
+			l := cost.TableLayout(r.plan, t)
+			var cell int64
+			for _, s := range l.Cells {
+				if s.Qualifier == c.Qualifier && s.Family == c.Family {
+					cell = int64(cost.CellBytes(int(key), len(s.Family), int(s.QualBytes), int(s.ValBytes)))
+				}
+			}
+			rowBytes := int64(ch.Max) * cell
+			where := at{table: t.Name, line: firstLine(ch.Lines["max"], ch.Line, c.Line)}
+			msg := fmt.Sprintf("table %s embeds child list %s as one cell per element in the %s row: up to %d elements of about %d bytes, a row of up to %s",
+				t.Name, ch.Name, e.Name, ch.Max, cell, humanBytes(rowBytes))
+			switch {
+			case ch.Max >= unboundedChildren || rowBytes >= hugeRow:
+				r.add("row-unbounded", where, msg)
+			case ch.Max > manyChildren || rowBytes >= bigRow:
+				r.addSev("row-unbounded", SeverityWarning, where, msg)
+			}
+		}
+	}
+}
+
+// checkCellHuge compares each column's expected cell size with the cell
+// limit. The schema declares typical sizes (size:), not maxima, so a value
+// that is usually small but sometimes huge goes unnoticed.
+func checkCellHuge(r *reviewer) {
+	for _, t := range r.plan.Tables {
+		e := r.plan.Entity(t.Entity)
+		if e == nil || t.Role == schema.RoleCounter {
+			continue
+		}
+		key := cost.KeyBytes(r.plan, t)
+		l := cost.TableLayout(r.plan, t)
+		for i, c := range t.Columns {
+			if i >= len(l.Cells) {
+				break
+			}
+			s := l.Cells[i]
+			size := int64(cost.CellBytes(int(key), len(s.Family), int(s.QualBytes), int(s.ValBytes)))
+			where := at{table: t.Name, line: firstLine(c.Line, t.Line)}
+			switch {
+			case size > store.DefaultMaxCellSize:
+				r.addSev("cell-huge", SeverityError, where, fmt.Sprintf(
+					"column %s of table %s holds cells of about %s, over the %s cell limit: HBase refuses them",
+					c.Name(), t.Name, humanBytes(size), humanBytes(store.DefaultMaxCellSize)))
+			case size >= bigCell:
+				r.add("cell-huge", where, fmt.Sprintf(
+					"column %s of table %s holds cells of about %s (limit %s): every flush and compaction rewrites them",
+					c.Name(), t.Name, humanBytes(size), humanBytes(store.DefaultMaxCellSize)))
+			}
+		}
+	}
+}
+
+// checkVersionsAsHistory: more than one version is only safe as a short
+// undo buffer, never as the record of what happened.
+func checkVersionsAsHistory(r *reviewer) {
+	for _, t := range r.plan.Tables {
+		for _, f := range t.Families {
+			if f.Versions() <= 1 {
+				continue
+			}
+			msg := fmt.Sprintf("family %s of table %s keeps %d versions: older ones vanish at compaction once %d newer exist",
+				f.Name, t.Name, f.Versions(), f.Versions())
+			if f.TTL > 0 {
+				msg += fmt.Sprintf(", and all of them after the %s TTL", f.TTL)
+			}
+			r.add("versions-as-history", at{table: t.Name, line: firstLine(f.Lines["versions"], f.Line)}, msg)
+		}
+	}
+}
+
+// checkNamesLong works out what names cost per record: every cell stores
+// its family and qualifier names in full.
+func checkNamesLong(r *reviewer) {
+	for _, t := range r.plan.Tables {
+		l := cost.TableLayout(r.plan, t)
+		var long []string
+		var names, saved, total float64
+		for _, f := range t.Families {
+			if len(f.Name) > longFamily {
+				long = append(long, "family "+f.Name)
+			}
+		}
+		seen := map[string]bool{}
+		for _, c := range l.Cells {
+			n := c.PerRow * l.RowsPerRecord
+			fixed := c.QualBytes
+			names += n * float64(len(c.Family)+int(fixed))
+			total += n * float64(cost.CellBytes(int(l.KeyBytes), len(c.Family), int(c.QualBytes), int(c.ValBytes)))
+			if len(c.Family) > 1 {
+				saved += n * float64(len(c.Family)-1)
+			}
+			lit := literalQualifier(c.Qualifier)
+			if len(lit) > longQualifier {
+				saved += n * float64(len(lit)-1)
+				if !seen[c.Qualifier] {
+					seen[c.Qualifier] = true
+					long = append(long, "qualifier "+c.Family+":"+c.Qualifier)
+				}
+			}
+		}
+		if len(long) == 0 || total == 0 {
+			continue
+		}
+		r.add("names-long", at{table: t.Name, line: firstLine(t.Lines["columns"], t.Lines["families"], t.Line)}, fmt.Sprintf(
+			"table %s: %s; names take %.0f of the %.0f bytes per record (%.0f%%), and one-byte names would save about %.0f bytes per record",
+			t.Name, strings.Join(long, ", "), names, total, 100*names/total, saved))
+	}
+}
+
+// literalQualifier is the fixed text of a qualifier, without a {template}.
+func literalQualifier(q string) string {
+	for {
+		i := strings.IndexByte(q, '{')
+		if i < 0 {
+			return q
+		}
+		j := strings.IndexByte(q[i:], '}')
+		if j < 0 {
+			return q
+		}
+		q = q[:i] + q[i+j+1:]
+	}
+}
+
+func humanBytes(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}
