@@ -1,0 +1,162 @@
+package pebble
+
+import (
+	"bytes"
+	"fmt"
+
+	pdb "github.com/cockroachdb/pebble/v2"
+
+	"github.com/denorm/denorm/store"
+)
+
+// query is what a Get or Scan asks of each row.
+type query struct {
+	table       string
+	sel         map[string]*famSel // nil: every family
+	maxVersions int                // the request's; each family caps it further
+	tr          store.TimeRange
+	maxRow      int
+}
+
+// famSel is the selection within one family: all of it, or some qualifiers.
+type famSel struct {
+	all   bool
+	quals map[string]struct{}
+}
+
+func newQuery(t *table, cols []store.Column, maxVersions int, tr store.TimeRange, maxRow int) (*query, error) {
+	q := &query{table: t.spec.Name, maxVersions: maxVersions, tr: tr, maxRow: maxRow}
+	if q.maxVersions <= 0 {
+		q.maxVersions = 1
+	}
+	if len(cols) > 0 {
+		q.sel = map[string]*famSel{}
+		for _, c := range cols {
+			if _, ok := t.fams[c.Family]; !ok {
+				return nil, fmt.Errorf("table %q family %q: %w", t.spec.Name, c.Family, store.ErrFamilyNotFound)
+			}
+			fs := q.sel[c.Family]
+			if fs == nil {
+				fs = &famSel{quals: map[string]struct{}{}}
+				q.sel[c.Family] = fs
+			}
+			if c.Qualifier == nil {
+				fs.all = true
+			} else {
+				fs.quals[string(c.Qualifier)] = struct{}{}
+			}
+		}
+	}
+	return q, nil
+}
+
+// rowReader turns one row's stored keys into its visible cells. It is reused
+// from row to row; the cells it returns are not (callers may keep them).
+type rowReader struct {
+	q   *query
+	vis visibility
+	rk  rawKey
+
+	rowPrefix []byte
+	qualBuf   []byte
+
+	// Sizes of the previous row, to allocate the next one in one go.
+	arenaHint int
+	cellsHint int
+}
+
+func newRowReader(t *table, q *query, now int64) *rowReader {
+	return &rowReader{q: q, vis: visibility{t: t, now: now}}
+}
+
+// read consumes the row at the iterator's position, moving forward, and
+// leaves the iterator at the first key past the row (or exhausted). The
+// returned row may have no cells.
+func (r *rowReader) read(it *pdb.Iterator) (store.Row, error) {
+	if err := parseKey(it.Key(), &r.rk); err != nil {
+		return store.Row{}, err
+	}
+	r.rowPrefix = append(r.rowPrefix[:0], r.rk.rowPrefix...)
+	arena := make([]byte, 0, max(r.arenaHint, 64))
+	arena = rowOfPrefix(arena, r.rowPrefix)
+	row := store.Row{Key: arena[:len(arena):len(arena)]}
+	if r.cellsHint > 0 {
+		row.Cells = make([]store.Cell, 0, r.cellsHint)
+	}
+	r.vis.startRow()
+
+	var (
+		raw      int
+		fs       *famSel
+		famOn    bool // the family is selected
+		colOn    bool // the column is selected
+		versions int  // cap for this family
+		returned int  // versions returned of this column
+	)
+	for ; it.Valid(); it.Next() {
+		key := it.Key()
+		if !bytes.HasPrefix(key, r.rowPrefix) {
+			break
+		}
+		if err := parseKey(key, &r.rk); err != nil {
+			return store.Row{}, err
+		}
+		val, err := it.ValueAndErr()
+		if err != nil {
+			return store.Row{}, fmt.Errorf("read value of %x: %w", key, err)
+		}
+		raw += len(key) + len(val)
+		if raw > r.q.maxRow {
+			return store.Row{}, &store.RowTooBigError{Table: r.q.table, Row: row.Key, Limit: r.q.maxRow}
+		}
+		newFam, newCol := r.vis.position(&r.rk)
+		if newFam {
+			fi := r.vis.fi
+			famOn = fi != nil
+			fs = nil
+			if famOn && r.q.sel != nil {
+				fs = r.q.sel[fi.name]
+				famOn = fs != nil
+			}
+			if famOn {
+				versions = min(r.q.maxVersions, fi.versions)
+			}
+		}
+		if !famOn {
+			continue
+		}
+		if newCol {
+			returned = 0
+			colOn = true
+			if fs != nil && !fs.all {
+				q := r.rk.qualifier
+				if r.rk.qualEsc {
+					r.qualBuf = appendUnescaped(r.qualBuf[:0], q)
+					q = r.qualBuf
+				}
+				_, colOn = fs.quals[string(q)]
+			}
+		}
+		if r.vis.judge(&r.rk) != vVisible || !colOn || returned >= versions || !r.q.tr.Contains(r.rk.ts) {
+			continue
+		}
+		returned++
+		start := len(arena)
+		arena = appendUnescaped(arena, r.rk.qualifier)
+		qual := arena[start:len(arena):len(arena)]
+		start = len(arena)
+		arena = append(arena, val...)
+		row.Cells = append(row.Cells, store.Cell{
+			Row:       row.Key,
+			Family:    r.vis.fi.name,
+			Qualifier: qual,
+			Timestamp: r.rk.ts,
+			Value:     arena[start:len(arena):len(arena)],
+		})
+	}
+	if err := it.Error(); err != nil {
+		return store.Row{}, err
+	}
+	r.arenaHint, r.cellsHint = len(arena), len(row.Cells)
+	return row, nil
+}

@@ -1,0 +1,207 @@
+package pebble
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	pdb "github.com/cockroachdb/pebble/v2"
+
+	"github.com/denorm/denorm/store"
+)
+
+// Scan opens a scanner on one Pebble iterator, which is a consistent
+// point-in-time view: a row mutation committed during the scan is seen whole
+// or not at all.
+func (s *Store) Scan(ctx context.Context, name string, sc store.Scan) (store.Scanner, error) {
+	if err := s.enter(); err != nil {
+		return nil, err
+	}
+	defer s.leave()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	t, err := s.table(name)
+	if err != nil {
+		return nil, fmt.Errorf("scan: %w", err)
+	}
+	q, err := newQuery(t, sc.Columns, sc.MaxVersions, sc.TimeRange, s.opts.MaxRowSize)
+	if err != nil {
+		return nil, fmt.Errorf("scan: %w", err)
+	}
+	lo, hi := tableBounds(t.id)
+	if !sc.Reverse {
+		if len(sc.Start) > 0 {
+			lo = appendRowPrefix(nil, t.id, sc.Start)
+		}
+		if len(sc.Stop) > 0 {
+			hi = appendRowPrefix(nil, t.id, sc.Stop)
+		}
+	} else {
+		// HBase's reverse scan: Start is the inclusive upper row, Stop the
+		// exclusive lower one.
+		if len(sc.Start) > 0 {
+			hi = prefixEnd(appendRowPrefix(nil, t.id, sc.Start))
+		}
+		if len(sc.Stop) > 0 {
+			lo = prefixEnd(appendRowPrefix(nil, t.id, sc.Stop))
+		}
+	}
+	it, err := s.db.NewIter(&pdb.IterOptions{LowerBound: lo, UpperBound: hi})
+	if err != nil {
+		return nil, fmt.Errorf("scan table %q: %w", name, err)
+	}
+	out := &scanner{s: s, t: t, it: it, rr: newRowReader(t, q, s.now()), reverse: sc.Reverse, limit: sc.Limit, batch: sc.Batch}
+	s.scannersMu.Lock()
+	s.scanners[out] = struct{}{}
+	s.scannersMu.Unlock()
+	return out, nil
+}
+
+type scanner struct {
+	s       *Store
+	t       *table
+	rr      *rowReader
+	reverse bool
+	limit   int
+	batch   int
+
+	mu      sync.Mutex // guards it against Close racing the store's Close
+	it      *pdb.Iterator
+	started bool
+	rows    int
+	whole   store.Row // the current row, handed out in pieces of batch cells
+	off     int
+	cur     store.Row
+	err     error
+	done    bool
+	prefix  []byte
+}
+
+func (sc *scanner) Next(ctx context.Context) bool {
+	if sc.err != nil || sc.done {
+		return false
+	}
+	if err := sc.s.enter(); err != nil {
+		sc.err = err
+		return false
+	}
+	defer sc.s.leave()
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	if sc.it == nil {
+		if sc.err == nil {
+			sc.err = store.ErrClosed
+		}
+		return false
+	}
+	if sc.off < len(sc.whole.Cells) {
+		return sc.piece()
+	}
+	for {
+		if err := ctx.Err(); err != nil {
+			sc.err = err
+			return false
+		}
+		if sc.limit > 0 && sc.rows >= sc.limit {
+			sc.done = true
+			return false
+		}
+		row, ok, err := sc.nextRow()
+		if err != nil {
+			sc.err = fmt.Errorf("scan table %q: %w", sc.t.spec.Name, err)
+			return false
+		}
+		if !ok {
+			sc.done = true
+			return false
+		}
+		if row.Empty() {
+			continue
+		}
+		sc.rows++
+		sc.t.regions.read(row.Key)
+		sc.whole, sc.off = row, 0
+		return sc.piece()
+	}
+}
+
+// piece hands out the next Batch-sized part of the current row.
+func (sc *scanner) piece() bool {
+	n := len(sc.whole.Cells) - sc.off
+	if sc.batch > 0 && n > sc.batch {
+		n = sc.batch
+	}
+	sc.cur = store.Row{Key: sc.whole.Key, Cells: sc.whole.Cells[sc.off : sc.off+n : sc.off+n]}
+	sc.off += n
+	return true
+}
+
+// nextRow reads the next row in scan order, visible cells or not.
+func (sc *scanner) nextRow() (store.Row, bool, error) {
+	it := sc.it
+	if !sc.reverse {
+		if !sc.started {
+			sc.started = true
+			it.First()
+		}
+		if !it.Valid() {
+			return store.Row{}, false, it.Error()
+		}
+		row, err := sc.rr.read(it)
+		return row, true, err
+	}
+	if !sc.started {
+		sc.started = true
+		it.Last()
+	}
+	if !it.Valid() {
+		return store.Row{}, false, it.Error()
+	}
+	// Stepping backwards lands on a row's last key: go to its first key,
+	// read the row forwards, then continue before it.
+	if err := parseKey(it.Key(), &sc.rr.rk); err != nil {
+		return store.Row{}, false, err
+	}
+	sc.prefix = append(sc.prefix[:0], sc.rr.rk.rowPrefix...)
+	if !it.SeekGE(sc.prefix) {
+		return store.Row{}, false, fmt.Errorf("row vanished from its own snapshot: %w", it.Error())
+	}
+	row, err := sc.rr.read(it)
+	if err != nil {
+		return store.Row{}, false, err
+	}
+	it.SeekLT(sc.prefix)
+	return row, true, nil
+}
+
+func (sc *scanner) Row() store.Row { return sc.cur }
+
+func (sc *scanner) Err() error { return sc.err }
+
+func (sc *scanner) Close() error {
+	sc.s.scannersMu.Lock()
+	if sc.s.scanners != nil {
+		delete(sc.s.scanners, sc)
+	}
+	sc.s.scannersMu.Unlock()
+	return sc.release(nil)
+}
+
+// release closes the iterator once; reason, if set, becomes the scan's error.
+func (sc *scanner) release(reason error) error {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	if sc.it == nil {
+		return nil
+	}
+	err := sc.it.Close()
+	sc.it = nil
+	if reason != nil && sc.err == nil && !sc.done {
+		sc.err = reason
+	}
+	if err != nil {
+		return fmt.Errorf("close scanner: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,140 @@
+// Package pebble is the embedded, persistent backend of store.Store, on
+// github.com/cockroachdb/pebble. It keeps HBase's semantics exactly (see
+// package store): cells are stored in HBase's KeyValue order (key.go) and
+// reads apply delete markers, versions and TTLs as HBase's scanners do.
+//
+// URLs: pebble:///abs/dir or pebble://./rel/dir, with the query parameters
+// max_cell_size, max_row_size and durability (sync_wal, async_wal, skip_wal).
+//
+// Pebble has no per-batch way to skip its write-ahead log, so skip_wal
+// behaves as async_wal here: a mutation never gets less durability than it
+// asked for.
+package pebble
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	pdb "github.com/cockroachdb/pebble/v2"
+
+	"github.com/denorm/denorm/store"
+)
+
+// Options configure Open. The zero value is usable.
+type Options struct {
+	// MaxCellSize refuses cells whose KeyValue size (20 bytes plus row,
+	// family, qualifier and value) is larger. 0 means store.DefaultMaxCellSize.
+	MaxCellSize int
+	// MaxRowSize fails reads of a row whose stored bytes exceed it.
+	// 0 means store.DefaultMaxRowSize.
+	MaxRowSize int
+	// Durability applies to mutations that ask for DurabilityDefault.
+	// DurabilityDefault here means SyncWAL.
+	Durability store.Durability
+	// Clock returns the time in milliseconds since the epoch; it stamps
+	// LatestTimestamp cells and measures TTLs. nil means the system clock.
+	Clock func() int64
+	// CacheSize is Pebble's block cache in bytes; 0 means Pebble's default.
+	CacheSize int64
+}
+
+// Store is the embedded store. It is safe for concurrent use.
+type Store struct {
+	db   *pdb.DB
+	opts Options
+	now  func() int64
+
+	// life guards closing: every call holds it shared, Close exclusively.
+	life   sync.RWMutex
+	closed atomic.Bool
+
+	tablesMu sync.RWMutex
+	tables   map[string]*table
+	ddlMu    sync.Mutex // serialises create and drop
+
+	locks rowLocks
+
+	scannersMu sync.Mutex
+	scanners   map[*scanner]struct{}
+}
+
+var _ store.Store = (*Store)(nil)
+
+// Open opens (creating if needed) the store in dir.
+func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if opts.MaxCellSize <= 0 {
+		opts.MaxCellSize = store.DefaultMaxCellSize
+	}
+	if opts.MaxRowSize <= 0 {
+		opts.MaxRowSize = store.DefaultMaxRowSize
+	}
+	if opts.Durability == store.DurabilityDefault {
+		opts.Durability = store.SyncWAL
+	}
+	now := opts.Clock
+	if now == nil {
+		now = func() int64 { return time.Now().UnixMilli() }
+	}
+	po := &pdb.Options{}
+	if opts.CacheSize > 0 {
+		c := pdb.NewCache(opts.CacheSize)
+		defer c.Unref()
+		po.Cache = c
+	}
+	db, err := pdb.Open(dir, po)
+	if err != nil {
+		return nil, fmt.Errorf("pebble store: open %s: %w", dir, err)
+	}
+	s := &Store{db: db, opts: opts, now: now, tables: map[string]*table{}, scanners: map[*scanner]struct{}{}}
+	if err := s.loadTables(); err != nil {
+		_ = db.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// enter marks the start of a call; the caller must call leave when done.
+func (s *Store) enter() error {
+	s.life.RLock()
+	if s.closed.Load() {
+		s.life.RUnlock()
+		return store.ErrClosed
+	}
+	return nil
+}
+
+func (s *Store) leave() { s.life.RUnlock() }
+
+// Close closes open scanners and the database. Later calls return
+// store.ErrClosed.
+func (s *Store) Close() error {
+	s.life.Lock()
+	defer s.life.Unlock()
+	if s.closed.Swap(true) {
+		return nil
+	}
+	s.scannersMu.Lock()
+	for sc := range s.scanners {
+		sc.release(store.ErrClosed)
+	}
+	s.scanners = nil
+	s.scannersMu.Unlock()
+	if err := s.db.Close(); err != nil {
+		return fmt.Errorf("pebble store: close: %w", err)
+	}
+	return nil
+}
+
+// writeOptions maps a durability to Pebble's only knob, whether to sync.
+func (s *Store) syncFor(d store.Durability) bool {
+	if d == store.DurabilityDefault {
+		d = s.opts.Durability
+	}
+	return d == store.SyncWAL
+}

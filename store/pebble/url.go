@@ -1,0 +1,78 @@
+package pebble
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"path/filepath"
+	"strconv"
+
+	"github.com/denorm/denorm/store"
+)
+
+func init() {
+	// Registering can only fail on a duplicate scheme, which would be a
+	// programming error in this package; the error has nowhere to go from init.
+	_ = store.Register("pebble", openURL)
+}
+
+func openURL(ctx context.Context, u *url.URL) (store.Store, error) {
+	dir, opts, err := parseURL(u)
+	if err != nil {
+		return nil, err
+	}
+	return Open(ctx, dir, opts)
+}
+
+// parseURL reads pebble:///abs/dir and pebble://./rel/dir (the host "."
+// marks a path relative to the working directory).
+func parseURL(u *url.URL) (string, Options, error) {
+	var opts Options
+	var dir string
+	switch u.Host {
+	case "":
+		dir = u.Path
+	case ".":
+		dir = "." + u.Path
+	default:
+		return "", opts, fmt.Errorf("pebble URL %q: host must be empty (pebble:///abs/dir) or \".\" (pebble://./rel/dir), not %q", u.Redacted(), u.Host)
+	}
+	if u.Path == "" || u.Path == "/" {
+		return "", opts, fmt.Errorf("pebble URL %q names no directory", u.Redacted())
+	}
+	dir = filepath.Clean(dir)
+	q := u.Query()
+	for k := range q {
+		switch k {
+		case "max_cell_size", "max_row_size", "durability":
+		default:
+			return "", opts, fmt.Errorf("pebble URL %q: unknown parameter %q (want max_cell_size, max_row_size, durability)", u.Redacted(), k)
+		}
+	}
+	intParam := func(name string, dst *int) error {
+		v := q.Get(name)
+		if v == "" {
+			return nil
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil || n <= 0 {
+			return fmt.Errorf("pebble URL %q: %s=%q is not a positive integer", u.Redacted(), name, v)
+		}
+		*dst = n
+		return nil
+	}
+	if err := intParam("max_cell_size", &opts.MaxCellSize); err != nil {
+		return "", opts, err
+	}
+	if err := intParam("max_row_size", &opts.MaxRowSize); err != nil {
+		return "", opts, err
+	}
+	if v := q.Get("durability"); v != "" {
+		d, ok := store.ParseDurability(v)
+		if !ok {
+			return "", opts, fmt.Errorf("pebble URL %q: durability=%q: want sync_wal, async_wal or skip_wal", u.Redacted(), v)
+		}
+		opts.Durability = d
+	}
+	return dir, opts, nil
+}

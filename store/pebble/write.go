@@ -1,0 +1,222 @@
+package pebble
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+
+	pdb "github.com/cockroachdb/pebble/v2"
+
+	"github.com/denorm/denorm/store"
+)
+
+// maxRowKey is HBase's limit on a row key's length (a short).
+const maxRowKey = math.MaxInt16
+
+// kvOverhead is the fixed part of an HBase KeyValue: key and value lengths,
+// row length, family length, timestamp and type.
+const kvOverhead = 20
+
+// Mutate applies one row's mutations in one Pebble batch.
+func (s *Store) Mutate(ctx context.Context, name string, m store.RowMutation) error {
+	errs, err := s.Batch(ctx, name, []store.RowMutation{m})
+	if err != nil {
+		return err
+	}
+	return errs[0]
+}
+
+// Batch validates each row mutation on its own and commits every valid one
+// in a single Pebble batch, synced if any of them asks for SyncWAL.
+func (s *Store) Batch(ctx context.Context, name string, ms []store.RowMutation) ([]error, error) {
+	if err := s.enter(); err != nil {
+		return nil, err
+	}
+	defer s.leave()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	t, err := s.table(name)
+	if err != nil {
+		return nil, fmt.Errorf("batch: %w", err)
+	}
+	errs := make([]error, len(ms))
+	if len(ms) == 0 {
+		return errs, nil
+	}
+	w := s.newWriter(t)
+	defer w.close()
+	for i := range ms {
+		errs[i] = w.validate(&ms[i])
+	}
+	rows := make([][]byte, 0, len(ms))
+	for i := range ms {
+		if errs[i] == nil {
+			rows = append(rows, ms[i].Row)
+		}
+	}
+	t.compactMu.RLock()
+	defer t.compactMu.RUnlock()
+	held := s.locks.lock(t.id, rows, nil)
+	defer s.locks.unlock(held)
+
+	sync, any := false, false
+	for i := range ms {
+		if errs[i] != nil {
+			continue
+		}
+		if errs[i] = w.add(&ms[i]); errs[i] == nil {
+			any = true
+			sync = sync || s.syncFor(ms[i].Durability)
+		}
+	}
+	if !any {
+		return errs, nil
+	}
+	if err := w.commit(sync); err != nil {
+		for i := range ms {
+			if errs[i] == nil {
+				errs[i] = err
+			}
+		}
+		return errs, nil
+	}
+	for i := range ms {
+		if errs[i] == nil {
+			t.regions.write(ms[i].Row)
+		}
+	}
+	return errs, nil
+}
+
+// writer builds one Pebble batch for a table. Callers hold the row locks of
+// every row they add.
+type writer struct {
+	s   *Store
+	t   *table
+	b   *pdb.Batch
+	now int64
+	key []byte
+}
+
+func (s *Store) newWriter(t *table) *writer {
+	return &writer{s: s, t: t, b: s.db.NewBatch(), now: s.now()}
+}
+
+func (w *writer) close() { _ = w.b.Close() }
+
+func (w *writer) commit(sync bool) error {
+	opt := pdb.NoSync
+	if sync {
+		opt = pdb.Sync
+	}
+	if err := w.b.Commit(opt); err != nil {
+		return fmt.Errorf("commit to table %q: %w", w.t.spec.Name, err)
+	}
+	return nil
+}
+
+// validate checks a row mutation without touching the batch.
+func (w *writer) validate(m *store.RowMutation) error {
+	tn := w.t.spec.Name
+	if len(m.Row) == 0 {
+		return fmt.Errorf("table %q: row key is empty", tn)
+	}
+	if len(m.Row) > maxRowKey {
+		return fmt.Errorf("table %q: row key of %d bytes is over HBase's limit of %d", tn, len(m.Row), maxRowKey)
+	}
+	if len(m.Mutations) == 0 {
+		return fmt.Errorf("table %q row %s: no mutations", tn, store.Printable(m.Row))
+	}
+	for _, x := range m.Mutations {
+		if x.Timestamp < 0 {
+			return fmt.Errorf("table %q row %s: negative timestamp %d", tn, store.Printable(m.Row), x.Timestamp)
+		}
+		switch x.Kind {
+		case store.DeleteRow:
+			continue
+		case store.Put, store.DeleteVersion, store.DeleteColumn, store.DeleteFamily:
+		default:
+			return fmt.Errorf("table %q row %s: unknown mutation kind %v", tn, store.Printable(m.Row), x.Kind)
+		}
+		if _, ok := w.t.fams[x.Family]; !ok {
+			return fmt.Errorf("table %q row %s family %q: %w", tn, store.Printable(m.Row), x.Family, store.ErrFamilyNotFound)
+		}
+		if x.Kind != store.Put {
+			continue
+		}
+		size := kvOverhead + len(m.Row) + len(x.Family) + len(x.Qualifier) + len(x.Value)
+		if size > w.s.opts.MaxCellSize {
+			return &store.CellTooBigError{Table: tn, Row: m.Row, Family: x.Family, Qualifier: x.Qualifier, Size: size, Limit: w.s.opts.MaxCellSize}
+		}
+	}
+	return nil
+}
+
+// add appends a validated row mutation to the batch.
+func (w *writer) add(m *store.RowMutation) error {
+	for _, x := range m.Mutations {
+		ts := x.Timestamp
+		if ts == store.LatestTimestamp {
+			ts = w.now
+		}
+		switch x.Kind {
+		case store.Put:
+			w.set(m.Row, x.Family, x.Qualifier, ts, typePut, x.Value)
+		case store.DeleteColumn:
+			w.set(m.Row, x.Family, x.Qualifier, ts, typeDeleteColumn, nil)
+		case store.DeleteFamily:
+			w.set(m.Row, x.Family, nil, ts, typeDeleteFamily, nil)
+		case store.DeleteRow:
+			for _, f := range w.t.spec.Families {
+				w.set(m.Row, f.Name, nil, ts, typeDeleteFamily, nil)
+			}
+		case store.DeleteVersion:
+			if x.Timestamp == store.LatestTimestamp {
+				// HBase deletes the newest version then; with none, the
+				// marker lands at the current time.
+				c, ok, err := w.latest(m.Row, x.Family, x.Qualifier)
+				if err != nil {
+					return err
+				}
+				if ok {
+					ts = c.Timestamp
+				}
+			}
+			w.set(m.Row, x.Family, x.Qualifier, ts, typeDelete, nil)
+		}
+	}
+	return nil
+}
+
+func (w *writer) set(row []byte, family string, qualifier []byte, ts int64, typ byte, value []byte) {
+	w.key = appendCellKey(w.key[:0], w.t.id, row, family, qualifier, ts, typ)
+	// Set copies key and value into the batch, so the key buffer is reused.
+	_ = w.b.Set(w.key, value, nil)
+}
+
+// latest returns the newest visible cell of a column.
+func (w *writer) latest(row []byte, family string, qualifier []byte) (store.Cell, bool, error) {
+	q, err := newQuery(w.t, []store.Column{{Family: family, Qualifier: nonNil(qualifier)}}, 1, store.TimeRange{}, math.MaxInt)
+	if err != nil {
+		return store.Cell{}, false, err
+	}
+	r, err := w.s.getRow(w.t, q, row)
+	if err != nil {
+		return store.Cell{}, false, fmt.Errorf("table %q row %s: read column %s: %w", w.t.spec.Name, store.Printable(row), family, err)
+	}
+	if len(r.Cells) == 0 {
+		return store.Cell{}, false, nil
+	}
+	return r.Cells[0], true, nil
+}
+
+func nonNil(b []byte) []byte {
+	if b == nil {
+		return []byte{}
+	}
+	return b
+}
+
+var errBadCounter = errors.New("counter cell is not an 8-byte big-endian integer")
