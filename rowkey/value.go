@@ -237,6 +237,10 @@ func DecodeValue(t Type, b []byte) (v any, rest []byte, err error) {
 		if math.IsNaN(f) {
 			return nil, nil, fmt.Errorf("%w: NaN float", ErrCorrupt)
 		}
+		if f == 0 && math.Signbit(f) {
+			// Encoding folds -0 into +0, so these bytes were not written by it.
+			return nil, nil, fmt.Errorf("%w: negative zero float", ErrCorrupt)
+		}
 		return f, b[8:], nil
 	}
 	return nil, nil, fmt.Errorf("%w: no decoding for type %v", ErrCorrupt, t)
