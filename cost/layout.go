@@ -165,11 +165,48 @@ func TableLayout(p *schema.Plan, t *schema.Table) Layout {
 		}
 		l.Cells = append(l.Cells, CellShape{Family: c.Family, Qualifier: c.Qualifier, QualBytes: qualifierBytes(e, c), ValBytes: ValueBytes(e, c), PerRow: per})
 	}
+	if t.Ref != nil {
+		// Index and lookup rows carry the primary row key as a value.
+		var primary int64
+		if pt := p.Primary(t.Entity); pt != nil {
+			primary = KeyBytes(p, pt)
+		}
+		l.Cells = append(l.Cells, CellShape{Family: t.Ref.Family, Qualifier: t.Ref.Qualifier, QualBytes: int64(len(t.Ref.Qualifier)), ValBytes: primary, PerRow: 1})
+	}
 	if len(l.Cells) == 0 && len(t.Families) > 0 {
-		// A row must hold at least one cell to exist: a thin index keeps a
-		// marker cell whose row key carries everything.
+		// A row must hold at least one cell to exist.
 		l.Cells = append(l.Cells, CellShape{Family: t.Families[0].Name, Qualifier: "", PerRow: 1})
 		l.Assumed = append(l.Assumed, "no columns: one empty marker cell per row")
 	}
+	if t.When != "" {
+		share, known := presentShare(p, t)
+		l.RowsPerRecord *= share
+		if !known {
+			l.Assumed = append(l.Assumed, "rows only when "+t.When+" is set, but its distribution is not declared: counted as always set")
+		}
+	}
 	return l
+}
+
+// presentShare is the share of records that have a row in a table limited
+// by `when`: from a weighted distribution of the field, the weight of
+// values other than the empty ones.
+func presentShare(p *schema.Plan, t *schema.Table) (float64, bool) {
+	d := p.Workload.Distribution(t.Entity, t.When)
+	if d == nil || d.Kind != schema.DistWeighted || len(d.Values) == 0 {
+		return 1, false
+	}
+	var total, set float64
+	for v, w := range d.Values {
+		total += w
+		switch v {
+		case "", "0", "false":
+		default:
+			set += w
+		}
+	}
+	if total <= 0 {
+		return 1, false
+	}
+	return set / total, true
 }

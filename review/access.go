@@ -58,11 +58,24 @@ func (r *reviewer) checkKeyMatch(q *schema.Query, t *schema.Table) {
 	if q.Range != nil && !q.Range.OnKey {
 		filtered = append(filtered, q.Range.Field)
 	}
-	if len(filtered) > 0 {
-		r.addSev("key-read-mismatch", SeverityWarning, where, fmt.Sprintf(
-			"query %s scans the prefix of %s's key %s, then filters on %s, which the key does not order",
-			q.Name, t.Name, t.Key, fieldList(filtered)))
+	if len(filtered) == 0 {
+		return
 	}
+	// When none of the fields the caller gives is in the key prefix, the
+	// key narrows nothing the caller asked for (at most a time window over
+	// every entity): that is the full-scan mistake with a range in front.
+	if len(q.By) > 0 && len(q.Bound.Unused) == len(q.By) {
+		msg := fmt.Sprintf("query %s by %s: none of these fields leads %s's key %s, so it reads every row in its range and filters",
+			q.Name, fieldList(q.By), t.Name, t.Key)
+		if others := r.servingTables(q, t); len(others) > 0 {
+			msg += "; " + strings.Join(others, ", ") + " would serve it"
+		}
+		r.add("key-read-mismatch", where, msg)
+		return
+	}
+	r.addSev("key-read-mismatch", SeverityWarning, where, fmt.Sprintf(
+		"query %s scans the prefix of %s's key %s, then filters on %s, which the key does not order",
+		q.Name, t.Name, t.Key, fieldList(filtered)))
 }
 
 // servingTables lists other tables of the same entity whose key prefix the
@@ -95,7 +108,7 @@ func (r *reviewer) checkScanBounded(q *schema.Query, t *schema.Table) {
 		// as the write rate allows; a limit still caps a burst.
 		r.addSev("scan-unbounded", SeverityInfo, where, fmt.Sprintf(
 			"query %s has no limit; its last-%s window on the key bounds it, but a burst of writes makes it arbitrarily long",
-			q.Name, q.Range.Last))
+			q.Name, humanDuration(q.Range.Last)))
 		return
 	}
 	what := "every row under its key prefix"
@@ -125,7 +138,7 @@ func (r *reviewer) checkJoin(q *schema.Query, t *schema.Table) {
 	}
 	why := fmt.Sprintf("at %.0f/s", q.Rate)
 	if tight {
-		why = fmt.Sprintf("within %s", q.Latency)
+		why = fmt.Sprintf("within %s", humanDuration(q.Latency))
 	}
 	r.add("client-side-join", at{table: t.Name, query: q.Name, line: q.Line}, fmt.Sprintf(
 		"query %s reads thin index %s (%s): %s hits needs another read of %s",

@@ -20,6 +20,9 @@ type Rule struct {
 	Symptom  string
 	Cause    string
 	Fix      string
+	// Reads says which parts of the schema the rule looks at, and so where
+	// its findings point.
+	Reads string
 	// Example is a complete schema that triggers the rule; docs/rules.md
 	// shows it and a test checks that it still triggers.
 	Example string
@@ -35,6 +38,7 @@ func Catalogue() []Rule {
 			Symptom: "One region server runs hot on writes while the rest idle; after the hot region splits, the new upper half is hot instead.",
 			Cause:   "A timestamp or an increasing id as the first key part sends every new row to the end of the key space, which one region owns.",
 			Fix:     "Lead the key with something spread out: salt(id, n), a hash of an entity id, or the entity id itself; put time after it (reverse(ts) for newest first). Time-range reads then fan out over the buckets.",
+			Reads:   "the first part of each table's rowkey, with the field's type (timestamp), the entity's version field, and workload.keys (distribution: sequential). A day(...) first part is a warning; a salt or hash first part is never flagged.",
 		},
 		{
 			ID: "key-read-mismatch", Severity: SeverityError,
@@ -42,6 +46,7 @@ func Catalogue() []Rule {
 			Symptom: "An important query runs as a full-table scan with a filter and gets slower as the table grows.",
 			Cause:   "HBase indexes only the row key. A query whose fields are not a prefix of some table's key must read every row.",
 			Fix:     "Add (or point the query at) a table whose row key starts with the query's fields, e.g. an index table, and keep it written by the writer.",
+			Reads:   "each query's by and range against its table's rowkey. Error when no by field is in the key prefix (a full or time-window scan that filters); warning when some by fields are filtered after the prefix. A query declared scan: full without rate or latency is batch work and is left alone.",
 		},
 		{
 			ID: "counter-hot-row", Severity: SeverityWarning,
@@ -49,6 +54,7 @@ func Catalogue() []Rule {
 			Symptom: "Increments time out under load although the cluster has spare capacity.",
 			Cause:   "An increment reads, adds and writes under the row lock; all increments of one row run one after another on one server.",
 			Fix:     "Spread the counter over buckets (buckets: N adds a bucket prefix) and sum the buckets when reading, or pre-aggregate in the writer.",
+			Reads:   "counter tables: rowkey, buckets, each (child typical count), workload.writes_per_second and workload.keys distributions of the key fields. Fires when the busiest row is estimated above 200 increments/s.",
 		},
 		{
 			ID: "index-hot-prefix", Severity: SeverityWarning,
@@ -56,6 +62,7 @@ func Catalogue() []Rule {
 			Symptom: "All writes for one value (status OPEN, flag true) land on a single region of the index table.",
 			Cause:   "A field with a handful of values as the first key part gives the index only a handful of distinct key ranges to write to.",
 			Fix:     "Put salt(id, n) before the low-cardinality field and read all n buckets, merging the results.",
+			Reads:   "the first rowkey part of non-counter tables: bool fields, workload.keys with 64 or fewer values, or (with no distribution declared) names such as status, state, type or kind.",
 		},
 		{
 			ID: "family-count", Severity: SeverityWarning,
@@ -63,6 +70,7 @@ func Catalogue() []Rule {
 			Symptom: "Many small store files, frequent flushes and a steady compaction load.",
 			Cause:   "Every family is its own store in every region, with its own memstore and files to flush and compact.",
 			Fix:     "Use one or two families. Split only where families are read separately or need different settings (TTL, versions, compression).",
+			Reads:   "tables with more than two families, comparing versions, ttl, compression, encoding, blocksize, bloom and in_memory.",
 		},
 		{
 			ID: "row-unbounded", Severity: SeverityError,
@@ -70,6 +78,7 @@ func Catalogue() []Rule {
 			Symptom: "Row-too-big errors, region server heap pressure, and regions that will not split below some size.",
 			Cause:   "A row never splits across regions and a Get materialises all of it; a child list with no bound grows without limit.",
 			Fix:     "Declare a small max for embedded children, or move them to a tall table keyed parent|child (for events, with time in the key).",
+			Reads:   "template columns (\"f:{key}\") that embed a child list in one row: the child's max and the estimated cell size. Warning over 10,000 elements or 10 MiB per row; error at 100,000 elements or 100 MiB.",
 		},
 		{
 			ID: "cell-huge", Severity: SeverityWarning,
@@ -77,6 +86,7 @@ func Catalogue() []Rule {
 			Symptom: "Puts fail with 'KeyValue size too large'; flushes and compactions keep rewriting the same big values.",
 			Cause:   "The client and server refuse cells over 10 MiB (hbase.client.keyvalue.maxsize); large values below that still fill the block cache and are rewritten by every compaction.",
 			Fix:     "Keep objects of more than a few MiB in an object store with a pointer in HBase; consider MOB for values between about 100 KiB and 10 MiB. A declared size over the limit is an error.",
+			Reads:   "the declared size of the fields each column holds (size:, a typical size; the schema has no maximum). Warning from 1 MiB; error over the 10 MiB cell limit.",
 		},
 		{
 			ID: "versions-as-history", Severity: SeverityWarning,
@@ -84,6 +94,7 @@ func Catalogue() []Rule {
 			Symptom: "History disappears after a compaction.",
 			Cause:   "A family keeps only its VERSIONS newest versions (1 by default in HBase 2); compactions drop the rest, and TTL or deletes remove more.",
 			Fix:     "Keep history as data: time in the row key (a tall table) or in the qualifier, with versions: 1.",
+			Reads:   "families with versions above 1.",
 		},
 		{
 			ID: "names-long", Severity: SeverityInfo,
@@ -91,6 +102,7 @@ func Catalogue() []Rule {
 			Symptom: "The table is several times larger on disk than the values it holds.",
 			Cause:   "Every cell repeats its family and qualifier names, so each name byte is paid once per cell.",
 			Fix:     "Use one- or two-byte family and qualifier names and map them to readable names in the schema; turn on FAST_DIFF encoding and compression.",
+			Reads:   "family names over 2 bytes and qualifiers over 4 bytes (fixed text of templates); the message gives the name bytes per record.",
 		},
 		{
 			ID: "scan-unbounded", Severity: SeverityWarning,
@@ -98,6 +110,7 @@ func Catalogue() []Rule {
 			Symptom: "Scanner lease timeouts (60 s by default), block cache churn and latency spikes for everyone on the cluster.",
 			Cause:   "A scan with no row limit reads to the end of its range; server-side filters do not save the reads.",
 			Fix:     "Give every online query a limit (and page with a start row); send full-table work to a batch job over a snapshot.",
+			Reads:   "queries that are not single-row gets and fix only part of the key, without a limit. A last: time window on the key makes it an info note.",
 		},
 		{
 			ID: "client-side-join", Severity: SeverityWarning,
@@ -105,6 +118,7 @@ func Catalogue() []Rule {
 			Symptom: "A page makes one Get per result row, and latency grows with the page size.",
 			Cause:   "A thin index holds only primary keys, so every hit costs another read of the primary table; HBase cannot join.",
 			Fix:     "Make the index covering for the fields the query shows (covering: [...]), or relax the latency target.",
+			Reads:   "queries on thin indexes (covering: []) with a latency target of 50 ms or less or a rate of 100/s or more.",
 		},
 		{
 			ID: "table-as-queue", Severity: SeverityError,
@@ -112,6 +126,7 @@ func Catalogue() []Rule {
 			Symptom: "Consumers that look for the oldest item get slower by the hour.",
 			Cause:   "Each consumed item is deleted, leaving a delete marker that every scan must step over until a major compaction; the queue head becomes a field of markers.",
 			Fix:     "Use a log such as Kafka. If it must stay in HBase, write time-bucketed rows and let TTL drop whole buckets instead of deleting items.",
+			Reads:   "table names containing queue, outbox or inbox, and queries that take the first rows of a table led by an ascending time or sequence with no by and no range. The schema has no field for a consume-and-delete pattern.",
 		},
 		{
 			ID: "connection-per-request", Severity: SeverityError,
@@ -119,6 +134,7 @@ func Catalogue() []Rule {
 			Symptom: "Latency dominated by setup; a steady stream of new ZooKeeper sessions and meta lookups that follows the request rate.",
 			Cause:   "A connection holds the registry session, the region location cache and thread pools; building one per request throws them away each time.",
 			Fix:     "Create one connection per process and share it; take a cheap table handle per unit of work.",
+			Reads:   "client.connection: per_request.",
 		},
 		{
 			ID: "puts-unbatched", Severity: SeverityWarning,
@@ -126,6 +142,7 @@ func Catalogue() []Rule {
 			Symptom: "Ingest throughput capped by round trips while servers are idle.",
 			Cause:   "Each single put is its own RPC.",
 			Fix:     "Write through a buffered mutator (client write_buffer, e.g. 2-4 MiB) that groups mutations by region server; avoid giant batches that time out whole.",
+			Reads:   "client.batching: single; no batching and no write_buffer at 1,000 writes/s or more; client.batch_size over 10,000.",
 		},
 		{
 			ID: "client-no-timeouts", Severity: SeverityWarning,
@@ -133,6 +150,7 @@ func Catalogue() []Rule {
 			Symptom: "A user request hangs for minutes while a region moves.",
 			Cause:   "The default retry schedule (15 retries with back-off) suits batch jobs, not requests with a budget of seconds.",
 			Fix:     "Set rpc_timeout and operation_timeout for each workload, below the caller's own deadline.",
+			Reads:   "client.rpc_timeout and client.operation_timeout.",
 		},
 		{
 			ID: "presplit-missing", Severity: SeverityWarning,
@@ -140,6 +158,7 @@ func Catalogue() []Rule {
 			Symptom: "The first hours of a load all go to one server until splits catch up.",
 			Cause:   "A new table has a single region; splitting only starts once it grows.",
 			Fix:     "Pre-split from the expected key distribution: one region per salt bucket, or ops.presplit: N over a hash prefix.",
+			Reads:   "tables whose key does not start with a salt: no presplit at 1,000 writes/s or more; or presplit asked for a key that starts with neither salt nor hash (a warning when the table asks, a note when it inherits ops.presplit).",
 		},
 		{
 			ID: "major-compaction-periodic", Severity: SeverityWarning,
@@ -147,6 +166,7 @@ func Catalogue() []Rule {
 			Symptom: "Every few days disk and network saturate during business hours and latency climbs.",
 			Cause:   "By default HBase major-compacts every 7 days (with jitter) at whatever hour that falls, rewriting whole tables next to user traffic.",
 			Fix:     "Set major_compaction: manual and run compactions from a scheduler off-peak, or declare an off-peak window.",
+			Reads:   "ops.major_compaction and ops.offpeak. Not declared at all is an info note, since HBase's default is periodic.",
 		},
 		{
 			ID: "wal-skipped", Severity: SeverityError,
@@ -154,6 +174,7 @@ func Catalogue() []Rule {
 			Symptom: "Acknowledged writes vanish after a region server crash.",
 			Cause:   "With SKIP_WAL nothing is logged; whatever sat in the memstore is gone when the server dies.",
 			Fix:     "Use sync_wal (or async_wal for a small loss window); skip the log only for data declared regenerable.",
+			Reads:   "each table's durability (its own, else ops.durability) and regenerable. async_wal is an info note.",
 		},
 		{
 			ID: "region-size", Severity: SeverityWarning,
@@ -161,6 +182,7 @@ func Catalogue() []Rule {
 			Symptom: "Tiny regions: many memstores fighting for heap and constant small flushes. Giant regions: slow splits, moves and recovery.",
 			Cause:   "The maximum region size (hbase.hregion.max.filesize, 10 GiB by default) or the pre-split count is far from what the data volume needs.",
 			Fix:     "Keep regions roughly between 1 and 20 GiB: adjust max region size or the number of pre-split regions to the expected table size.",
+			Reads:   "ops.region_max_filesize (below 1 GiB or above 50 GiB), and pre-split regions that would hold under 64 MiB each given workload.entities (an info note).",
 		},
 		{
 			ID: "counter-not-idempotent", Severity: SeverityWarning,
@@ -168,6 +190,7 @@ func Catalogue() []Rule {
 			Symptom: "Counters drift above the truth after retries or replays.",
 			Cause:   "Increment is not idempotent: a replayed event adds again unless its id was recorded.",
 			Fix:     "Use mode: exact (deduplicate by event id), or keep fast mode and schedule reconcile to recompute the counter.",
+			Reads:   "counter tables' mode: fast, or not declared. The schema cannot say whether reconcile is scheduled.",
 		},
 		{
 			ID: "copy-intent-missing", Severity: SeverityWarning,
@@ -175,13 +198,15 @@ func Catalogue() []Rule {
 			Symptom: "A copy shows today's value where the value at the time was meant, or the reverse.",
 			Cause:   "A field copied from another entity is either a snapshot (never refreshed) or a live view (refreshed on change); undeclared, nobody knows which.",
 			Fix:     "Declare intent: snapshot or intent: live for each copied field; live copies are refreshed from the reference entity's events.",
+			Reads:   "each copied field of entities' references: intent snapshot or live.",
 		},
 		{
 			ID: "ttl-with-version-timestamps", Severity: SeverityError,
 			Title:   "TTL on a family whose cell timestamps are event versions",
 			Symptom: "Cells expire at once, or never, whatever the TTL says.",
 			Cause:   "TTL is measured against the cell timestamp in milliseconds; denorm stamps cells with event versions, which are not wall-clock times unless declared so.",
-			Fix:     "Drop the TTL and expire data by key range, or make the entity's version a millisecond timestamp and say so in the schema.",
+			Fix:     "Drop the TTL and expire data by key range, or make the entity's version a millisecond timestamp and declare version_kind: epoch_ms.",
+			Reads:   "families with a ttl in non-counter tables of entities whose version_kind is event (or not epoch_ms).",
 		},
 	}
 	for i := range rules {

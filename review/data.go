@@ -154,7 +154,7 @@ func checkTTLWithVersions(r *reviewer) {
 			}
 			r.add("ttl-with-version-timestamps", at{table: t.Name, line: firstLine(f.Lines["ttl"], f.Line)}, fmt.Sprintf(
 				"family %s of table %s has a TTL of %s, but its cells are stamped with %s's version %q, a counter, not a time: HBase sees them as written in 1970 and expires them at once",
-				f.Name, t.Name, f.TTL, e.Name, e.Version))
+				f.Name, t.Name, humanDuration(f.TTL), e.Name, e.Version))
 		}
 	}
 }

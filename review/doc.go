@@ -16,7 +16,8 @@ func RulesMarkdown() string {
 	b.WriteString("`denorm review SCHEMA` applies these rules to a schema file. Rule ids are stable:\n")
 	b.WriteString("`denorm review` and `denorm doctor` share them. An error finding makes the command\n")
 	b.WriteString("exit with status 1. Each example below is a complete schema that triggers its rule;\n")
-	b.WriteString("a test checks that it still does.\n\n")
+	b.WriteString("a test checks that it still does. The severity shown is the rule's default; a finding\n")
+	b.WriteString("can be milder or stricter where the section says so.\n\n")
 	b.WriteString("| rule | severity | in short |\n| --- | --- | --- |\n")
 	cat := Catalogue()
 	for _, r := range cat {
@@ -28,6 +29,7 @@ func RulesMarkdown() string {
 		fmt.Fprintf(&b, "**Symptom.** %s\n\n", r.Symptom)
 		fmt.Fprintf(&b, "**Cause.** %s\n\n", r.Cause)
 		fmt.Fprintf(&b, "**Fix.** %s\n\n", r.Fix)
+		fmt.Fprintf(&b, "**What it reads.** %s\n\n", r.Reads)
 		b.WriteString("**Example that triggers it.**\n\n```yaml\n")
 		b.WriteString(strings.TrimSpace(r.Example))
 		b.WriteString("\n```\n")

@@ -195,7 +195,9 @@ func checkTableAsQueue(r *reviewer) {
 	}
 	for _, q := range r.plan.Queries {
 		t := r.plan.Table(q.Table)
-		if t == nil || named[t.Name] || t.Key == nil || q.Limit == 0 || q.Bound.Parts > 0 {
+		// Taking the first N rows with nothing fixed and no window is what
+		// a consumer looking for the oldest items does.
+		if t == nil || named[t.Name] || t.Key == nil || q.Limit == 0 || len(q.By) > 0 || q.Range != nil {
 			continue
 		}
 		first := t.Key.Part(0)

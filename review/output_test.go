@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 )
 
 func sampleReport() Report {
@@ -178,7 +179,7 @@ func TestCatalogueComplete(t *testing.T) {
 			t.Errorf("rule %s twice", r.ID)
 		}
 		have[r.ID] = r
-		if r.Symptom == "" || r.Cause == "" || r.Fix == "" || r.Title == "" {
+		if r.Symptom == "" || r.Cause == "" || r.Fix == "" || r.Title == "" || r.Reads == "" {
 			t.Errorf("rule %s lacks text", r.ID)
 		}
 		switch r.Severity {
@@ -204,4 +205,15 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+func TestHumanDuration(t *testing.T) {
+	for in, want := range map[time.Duration]string{
+		90 * 24 * time.Hour: "90d", 24 * time.Hour: "1d", time.Hour: "1h", 90 * time.Minute: "1h30m",
+		20 * time.Millisecond: "20ms", 36 * time.Hour: "36h", 2 * time.Second: "2s",
+	} {
+		if got := humanDuration(in); got != want {
+			t.Errorf("humanDuration(%v) = %q, want %q", in, got, want)
+		}
+	}
 }

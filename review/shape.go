@@ -184,7 +184,7 @@ func checkNamesLong(r *reviewer) {
 		}
 		r.add("names-long", at{table: t.Name, line: firstLine(t.Lines["columns"], t.Lines["families"], t.Line)}, fmt.Sprintf(
 			"table %s: %s; names take %.0f of the %.0f bytes per record (%.0f%%), and one-byte names would save about %.0f bytes per record",
-			t.Name, strings.Join(long, ", "), names, total, 100*names/total, saved))
+			t.Name, abbreviate(long, 4), names, total, 100*names/total, saved))
 	}
 }
 
@@ -203,14 +203,10 @@ func literalQualifier(q string) string {
 	}
 }
 
-func humanBytes(n int64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+// abbreviate joins the first n items and counts the rest.
+func abbreviate(items []string, n int) string {
+	if len(items) <= n {
+		return strings.Join(items, ", ")
 	}
-	return fmt.Sprintf("%d B", n)
+	return fmt.Sprintf("%s and %d more", strings.Join(items[:n], ", "), len(items)-n)
 }
