@@ -26,24 +26,13 @@ var yamlLine = regexp.MustCompile(`line (\d+)`)
 
 // Parse checks and compiles a schema held in memory; name is used in error
 // messages and as Plan.File.
-func Parse(name string, data []byte) (plan *Plan, err error) {
+func Parse(name string, data []byte) (*Plan, error) {
 	if len(data) > MaxFileSize {
 		return nil, Errors{{File: name, Msg: fmt.Sprintf("file is %d bytes, more than the %d a schema may have", len(data), MaxFileSize)}}
 	}
-	// The YAML library is outside code; whatever it does with hostile input,
-	// Parse reports an error rather than take the caller down.
-	defer func() {
-		if r := recover(); r != nil {
-			plan, err = nil, Errors{{File: name, Msg: fmt.Sprintf("cannot read the YAML: %v", r)}}
-		}
-	}()
-	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		e := &Error{File: name, Msg: err.Error()}
-		if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
-			e.Line, _ = strconv.Atoi(m[1])
-		}
-		return nil, Errors{e}
+	doc, yerr := readYAML(name, data)
+	if yerr != nil {
+		return nil, Errors{yerr}
 	}
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
 		return nil, Errors{{File: name, Msg: "the file is empty"}}
@@ -54,6 +43,27 @@ func Parse(name string, data []byte) (plan *Plan, err error) {
 		return nil, d.errs.sorted()
 	}
 	return p, nil
+}
+
+// readYAML parses the document into nodes. The YAML library is outside
+// code; whatever it does with hostile input, the caller gets an error rather
+// than a crash. (Only this call is guarded, so the fuzzer still sees panics
+// in denorm's own checks.)
+func readYAML(name string, data []byte) (doc *yaml.Node, e *Error) {
+	defer func() {
+		if r := recover(); r != nil {
+			doc, e = nil, &Error{File: name, Msg: fmt.Sprintf("cannot read the YAML: %v", r)}
+		}
+	}()
+	doc = &yaml.Node{}
+	if err := yaml.Unmarshal(data, doc); err != nil {
+		e = &Error{File: name, Msg: err.Error()}
+		if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
+			e.Line, _ = strconv.Atoi(m[1])
+		}
+		return nil, e
+	}
+	return doc, nil
 }
 
 var topKeys = []string{"name", "description", "entities", "tables", "queries", "workload", "client", "ops"}

@@ -1,0 +1,240 @@
+package schema
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/denorm/denorm/rowkey"
+)
+
+func loadExample(t *testing.T, name string) *Plan {
+	t.Helper()
+	p, err := Load(filepath.Join("..", "examples", name))
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return p
+}
+
+func TestExamplesLoad(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("..", "examples", "*.yaml"))
+	if err != nil || len(files) < 4 {
+		t.Fatalf("examples: %v, %v", files, err)
+	}
+	for _, f := range files {
+		if _, err := Load(f); err != nil {
+			t.Errorf("%v", err)
+		}
+	}
+}
+
+func TestOrdersPlan(t *testing.T) {
+	p := loadExample(t, "orders.yaml")
+	order := p.Entity("order")
+	if order == nil || !reflect.DeepEqual(order.Key, []string{"orderId"}) || order.VersionKind != VersionEvent {
+		t.Fatalf("order entity = %+v", order)
+	}
+	if f := order.Field("items.sku"); f == nil || f.Type != rowkey.String || f.Child != "items" || f.Size != 8 {
+		t.Errorf("items.sku = %+v", f)
+	}
+	if c := order.Child("items"); c == nil || c.Max != 200 || c.Key != "line" || c.Typical != 3 {
+		t.Errorf("items = %+v", c)
+	}
+	ref, cp := order.Copy("items.priceCents")
+	if ref == nil || ref.Entity != "product" || cp.Intent != IntentSnapshot || cp.From != "priceCents" {
+		t.Errorf("priceCents copy = %+v %+v", ref, cp)
+	}
+	if _, cp := order.Copy("items.name"); cp == nil || cp.Intent != IntentLive {
+		t.Errorf("name copy = %+v", cp)
+	}
+
+	orders := p.Primary("order")
+	if orders == nil || orders.Name != "orders" {
+		t.Fatalf("primary = %+v", orders)
+	}
+	if got := orders.Key.Exprs(); !reflect.DeepEqual(got, []string{"customerId", "reverse(placedAt)", "orderId"}) {
+		t.Errorf("orders key = %v", got)
+	}
+	if len(orders.KeyLines) != 3 || orders.KeyLines[0] != orders.Lines["rowkey"] {
+		t.Errorf("key lines %v, rowkey line %d", orders.KeyLines, orders.Lines["rowkey"])
+	}
+	d := orders.Family("d")
+	if d == nil || d.DataBlockEncoding != "FAST_DIFF" || d.Compression != "SNAPPY" || d.Versions() != 1 || d.BloomFilter != "ROW" {
+		t.Errorf("family d = %+v", d)
+	}
+	items := orders.ColumnFor("items")
+	if items == nil || !items.Template || items.Family != "i" || items.Child != "items" || items.Field != "" {
+		t.Errorf("items column = %+v", items)
+	}
+	if c := orders.ColumnFor("status"); c == nil || c.Name() != "d:s" || c.Line == 0 {
+		t.Errorf("status column = %+v", c)
+	}
+	if orders.Presplit != 16 || orders.Ref != nil {
+		t.Errorf("orders presplit %d ref %v", orders.Presplit, orders.Ref)
+	}
+
+	byStatus := p.Table("orders_by_status")
+	if !byStatus.Thin() || byStatus.Presplit != 8 || byStatus.Ref == nil || byStatus.Ref.Name() != "d:r" {
+		t.Errorf("orders_by_status = %+v", byStatus)
+	}
+	bySku := p.Table("orders_by_sku")
+	if bySku.Thin() || bySku.Each != "items" || len(bySku.Columns) != 3 {
+		t.Errorf("orders_by_sku = %+v", bySku)
+	}
+	units := p.Table("daily_units")
+	if units.Counter == nil || units.Counter.Buckets != 4 || units.Counter.Mode != CounterExact ||
+		len(units.Counter.Adds) != 1 || units.Counter.Adds[0].Field != "items.quantity" || units.Family("c") == nil {
+		t.Errorf("daily_units = %+v %+v", units, units.Counter)
+	}
+	lookup := p.Table("orders_by_product")
+	if lookup.Reference != "product" || lookup.Each != "items" {
+		t.Errorf("lookup = %+v", lookup)
+	}
+	if got := p.TablesOf("order"); len(got) != 5 || got[0] != orders {
+		t.Errorf("TablesOf(order) = %d tables", len(got))
+	}
+
+	shapes := map[string]ScanShape{"recent_orders": ShapePrefix, "open_order": ShapeGet, "orders_by_status": ShapePrefix, "daily_units": ShapePrefix}
+	for name, want := range shapes {
+		q := p.Query(name)
+		if q == nil || q.Shape != want {
+			t.Errorf("query %s = %+v, want shape %s", name, q, want)
+		}
+	}
+	if q := p.Query("orders_by_status"); q.Bound.FanOut != 8 || q.Bound.Parts != 2 || q.Limit != 100 || q.Rate != 5 || q.Latency != 200*time.Millisecond {
+		t.Errorf("orders_by_status query = %+v", q)
+	}
+	if p.Workload.WritesPerSecond != 2000 || p.Workload.EntityCounts["order"] != 50000000 || p.Workload.Entities != 50100000 {
+		t.Errorf("workload = %+v", p.Workload)
+	}
+	if st := p.Workload.Distribution("order", "status"); st == nil || st.Kind != DistWeighted || st.Values["OPEN"] != 0.05 {
+		t.Errorf("status distribution = %+v", st)
+	}
+	if c := p.Client; c.RPCTimeout != 2*time.Second || c.WriteBuffer != 4<<20 || c.Connection != ConnectionPerProcess || c.Lines["batching"] == 0 {
+		t.Errorf("client = %+v", c)
+	}
+	if o := p.Ops; o.Offpeak == nil || o.Offpeak.StartHour != 1 || o.Offpeak.EndHour != 5 || o.RegionMaxFilesize != 10<<30 || o.Durability != DurabilitySyncWAL {
+		t.Errorf("ops = %+v", o)
+	}
+}
+
+func TestDeviceEventsPlans(t *testing.T) {
+	naive := loadExample(t, "device_events_naive.yaml")
+	dev := naive.Table("device_events")
+	if len(dev.Families) != 5 || dev.Key.Part(0).Field != "ts" || naive.Client.Connection != ConnectionPerRequest {
+		t.Errorf("naive device_events = %+v", dev)
+	}
+	if q := naive.Query("device_last_hour"); q.Bound.Parts != 0 || !reflect.DeepEqual(q.Bound.Unused, []string{"deviceId"}) || q.Shape != ShapeRange {
+		t.Errorf("naive last hour = %+v", q)
+	}
+	if naive.Workload.WritesPerSecond != 20000 {
+		t.Errorf("naive writes = %v", naive.Workload.WritesPerSecond)
+	}
+
+	fixed := loadExample(t, "device_events.yaml")
+	dev = fixed.Table("device_events")
+	if len(dev.Families) != 1 || dev.Presplit != 64 || dev.Key.Part(0).Func != rowkey.Hash || dev.Family("d").TTL != 90*24*time.Hour {
+		t.Errorf("fixed device_events = %+v", dev)
+	}
+	q := fixed.Query("device_last_hour")
+	if q.Shape != ShapePrefix || q.Bound.Parts != 2 || q.Range == nil || !q.Range.OnKey || q.Range.Last != time.Hour {
+		t.Errorf("fixed last hour = %+v %+v", q, q.Range)
+	}
+	if a := fixed.Table("device_alerts"); a.When != "alert" || a.Key.Part(0).Func != rowkey.Day {
+		t.Errorf("alerts = %+v", a)
+	}
+	if e := fixed.Entity("reading"); e.VersionKind != VersionEpochMillis || len(e.Key) != 2 {
+		t.Errorf("reading = %+v", e)
+	}
+}
+
+func TestNaiveOrdersPlan(t *testing.T) {
+	p := loadExample(t, "orders_naive.yaml")
+	if q := p.Query("recent_orders_for_customer"); q.Shape != ShapeFull {
+		t.Errorf("recent orders shape %s", q.Shape)
+	}
+	if q := p.Query("revenue_report"); !q.FullScan || q.Shape != ShapeFull {
+		t.Errorf("revenue report = %+v", q)
+	}
+	units := p.Table("daily_units_per_sku")
+	if units.Counter.Buckets != 1 || units.Counter.Mode != CounterFast || units.Family("counter_values") == nil {
+		t.Errorf("counter = %+v", units.Counter)
+	}
+	if _, cp := p.Entity("order").Copy("items.name"); cp == nil || cp.Intent != IntentNone {
+		t.Errorf("copy intent = %+v", cp)
+	}
+	if p.Ops.Presplit != 0 || p.Table("customer_order_records").Presplit != 1 {
+		t.Errorf("presplit ops %d table %d", p.Ops.Presplit, p.Table("customer_order_records").Presplit)
+	}
+	if f := p.Entity("order").Field("invoicePdf"); f.Size != 12<<20 || f.AvgSize() != 12<<20 {
+		t.Errorf("invoicePdf = %+v", f)
+	}
+}
+
+func TestDefaultsAndInference(t *testing.T) {
+	doc := base + `  by_status:
+    role: index
+    entity: order
+    rowkey: ["salt(orderId, 4)", status, orderId]
+    covering: [total, placedAt]
+  daily:
+    role: counter
+    entity: order
+    rowkey: [day(placedAt)]
+    add: {c:n: 1, c:t: total}
+`
+	p, err := Parse("d.yaml", []byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	orders := p.Table("orders")
+	if len(orders.Families) != 1 || orders.Families[0].Name != "d" || orders.Presplit != 1 {
+		t.Errorf("inferred families %+v", orders.Families)
+	}
+	idx := p.Table("by_status")
+	if c := idx.ColumnFor("total"); c == nil || c.Name() != "d:total" {
+		t.Errorf("auto column = %+v", c)
+	}
+	daily := p.Table("daily")
+	if daily.Family("c") == nil || daily.Counter.Buckets != 1 || daily.Counter.Adds[0].Const != 1 {
+		t.Errorf("daily = %+v %+v", daily, daily.Counter)
+	}
+}
+
+// FuzzLoad feeds arbitrary bytes to Parse: it must return a plan or an
+// error, never panic, and a plan it returns must be complete.
+func FuzzLoad(f *testing.F) {
+	files, _ := filepath.Glob(filepath.Join("..", "examples", "*.yaml"))
+	for _, file := range files {
+		if data, err := os.ReadFile(file); err == nil {
+			f.Add(data)
+		}
+	}
+	f.Add([]byte(base))
+	for _, c := range errorCases {
+		f.Add([]byte(c.yaml))
+	}
+	f.Add([]byte("a: &x [*x]\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p, err := Parse("fuzz.yaml", data)
+		if err != nil {
+			if p != nil {
+				t.Fatal("a plan returned with an error")
+			}
+			return
+		}
+		for _, tb := range p.Tables {
+			if tb.Key == nil || len(tb.Families) == 0 || p.Entity(tb.Entity) == nil {
+				t.Fatalf("incomplete table %+v", tb)
+			}
+		}
+		for _, q := range p.Queries {
+			if p.Table(q.Table) == nil || q.Shape == "" {
+				t.Fatalf("incomplete query %+v", q)
+			}
+		}
+	})
+}
