@@ -1,0 +1,201 @@
+package hbase
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/apache/thrift/lib/go/thrift"
+
+	"github.com/denorm/denorm/internal/thrift/hbase2"
+)
+
+// fakeGateway answers a few THBaseService calls the way HBase's gateway
+// does, to test the client side (pool, timeouts, error mapping, scanner
+// life) without HBase. It is no substitute for the conformance suite
+// against a real server. Methods it does not override are nil and would
+// fail the call; the tests do not reach them.
+type fakeGateway struct {
+	hbase2.THBaseService
+
+	mu       sync.Mutex
+	tables   map[string]bool
+	rows     []*hbase2.TResult_ // what every scanner yields
+	scanners map[int32]int      // open scanner id -> rows handed out
+	nextID   int32
+	closed   []int32
+	puts     int // rows accepted by put, putMultiple and mutateRow
+	multis   int // putMultiple calls
+	getDelay time.Duration
+	inFlight int
+	maxIn    int
+}
+
+func newFakeGateway() *fakeGateway {
+	return &fakeGateway{tables: map[string]bool{"t": true}, scanners: map[int32]int{}}
+}
+
+func ioErr(msg string) *hbase2.TIOError { return &hbase2.TIOError{Message: &msg} }
+
+func (f *fakeGateway) TableExists(_ context.Context, n *hbase2.TTableName) (bool, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.tables[string(n.Qualifier)] || string(n.Ns) == "hbase", nil
+}
+
+func (f *fakeGateway) Get(ctx context.Context, table []byte, g *hbase2.TGet) (*hbase2.TResult_, error) {
+	f.mu.Lock()
+	f.inFlight++
+	f.maxIn = max(f.maxIn, f.inFlight)
+	d, ok := f.getDelay, f.tables[string(table)]
+	f.mu.Unlock()
+	defer func() { f.mu.Lock(); f.inFlight--; f.mu.Unlock() }()
+	time.Sleep(d)
+	if !ok {
+		// HBase's TableNotFoundException carries only the name.
+		return nil, ioErr(string(table))
+	}
+	for _, c := range g.Columns {
+		if string(c.Family) == "nope" {
+			return nil, ioErr("org.apache.hadoop.hbase.regionserver.NoSuchColumnFamilyException: Column family nope does not exist in region t,,1.abc. in table 't'")
+		}
+	}
+	ts := int64(7)
+	return &hbase2.TResult_{Row: g.Row, ColumnValues: []*hbase2.TColumnValue{
+		{Family: []byte("f"), Qualifier: []byte("q"), Value: []byte("v"), Timestamp: &ts},
+	}}, nil
+}
+
+func (f *fakeGateway) checkPut(table []byte, p *hbase2.TPut) error {
+	if !f.tables[string(table)] {
+		return ioErr(string(table))
+	}
+	for _, cv := range p.ColumnValues {
+		if string(cv.Family) == "nope" {
+			return ioErr("Failed 1 action: org.apache.hadoop.hbase.regionserver.NoSuchColumnFamilyException: Column family nope does not exist in region")
+		}
+	}
+	return nil
+}
+
+func (f *fakeGateway) Put(_ context.Context, table []byte, p *hbase2.TPut) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.checkPut(table, p); err != nil {
+		return err
+	}
+	f.puts++
+	return nil
+}
+
+func (f *fakeGateway) PutMultiple(_ context.Context, table []byte, ps []*hbase2.TPut) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.multis++
+	var failed error
+	for _, p := range ps {
+		// Like HBase, the good rows land even when others fail.
+		if err := f.checkPut(table, p); err != nil {
+			failed = err
+			continue
+		}
+		f.puts++
+	}
+	return failed
+}
+
+func (f *fakeGateway) MutateRow(_ context.Context, table []byte, rm *hbase2.TRowMutations) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, m := range rm.Mutations {
+		if m.Put != nil {
+			if err := f.checkPut(table, m.Put); err != nil {
+				return err
+			}
+		}
+	}
+	f.puts++
+	return nil
+}
+
+func (f *fakeGateway) OpenScanner(_ context.Context, table []byte, _ *hbase2.TScan) (int32, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.tables[string(table)] {
+		return 0, ioErr(string(table))
+	}
+	f.nextID++
+	f.scanners[f.nextID] = 0
+	return f.nextID, nil
+}
+
+func (f *fakeGateway) GetScannerRows(_ context.Context, id int32, n int32) ([]*hbase2.TResult_, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	at, ok := f.scanners[id]
+	if !ok {
+		msg := "Invalid scanner Id"
+		return nil, &hbase2.TIllegalArgument{Message: &msg}
+	}
+	end := min(at+int(n), len(f.rows))
+	f.scanners[id] = end
+	return f.rows[at:end], nil
+}
+
+func (f *fakeGateway) CloseScanner(_ context.Context, id int32) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if _, ok := f.scanners[id]; !ok {
+		msg := "Invalid scanner Id"
+		return &hbase2.TIllegalArgument{Message: &msg}
+	}
+	delete(f.scanners, id)
+	f.closed = append(f.closed, id)
+	return nil
+}
+
+func (f *fakeGateway) openScanners() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.scanners)
+}
+
+// serveFake starts the fake on a loopback port, buffered transport and
+// binary protocol as HBase's default, and stops it when the test ends.
+func serveFake(t *testing.T, f *fakeGateway) string {
+	t.Helper()
+	sock, err := thrift.NewTServerSocket("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := thrift.NewTSimpleServer4(hbase2.NewTHBaseServiceProcessor(f), sock,
+		thrift.NewTBufferedTransportFactory(8192), thrift.NewTBinaryProtocolFactoryConf(nil))
+	if err := srv.Listen(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = srv.AcceptLoop() }()
+	t.Cleanup(func() { _ = srv.Stop() })
+	return sock.Addr().String()
+}
+
+func openFake(t *testing.T, f *fakeGateway, opts Options) *Store {
+	t.Helper()
+	s, err := Open(t.Context(), serveFake(t, f), opts)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+func resultRow(key string, cells ...string) *hbase2.TResult_ {
+	r := &hbase2.TResult_{Row: []byte(key)}
+	for _, c := range cells {
+		fam, q, _ := strings.Cut(c, ":")
+		ts := int64(1)
+		r.ColumnValues = append(r.ColumnValues, &hbase2.TColumnValue{Family: []byte(fam), Qualifier: []byte(q), Value: []byte("v"), Timestamp: &ts})
+	}
+	return r
+}
