@@ -1,6 +1,7 @@
 package rowkey
 
 import (
+	"bytes"
 	"fmt"
 	"sort"
 )
@@ -33,13 +34,34 @@ func PrefixEnd(prefix []byte) []byte {
 // not read are ignored; a value for a part that follows an unbound one is an
 // error, since the key cannot use it.
 func (s *Spec) PrefixBounds(vals Values) ([]Range, error) {
-	prefixes := [][]byte{nil}
-	boundAny := false
-	stopped := -1
+	prefixes, next, err := s.prefixes(vals, "")
+	if err != nil {
+		return nil, err
+	}
+	if next == 0 {
+		return []Range{{}}, nil
+	}
+	out := make([]Range, len(prefixes))
+	for i, pre := range prefixes {
+		out[i] = Range{Start: pre, Stop: PrefixEnd(pre)}
+	}
+	return out, nil
+}
+
+// prefixes encodes the bound leading parts, fanning out over unbound salts
+// that precede a bound part. next is the index of the first part left
+// unbound (0 when none is bound; a leading fanned-out salt alone does not
+// count).
+//
+// ranged names a field about to be ranged over: an unbound salt before it
+// fans out too.
+func (s *Spec) prefixes(vals Values, ranged string) (prefixes [][]byte, next int, err error) {
+	prefixes = [][]byte{nil}
+	stopped := len(s.parts)
 	for i, p := range s.parts {
 		v, ok := vals[p.Field]
 		if !ok {
-			if p.Func == Salt && s.laterBound(i, vals) {
+			if p.Func == Salt && (s.laterBound(i, vals) || s.laterReads(i, ranged)) {
 				fanned := make([][]byte, 0, len(prefixes)*p.N)
 				for _, pre := range prefixes {
 					for b := 0; b < p.N; b++ {
@@ -53,26 +75,114 @@ func (s *Spec) PrefixBounds(vals Values) ([]Range, error) {
 			break
 		}
 		for j := range prefixes {
-			var err error
 			if prefixes[j], err = appendPart(prefixes[j], p, v); err != nil {
-				return nil, fmt.Errorf("rowkey: bounds of %s: part %q: %w", s, p.Expr, err)
+				return nil, 0, fmt.Errorf("rowkey: bounds of %s: part %q: %w", s, p.Expr, err)
 			}
 		}
-		boundAny = true
+		next = i + 1
 	}
-	if stopped >= 0 {
-		for _, p := range s.parts[stopped+1:] {
-			if _, ok := vals[p.Field]; ok && !s.boundBefore(p.Field, stopped) {
-				return nil, fmt.Errorf("rowkey: bounds of %s: %q has a value but %q before it has none", s, p.Expr, s.parts[stopped].Expr)
-			}
+	if stopped < len(s.parts) && s.parts[stopped].Field == ranged {
+		next = stopped // the ranged part follows the prefix, fanned salts included
+	}
+	for _, p := range s.parts[min(stopped+1, len(s.parts)):] {
+		if _, ok := vals[p.Field]; ok && !s.boundBefore(p.Field, stopped) {
+			return nil, 0, fmt.Errorf("rowkey: bounds of %s: %q has a value but %q before it has none", s, p.Expr, s.parts[stopped].Expr)
 		}
 	}
-	if !boundAny {
-		return []Range{{}}, nil
+	if next == 0 {
+		return [][]byte{nil}, 0, nil
 	}
-	out := make([]Range, len(prefixes))
-	for i, pre := range prefixes {
-		out[i] = Range{Start: pre, Stop: PrefixEnd(pre)}
+	return prefixes, next, nil
+}
+
+// RangeBounds is PrefixBounds narrowed by a range of values [lo, hi) of the
+// field read by the first unbound part (nil lo or hi: open on that side).
+// Reversed parts are handled (the byte range is flipped); a day part widens
+// to whole days, so the caller filters the edges; salt and hash parts have
+// no order and are refused. The field must not also be in vals.
+func (s *Spec) RangeBounds(vals Values, field string, lo, hi any) ([]Range, error) {
+	if _, ok := vals[field]; ok {
+		return nil, fmt.Errorf("rowkey: range of %s: %q is both fixed and ranged", s, field)
+	}
+	prefixes, next, err := s.prefixes(vals, field)
+	if err != nil {
+		return nil, err
+	}
+	if next >= len(s.parts) || s.parts[next].Field != field {
+		return nil, fmt.Errorf("rowkey: range of %s: %q is not the part after the fixed prefix", s, field)
+	}
+	p := s.parts[next]
+	if p.Func == Salt || p.Func == Hash {
+		return nil, fmt.Errorf("rowkey: range of %s: %q has no order to range over", s, p.Expr)
+	}
+	// Work out the first and last encodings of the part inside the range,
+	// each with whether the bound is inclusive of that encoding.
+	var from, to []byte // nil: unbounded
+	var toIncl bool
+	enc := func(v any) ([]byte, error) { return appendPart(nil, p, v) }
+	switch p.Func {
+	case Plain:
+		if lo != nil {
+			if from, err = enc(lo); err != nil {
+				return nil, err
+			}
+		}
+		if hi != nil {
+			if to, err = enc(hi); err != nil {
+				return nil, err
+			}
+		}
+	case Reverse:
+		// Larger values encode smaller: [lo, hi) becomes (rev(hi), rev(lo)].
+		if hi != nil {
+			if from, err = enc(hi); err != nil {
+				return nil, err
+			}
+			from = PrefixEnd(from)
+			if from == nil {
+				return nil, nil // hi is the smallest value: nothing is below it
+			}
+		}
+		if lo != nil {
+			if to, err = enc(lo); err != nil {
+				return nil, err
+			}
+			toIncl = true
+		}
+	case Day:
+		if lo != nil {
+			if from, err = enc(lo); err != nil {
+				return nil, err
+			}
+		}
+		if hi != nil {
+			nv, err := Normalize(p.Type, hi)
+			if err != nil {
+				return nil, err
+			}
+			if to, err = enc(nv.(int64) - 1); err != nil {
+				return nil, err
+			}
+			toIncl = true
+		}
+	}
+	out := make([]Range, 0, len(prefixes))
+	for _, pre := range prefixes {
+		r := Range{Start: pre, Stop: PrefixEnd(pre)}
+		if from != nil {
+			r.Start = append(append([]byte(nil), pre...), from...)
+		}
+		if to != nil {
+			stop := append(append([]byte(nil), pre...), to...)
+			if toIncl {
+				stop = PrefixEnd(stop)
+			}
+			r.Stop = stop
+		}
+		if r.Stop != nil && bytes.Compare(r.Start, r.Stop) >= 0 {
+			continue // empty
+		}
+		out = append(out, r)
 	}
 	return out, nil
 }
@@ -82,6 +192,16 @@ func (s *Spec) PrefixBounds(vals Values) ([]Range, error) {
 func (s *Spec) laterBound(i int, vals Values) bool {
 	for _, p := range s.parts[i+1:] {
 		if _, ok := vals[p.Field]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+// laterReads reports whether a part after i reads field.
+func (s *Spec) laterReads(i int, field string) bool {
+	for _, p := range s.parts[i+1:] {
+		if field != "" && p.Field == field {
 			return true
 		}
 	}

@@ -238,3 +238,36 @@ func FuzzLoad(f *testing.F) {
 		}
 	})
 }
+
+func TestCellLayouts(t *testing.T) {
+	p := loadExample(t, "orders.yaml")
+	items := p.Table("orders").ColumnFor("items")
+	q1, err := items.QualifierFor(p, "order", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q2, _ := items.QualifierFor(p, "order", int32(2))
+	q10, _ := items.QualifierFor(p, "order", 10)
+	if !(string(q1) < string(q2) && string(q2) < string(q10)) {
+		t.Errorf("item qualifiers out of order: %x %x %x", q1, q2, q10)
+	}
+	if k, ok := items.ChildKeyOf(p, "order", q10); !ok || k != int32(10) {
+		t.Errorf("ChildKeyOf = %v, %v", k, ok)
+	}
+	if _, ok := items.ChildKeyOf(p, "order", []byte("x")); ok {
+		t.Error("a foreign qualifier was accepted")
+	}
+	units := p.Table("daily_units")
+	vals := rowkey.Values{"placedAt": int64(0), "items.sku": "s1"}
+	base, _ := units.Key.Encode(vals)
+	row, err := units.CounterRow(vals, 3)
+	if err != nil || len(row) != len(base)+1 || row[len(row)-1] != 3 {
+		t.Errorf("counter row %x (%v), key %x", row, err, base)
+	}
+	if _, err := units.CounterRow(vals, 4); err == nil {
+		t.Error("bucket 4 of 4 accepted")
+	}
+	if b := units.CounterBucket("evt-1"); b != units.CounterBucket("evt-1") || b < 0 || b >= 4 {
+		t.Errorf("bucket %d", b)
+	}
+}

@@ -1,0 +1,90 @@
+package schema
+
+import (
+	"bytes"
+	"fmt"
+
+	"github.com/denorm/denorm/rowkey"
+)
+
+// The byte layouts below are shared by the writer, the reader, the
+// reconcile job and the cost model; they live here so that all agree.
+
+// QualifierFor builds the qualifier of a template column for one child
+// element: Prefix, the child key in its order-preserving encoding, Suffix.
+// Elements therefore sort by their key within the row. A plain column's
+// qualifier is returned as is.
+func (c *Column) QualifierFor(p *Plan, entity string, childKey any) ([]byte, error) {
+	if !c.Template {
+		return []byte(c.Qualifier), nil
+	}
+	t, err := c.keyType(p, entity)
+	if err != nil {
+		return nil, err
+	}
+	q := append([]byte(nil), c.Prefix...)
+	if q, err = rowkey.AppendValue(q, t, childKey); err != nil {
+		return nil, fmt.Errorf("schema: qualifier of %s: %w", c.Name(), err)
+	}
+	return append(q, c.Suffix...), nil
+}
+
+// ChildKeyOf reads the child key back from a template column's qualifier;
+// ok is false when the qualifier does not belong to the column.
+func (c *Column) ChildKeyOf(p *Plan, entity string, qualifier []byte) (key any, ok bool) {
+	if !c.Template || !bytes.HasPrefix(qualifier, []byte(c.Prefix)) || !bytes.HasSuffix(qualifier, []byte(c.Suffix)) ||
+		len(qualifier) < len(c.Prefix)+len(c.Suffix) {
+		return nil, false
+	}
+	t, err := c.keyType(p, entity)
+	if err != nil {
+		return nil, false
+	}
+	mid := qualifier[len(c.Prefix) : len(qualifier)-len(c.Suffix)]
+	v, rest, err := rowkey.DecodeValue(t, mid)
+	if err != nil || len(rest) != 0 {
+		return nil, false
+	}
+	return v, true
+}
+
+func (c *Column) keyType(p *Plan, entity string) (rowkey.Type, error) {
+	ent := p.Entity(entity)
+	if ent == nil {
+		return rowkey.Invalid, fmt.Errorf("schema: unknown entity %q", entity)
+	}
+	ch := ent.Child(c.Child)
+	if ch == nil {
+		return rowkey.Invalid, fmt.Errorf("schema: entity %q has no child list %q", entity, c.Child)
+	}
+	return ch.Field(ch.Key).Type, nil
+}
+
+// CounterRow is the row key of one bucket of a counter: the table key,
+// then, when the counter has more than one bucket, one byte holding the
+// bucket number. A read sums every row under the key's prefix.
+func (t *Table) CounterRow(vals rowkey.Values, bucket int) ([]byte, error) {
+	if t.Counter == nil {
+		return nil, fmt.Errorf("schema: %s is not a counter table", t.Name)
+	}
+	key, err := t.Key.Encode(vals)
+	if err != nil {
+		return nil, fmt.Errorf("schema: counter row of %s: %w", t.Name, err)
+	}
+	if t.Counter.Buckets <= 1 {
+		return key, nil
+	}
+	if bucket < 0 || bucket >= t.Counter.Buckets {
+		return nil, fmt.Errorf("schema: counter %s has buckets 0..%d, not %d", t.Name, t.Counter.Buckets-1, bucket)
+	}
+	return append(key, byte(bucket)), nil
+}
+
+// CounterBucket picks a bucket for an event from its id, stably (FNV-1a
+// 32, as salt), so a replayed event lands on the same row.
+func (t *Table) CounterBucket(eventID string) int {
+	if t.Counter == nil || t.Counter.Buckets <= 1 {
+		return 0
+	}
+	return int(rowkey.SaltBucket([]byte(eventID), t.Counter.Buckets))
+}
