@@ -255,10 +255,15 @@ func (s *Store) CheckAndMutate(ctx context.Context, table string, cond store.Con
 	if cond.Family == "" {
 		return false, fmt.Errorf("hbase: %s: the condition names no family", what)
 	}
-	// An unset value asks HBase for "no such column".
-	var value []byte
-	if !cond.Absent {
-		value = nonNil(cond.Value)
+	// HBase's gateway hands the value straight to the check and fails on
+	// an unset one, so absence is asked as "equals the empty value": HBase
+	// takes an empty expected value to mean "no such cell", and it also
+	// accepts a cell whose value is empty. The reverse holds as well: a
+	// condition on an empty value matches an absent cell. Both are HBase's
+	// own semantics (HRegion's check), not this client's.
+	value := nonNil(cond.Value)
+	if cond.Absent {
+		value = []byte{}
 	}
 	var ok bool
 	err = s.call(ctx, func(ctx context.Context, c *hbase2.THBaseServiceClient) (err error) {

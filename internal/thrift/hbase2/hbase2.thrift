@@ -263,7 +263,9 @@ service THBaseService {
   list<THRegionLocation> getAllRegionLocations(1: required binary table)
     throws (1: TIOError io)
 
-  // An unset value checks that the column is absent.
+  // HBase documents an unset value as "the column is absent", but its
+  // handler reads the value unconditionally; an empty value is what works,
+  // and HBase takes an empty expected value to mean absent.
   bool checkAndMutate(1: required binary table, 2: required binary row,
                       3: required binary family, 4: required binary qualifier,
                       5: required TCompareOperator compareOperator, 6: binary value,
