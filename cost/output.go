@@ -43,10 +43,10 @@ func WriteText(w io.Writer, est Estimate) error {
 		}
 	}
 	for _, e := range est.Entities {
-		fmt.Fprintf(&b, "\n%s: %.0f bytes per record in all tables (%.0f of them values, overhead x%.1f); with %d replicas %.0f bytes\n",
+		fmt.Fprintf(&b, "\n%s: %.0f bytes per record in all tables (%.0f of them values, overhead x%.1f); at replication %d, %.0f bytes\n",
 			e.Entity, e.Bytes, e.ValueBytes, e.Overhead, est.Replication, e.Replicated)
 		if e.Records > 0 {
-			fmt.Fprintf(&b, "  %d records: %s, %s with %d replicas\n", e.Records, human(e.TotalBytes), human(e.TotalReplicated), est.Replication)
+			fmt.Fprintf(&b, "  %d records: %s, %s at replication %d\n", e.Records, human(e.TotalBytes), human(e.TotalReplicated), est.Replication)
 		}
 	}
 	var notes []string
@@ -86,4 +86,29 @@ func human(n float64) string {
 		return fmt.Sprintf("%.0f B", n)
 	}
 	return fmt.Sprintf("%.1f %s", n, units[i])
+}
+
+// WriteMeasurementText writes a Measure result for people.
+func WriteMeasurementText(w io.Writer, m Measurement) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "\nmeasured: %d synthetic records per entity\n", m.Records)
+	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "table\trows\tcells\twritten B/rec\testimate B/rec\ton disk B/rec\t\n")
+	for _, t := range m.Tables {
+		disk := "n/a"
+		if t.DiskBytes >= 0 {
+			disk = fmt.Sprintf("%.1f", t.DiskPerRecord)
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%.1f\t%.1f\t%s\t\n", t.Table, t.Rows, t.Cells, t.LogicalPerRecord, t.EstimatePerRecord, disk)
+	}
+	if err := tw.Flush(); err != nil {
+		return fmt.Errorf("cost: format measurement: %w", err)
+	}
+	if !m.DiskReported {
+		b.WriteString("the store does not report disk usage: on-disk figures are not available\n")
+	}
+	if _, err := io.WriteString(w, b.String()); err != nil {
+		return fmt.Errorf("cost: write measurement: %w", err)
+	}
+	return nil
 }

@@ -79,7 +79,7 @@ func checkPresplit(r *reviewer) {
 			continue
 		}
 		first := t.Key.Part(0)
-		where := at{table: t.Name, line: firstLine(t.Lines["presplit"], opsLine(r.plan, "presplit"), t.Line)}
+		where := at{table: t.Name, line: firstLine(t.Lines["presplit"], r.plan.Ops.Lines["presplit"], t.Line)}
 		switch {
 		case first.Func == rowkey.Salt:
 			continue // ddl splits one region per bucket

@@ -102,6 +102,7 @@ running); 2 usage or input error.`,
 		newScanCmd(),
 		newPutCmd(),
 		newDeleteCmd(),
+		newReviewCmd(), newCostCmd(), newDdlCmd(),
 	)
 	return root
 }
