@@ -14,6 +14,27 @@ import (
 type decoder struct {
 	file string
 	errs Errors
+	// work counts the mapping entries and list items visited. Aliases let a
+	// small file name one big node many times; the budget stops such a file
+	// from keeping the loader busy for hours.
+	work     int
+	overflow bool
+}
+
+// maxWork is far above what any real schema needs (a few thousand).
+const maxWork = 1 << 18
+
+// spend charges n units of work and reports whether the budget allows it.
+func (d *decoder) spend(n *yaml.Node, units int) bool {
+	d.work += units
+	if d.work <= maxWork {
+		return true
+	}
+	if !d.overflow {
+		d.overflow = true
+		d.errAt(n, "", "the document is too large once its aliases are expanded")
+	}
+	return false
 }
 
 func (d *decoder) errAt(n *yaml.Node, path, format string, args ...any) {
@@ -77,6 +98,9 @@ func (d *decoder) mapping(n *yaml.Node, path string, allowed ...string) ([]entry
 	}
 	if n.Kind != yaml.MappingNode {
 		d.errAt(n, path, "want a mapping, got %s", kindName(n))
+		return nil, false
+	}
+	if !d.spend(n, len(n.Content)/2+1) {
 		return nil, false
 	}
 	seen := map[string]int{}
@@ -358,6 +382,9 @@ func (d *decoder) strList(n *yaml.Node, path string) ([]string, []int, bool) {
 	}
 	if n.Kind != yaml.SequenceNode {
 		d.errAt(n, path, "want a list, got %s", kindName(n))
+		return nil, nil, false
+	}
+	if !d.spend(n, len(n.Content)+1) {
 		return nil, nil, false
 	}
 	var out []string

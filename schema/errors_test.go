@@ -2,8 +2,10 @@ package schema
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 )
 
 // base is a small valid schema; cases append to or replace parts of it.
@@ -244,5 +246,30 @@ func TestEmptyAndOversized(t *testing.T) {
 	}
 	if _, err := Load("testdata/does-not-exist.yaml"); err == nil {
 		t.Error("Load of a missing file should fail")
+	}
+}
+
+// A file that names one big mapping many times through aliases must fail
+// fast instead of walking it again for every alias.
+func TestAliasExpansionIsBounded(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("x: &f {")
+	for i := 0; i < 5000; i++ {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "f%d: string", i)
+	}
+	b.WriteString("}\nentities:\n")
+	for i := 0; i < 2000; i++ {
+		fmt.Fprintf(&b, "  e%d: {key: f1, fields: *f}\n", i)
+	}
+	start := time.Now()
+	_, err := Parse("alias.yaml", []byte(b.String()))
+	if err == nil || !strings.Contains(err.Error(), "too large once its aliases are expanded") {
+		t.Errorf("err = %.200v", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("took %v", d)
 	}
 }
