@@ -269,7 +269,7 @@ func TestAliasExpansionIsBounded(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "too large once its aliases are expanded") {
 		t.Errorf("err = %.200v", err)
 	}
-	if d := time.Since(start); d > 5*time.Second {
+	if d := time.Since(start); d > 30*time.Second {
 		t.Errorf("took %v", d)
 	}
 }
