@@ -247,3 +247,20 @@ func TestClosedStore(t *testing.T) {
 		t.Errorf("Batch after Close: %v", err)
 	}
 }
+
+func TestIncrementOrderAndRepeats(t *testing.T) {
+	f := newFakeGateway()
+	s := openFake(t, f, Options{})
+	got, err := s.Increment(t.Context(), "t", store.Increment{Row: []byte("r"), Columns: []store.IncrementColumn{
+		{Family: "f", Qualifier: []byte("b"), Delta: -5},
+		{Family: "f", Qualifier: []byte("a"), Delta: 2},
+		{Family: "f", Qualifier: []byte("b"), Delta: 1},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The fake returns each column's summed delta as its new value.
+	if fmt.Sprint(got) != "[-4 2 -4]" {
+		t.Errorf("Increment = %v, want [-4 2 -4]", got)
+	}
+}

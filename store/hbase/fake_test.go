@@ -199,3 +199,20 @@ func resultRow(key string, cells ...string) *hbase2.TResult_ {
 	}
 	return r
 }
+
+func (f *fakeGateway) Increment(_ context.Context, table []byte, inc *hbase2.TIncrement) (*hbase2.TResult_, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.tables[string(table)] {
+		return nil, ioErr(string(table))
+	}
+	r := &hbase2.TResult_{Row: inc.Row}
+	for _, c := range inc.Columns {
+		v := make([]byte, 8)
+		for i := 0; i < 8; i++ {
+			v[i] = byte(uint64(c.Amount) >> (56 - 8*i))
+		}
+		r.ColumnValues = append(r.ColumnValues, &hbase2.TColumnValue{Family: c.Family, Qualifier: c.Qualifier, Value: v})
+	}
+	return r, nil
+}

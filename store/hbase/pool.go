@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"net"
+	"os"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/apache/thrift/lib/go/thrift"
@@ -47,32 +50,33 @@ func newPool(addr string, opts Options) *pool {
 	}
 }
 
-// get waits for a free slot and returns an idle connection or a new one.
-func (p *pool) get(ctx context.Context) (*conn, error) {
+// get waits for a free slot and returns an idle connection (reused) or,
+// when there is none or fresh is set, a new one.
+func (p *pool) get(ctx context.Context, fresh bool) (*conn, bool, error) {
 	select {
 	case p.slots <- struct{}{}:
 	case <-ctx.Done():
-		return nil, fmt.Errorf("wait for a free connection to %s: %w", p.addr, ctx.Err())
+		return nil, false, fmt.Errorf("wait for a free connection to %s: %w", p.addr, ctx.Err())
 	}
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
 		<-p.slots
-		return nil, store.ErrClosed
+		return nil, false, store.ErrClosed
 	}
-	if n := len(p.idle); n > 0 {
+	if n := len(p.idle); n > 0 && !fresh {
 		c := p.idle[n-1]
 		p.idle = p.idle[:n-1]
 		p.mu.Unlock()
-		return c, nil
+		return c, true, nil
 	}
 	p.mu.Unlock()
 	c, err := p.open(ctx)
 	if err != nil {
 		<-p.slots
-		return nil, err
+		return nil, false, err
 	}
-	return c, nil
+	return c, false, nil
 }
 
 func (p *pool) open(ctx context.Context) (*conn, error) {
@@ -126,23 +130,40 @@ func (p *pool) close() error {
 	return errors.Join(errs...)
 }
 
-// do runs one RPC on a pooled connection under the per-call timeout. The
-// deadline is set on the socket, so a hung server or a cancelled context
-// interrupts even a blocked read.
-func (p *pool) do(ctx context.Context, rpc func(ctx context.Context, c *hbase2.THBaseServiceClient) error) error {
+// rpcFunc is one call on a client.
+type rpcFunc func(ctx context.Context, c *hbase2.THBaseServiceClient) error
+
+// do runs one RPC on a pooled connection under the per-call timeout; see
+// attempt. An idle connection the gateway dropped meanwhile (restart, idle
+// close) fails at once with a reset or EOF: do then tries once more on a new
+// connection, since the request cannot have been applied twice in a way that
+// matters for callers that pass retry (reads, admin calls, and writes with
+// explicit timestamps, which HBase applies idempotently).
+func (p *pool) do(ctx context.Context, retry bool, rpc rpcFunc) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	ctx, cancel := context.WithTimeout(ctx, p.opts.Timeout)
 	defer cancel()
-	c, err := p.get(ctx)
+	reused, err := p.attempt(ctx, rpc, false)
+	if err != nil && retry && reused && stale(err) && ctx.Err() == nil {
+		_, err = p.attempt(ctx, rpc, true)
+	}
+	return err
+}
+
+// attempt makes one call. The deadline is set on the socket, so a hung
+// server or a cancelled context interrupts even a blocked read. It reports
+// whether the connection had been used before.
+func (p *pool) attempt(ctx context.Context, rpc rpcFunc, fresh bool) (bool, error) {
+	c, reused, err := p.get(ctx, fresh)
 	if err != nil {
-		return err
+		return false, err
 	}
 	deadline, _ := ctx.Deadline()
 	if err := c.nc.SetDeadline(deadline); err != nil {
 		p.put(c, true)
-		return fmt.Errorf("set deadline on connection to %s: %w", p.addr, err)
+		return reused, fmt.Errorf("set deadline on connection to %s: %w", p.addr, err)
 	}
 	stop := context.AfterFunc(ctx, func() {
 		// Unblocks a read or write in progress; the connection is then
@@ -153,10 +174,23 @@ func (p *pool) do(ctx context.Context, rpc func(ctx context.Context, c *hbase2.T
 	interrupted := !stop()
 	broken := interrupted || (err != nil && !serverSide(err))
 	p.put(c, broken)
-	if err != nil && interrupted && ctx.Err() != nil {
-		return fmt.Errorf("call to %s: %w (%v)", p.addr, ctx.Err(), err)
+	if err != nil && !serverSide(err) {
+		if cerr := ctx.Err(); cerr != nil {
+			return reused, fmt.Errorf("call to %s: %w (%v)", p.addr, cerr, err)
+		}
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			return reused, fmt.Errorf("call to %s: no answer within %v: %w", p.addr, p.opts.Timeout, context.DeadlineExceeded)
+		}
+		return reused, fmt.Errorf("call to %s: %w", p.addr, err)
 	}
-	return err
+	return reused, err
+}
+
+// stale reports the errors of a connection the server closed while it sat
+// idle in the pool.
+func stale(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
 }
 
 // serverSide reports whether err is an answer the server sent in full, after

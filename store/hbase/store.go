@@ -54,11 +54,21 @@ func Open(ctx context.Context, addr string, opts Options) (*Store, error) {
 	return s, nil
 }
 
-func (s *Store) call(ctx context.Context, rpc func(ctx context.Context, c *hbase2.THBaseServiceClient) error) error {
+// call runs an RPC that may be sent twice (see pool.do).
+func (s *Store) call(ctx context.Context, rpc rpcFunc) error {
 	if s.closed.Load() {
 		return store.ErrClosed
 	}
-	return s.pool.do(ctx, rpc)
+	return s.pool.do(ctx, true, rpc)
+}
+
+// callOnce runs an RPC whose effect or answer would change if it were
+// applied twice: increments, and check-and-mutates.
+func (s *Store) callOnce(ctx context.Context, rpc rpcFunc) error {
+	if s.closed.Load() {
+		return store.ErrClosed
+	}
+	return s.pool.do(ctx, false, rpc)
 }
 
 // Close releases the connections. Calls in flight finish; later ones
@@ -204,7 +214,7 @@ func (s *Store) Increment(ctx context.Context, table string, inc store.Increment
 		t.Columns = append(t.Columns, &hbase2.TColumnIncrement{Family: []byte(k.family), Qualifier: nonNil([]byte(k.qualifier)), Amount: amount})
 	}
 	var res *hbase2.TResult_
-	err := s.call(ctx, func(ctx context.Context, c *hbase2.THBaseServiceClient) (err error) {
+	err := s.callOnce(ctx, func(ctx context.Context, c *hbase2.THBaseServiceClient) (err error) {
 		res, err = c.Increment(ctx, s.wireName(table), t)
 		return err
 	})
@@ -266,7 +276,7 @@ func (s *Store) CheckAndMutate(ctx context.Context, table string, cond store.Con
 		value = []byte{}
 	}
 	var ok bool
-	err = s.call(ctx, func(ctx context.Context, c *hbase2.THBaseServiceClient) (err error) {
+	err = s.callOnce(ctx, func(ctx context.Context, c *hbase2.THBaseServiceClient) (err error) {
 		ok, err = c.CheckAndMutate(ctx, s.wireName(table), m.Row, []byte(cond.Family), nonNil(cond.Qualifier),
 			hbase2.TCompareOperator_EQUAL, value, p.rowMutations(m.Row))
 		return err
