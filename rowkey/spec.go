@@ -253,19 +253,18 @@ func decodePart(p Part, b []byte) (any, []byte, error) {
 	return nil, nil, fmt.Errorf("%w: unknown key function %v", ErrCorrupt, p.Func)
 }
 
-// checkDerived recomputes salt, hash and day parts from the field's value
-// when the key also carries that value, so a garbled key is caught.
+// checkDerived recomputes every part from the value of its field, where
+// the key carries that value, so a garbled key is caught: a salt, hash or day
+// that does not match its field, or one field encoded twice (plainly and
+// reversed) with two different values.
 func (s *Spec) checkDerived(parts []Decoded) error {
 	vals := Values{}
 	for _, d := range parts {
-		if d.Part.Func == Plain || d.Part.Func == Reverse {
+		if _, seen := vals[d.Part.Field]; !seen && (d.Part.Func == Plain || d.Part.Func == Reverse) {
 			vals[d.Part.Field] = d.Value
 		}
 	}
 	for _, d := range parts {
-		if !d.Part.Derived() {
-			continue
-		}
 		v, ok := vals[d.Part.Field]
 		if !ok {
 			continue
