@@ -38,7 +38,7 @@ func Catalogue() []Rule {
 			Symptom: "One region server runs hot on writes while the rest idle; after the hot region splits, the new upper half is hot instead.",
 			Cause:   "A timestamp or an increasing id as the first key part sends every new row to the end of the key space, which one region owns.",
 			Fix:     "Lead the key with something spread out: salt(id, n), a hash of an entity id, or the entity id itself; put time after it (reverse(ts) for newest first). Time-range reads then fan out over the buckets.",
-			Reads:   "the first part of each table's rowkey, with the field's type (timestamp), the entity's version field, and workload.keys (distribution: sequential). A day(...) first part is a warning; a salt or hash first part is never flagged.",
+			Reads:   "the first part of each table's rowkey, with the field's type (timestamp), the entity's version field when its version_kind is epoch_ms, and workload.keys (distribution: sequential). A day(...) first part is a warning; a salt or hash first part is never flagged.",
 		},
 		{
 			ID: "key-read-mismatch", Severity: SeverityError,

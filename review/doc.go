@@ -18,6 +18,12 @@ func RulesMarkdown() string {
 	b.WriteString("exit with status 1. Each example below is a complete schema that triggers its rule;\n")
 	b.WriteString("a test checks that it still does. The severity shown is the rule's default; a finding\n")
 	b.WriteString("can be milder or stricter where the section says so.\n\n")
+	b.WriteString("Output: `--format text` for people; `--format json` is stable:\n\n")
+	b.WriteString("    {\"findings\": [{\"rule\", \"severity\", \"table\", \"query\", \"line\", \"message\", \"fix\"}],\n")
+	b.WriteString("     \"summary\": {\"error\": n, \"warning\": n, \"info\": n}}\n\n")
+	b.WriteString("(every key always present; `line` is 0 when unknown); `--format sarif` is SARIF 2.1.0 with\n")
+	b.WriteString("this catalogue as the driver's rules. Exit status: 0 without error findings, 1 with at\n")
+	b.WriteString("least one, 2 when the schema cannot be loaded.\n\n")
 	b.WriteString("| rule | severity | in short |\n| --- | --- | --- |\n")
 	cat := Catalogue()
 	for _, r := range cat {

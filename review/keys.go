@@ -30,8 +30,10 @@ func (r *reviewer) sequential(t *schema.Table, path string) (bool, string) {
 	if f := r.field(t, path); f != nil && f.Type == rowkey.Timestamp {
 		return true, "it is a timestamp"
 	}
-	if e := r.plan.Entity(t.Entity); e != nil && e.Version == path {
-		return true, "it is the entity's version, which only grows"
+	// A per-entity counter version restarts at 1 for every entity; only a
+	// clock version grows across the table.
+	if e := r.plan.Entity(t.Entity); e != nil && e.Version == path && e.VersionKind == schema.VersionEpochMillis {
+		return true, "it is the entity's version, a clock"
 	}
 	return false, ""
 }
