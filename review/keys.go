@@ -38,6 +38,25 @@ func (r *reviewer) sequential(t *schema.Table, path string) (bool, string) {
 	return false, ""
 }
 
+// maybeSequence reports an integer entity key with no declared
+// distribution: ids from a database sequence are the classic monotonic key.
+func (r *reviewer) maybeSequence(t *schema.Table, path string) bool {
+	if r.plan.Workload.Distribution(t.Entity, path) != nil {
+		return false
+	}
+	f := r.field(t, path)
+	e := r.plan.Entity(t.Entity)
+	if f == nil || e == nil || !f.Type.Integer() {
+		return false
+	}
+	for _, k := range e.Key {
+		if k == path {
+			return true
+		}
+	}
+	return false
+}
+
 func keyLine(t *schema.Table, i int) int {
 	if i < len(t.KeyLines) {
 		return firstLine(t.KeyLines[i], t.Lines["rowkey"], t.Line)
@@ -68,6 +87,11 @@ func checkKeyMonotonic(r *reviewer) {
 		}
 		seq, why := r.sequential(t, p.Field)
 		if !seq {
+			if r.maybeSequence(t, p.Field) {
+				r.addSev("key-monotonic", SeverityWarning, where, fmt.Sprintf(
+					"row key of %s starts with %s, an integer id whose distribution the workload does not declare: if ids are handed out in sequence, every new row goes to the last region (declare workload.keys.%s.%s to settle it)",
+					t.Name, p.Expr, t.Entity, p.Field))
+			}
 			continue
 		}
 		dir := "the end"

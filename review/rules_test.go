@@ -114,3 +114,30 @@ func TestEveryFixSilencesItsRule(t *testing.T) {
 		})
 	}
 }
+
+func TestIntegerIDMaybeSequence(t *testing.T) {
+	src := `name: intid
+entities:
+  order:
+    key: orderId
+    version: version
+    fields: {orderId: int64, status: {type: string, size: 7}}
+tables:
+  orders:
+    role: primary
+    entity: order
+    rowkey: [orderId]
+    families: {d: {}}
+    columns: {d:s: status}
+client: {rpc_timeout: 2s, operation_timeout: 10s, connection: per_process, batching: buffered}
+ops: {major_compaction: manual}
+`
+	rep := reviewYAML(t, "intid", src)
+	if len(rep.Findings) != 1 || rep.Findings[0].Rule != "key-monotonic" || rep.Findings[0].Severity != SeverityWarning {
+		t.Fatalf("want one key-monotonic warning, got %v", rep.Findings)
+	}
+	declared := src + "workload:\n  keys:\n    order.orderId: {distribution: uniform, cardinality: 1000000}\n"
+	if rep := reviewYAML(t, "intid-uniform", declared); rep.Has("key-monotonic") {
+		t.Errorf("a declared uniform id still flagged: %v", rep.Findings)
+	}
+}
