@@ -271,3 +271,21 @@ func TestCellLayouts(t *testing.T) {
 		t.Errorf("bucket %d", b)
 	}
 }
+
+func TestWriteShares(t *testing.T) {
+	dev := loadExample(t, "device_events.yaml")
+	alerts := dev.Table("device_alerts")
+	if s := dev.WhenShare(alerts); s < 0.00099 || s > 0.00101 {
+		t.Errorf("alerts share = %v, want 0.001", s)
+	}
+	if w := dev.WritesPerSecond(alerts); w < 19.9 || w > 20.1 {
+		t.Errorf("alerts writes = %v/s, want 20", w)
+	}
+	if w := dev.WritesPerSecond(dev.Table("device_events")); w != 20000 {
+		t.Errorf("events writes = %v/s", w)
+	}
+	orders := loadExample(t, "orders.yaml")
+	if r := orders.RowsPerEvent(orders.Table("orders_by_sku")); r != 3 {
+		t.Errorf("rows per order in orders_by_sku = %v, want 3 (typical items)", r)
+	}
+}
