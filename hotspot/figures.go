@@ -1,0 +1,145 @@
+package hotspot
+
+import (
+	"math"
+	"sort"
+)
+
+// figuresOf measures a set of region loads.
+func figuresOf(loads []float64) Figures {
+	var f Figures
+	if len(loads) == 0 {
+		return f
+	}
+	sorted := append([]float64(nil), loads...)
+	sort.Sort(sort.Reverse(sort.Float64Slice(sorted)))
+	var sum float64
+	for _, v := range sorted {
+		sum += v
+	}
+	if sum <= 0 {
+		return f
+	}
+	f.BusiestShare = sorted[0] / sum
+	f.MaxOverMean = sorted[0] / (sum / float64(len(sorted)))
+	var run float64
+	for i, v := range sorted {
+		run += v
+		if run >= sum/2 {
+			f.HalfLoadRegions = i + 1
+			break
+		}
+	}
+	return f
+}
+
+// noiseMaxOverMean is the max over mean that n samples spread perfectly
+// evenly over r regions show from sampling alone: each region's count is
+// binomial with relative spread sqrt((r-1)/n), and the largest of r
+// roughly normal draws sits about sqrt(2 ln r) spreads above the mean.
+func noiseMaxOverMean(n, r int) float64 {
+	if n <= 0 || r <= 1 {
+		return 1
+	}
+	return 1 + math.Sqrt(2*math.Log(float64(r)))*math.Sqrt(float64(r-1)/float64(n))
+}
+
+// summarize fills the steps' figures and the summary.
+func summarize(res *Result) {
+	nsteps := len(res.Steps)
+	busiest := map[int]bool{}
+	writeLoad := func(r *Region, s int) float64 {
+		if !r.Alive(s) || s-r.Born >= len(r.Writes) {
+			return 0
+		}
+		return r.Writes[s-r.Born]
+	}
+	for s := range nsteps {
+		var loads, writes []float64
+		st := &res.Steps[s]
+		best, bestID := -1.0, -1
+		for _, r := range res.Regions {
+			if !r.Alive(s) || s-r.Born >= len(r.Writes) {
+				continue
+			}
+			l := r.Load(s)
+			loads = append(loads, l)
+			writes = append(writes, writeLoad(r, s))
+			st.Writes += r.Writes[s-r.Born]
+			st.Reads += r.Reads[s-r.Born]
+			if l > best {
+				best, bestID = l, r.ID
+			}
+		}
+		st.Regions = len(loads)
+		st.Figures = figuresOf(loads)
+		st.WriteFigures = figuresOf(writes)
+		st.Busiest = bestID
+		if best > 0 {
+			busiest[bestID] = true
+		}
+	}
+	sm := &res.Summary
+	sm.DistinctBusiest = len(busiest)
+	if nsteps == 0 {
+		return
+	}
+	sm.StartRegions = res.Steps[0].Regions
+	sm.EndRegions = res.Steps[nsteps-1].Regions
+	for _, r := range res.Regions {
+		if r.Died >= 0 {
+			sm.Splits++
+		}
+	}
+	sm.Requests = spreadOf(res, func(st Step) Figures { return st.Figures }, (*Region).Load)
+	sm.Writes = spreadOf(res, func(st Step) Figures { return st.WriteFigures }, writeLoad)
+	regions := make([]float64, nsteps)
+	for s, st := range res.Steps {
+		regions[s] = float64(st.Regions)
+	}
+	if res.Source == SourceSimulation {
+		sm.NoiseMaxOverMean = noiseMaxOverMean(res.SamplesPerStep, int(median(regions)))
+	}
+}
+
+func spreadOf(res *Result, fig func(Step) Figures, load func(*Region, int) float64) Spread {
+	var sp Spread
+	n := len(res.Steps)
+	shares, mom, halves := make([]float64, n), make([]float64, n), make([]float64, n)
+	sp.Worst.HalfLoadRegions = math.MaxInt
+	for s, st := range res.Steps {
+		f := fig(st)
+		shares[s], mom[s], halves[s] = f.BusiestShare, f.MaxOverMean, float64(f.HalfLoadRegions)
+		sp.Worst.BusiestShare = max(sp.Worst.BusiestShare, f.BusiestShare)
+		sp.Worst.MaxOverMean = max(sp.Worst.MaxOverMean, f.MaxOverMean)
+		if f.HalfLoadRegions > 0 {
+			sp.Worst.HalfLoadRegions = min(sp.Worst.HalfLoadRegions, f.HalfLoadRegions)
+		}
+	}
+	if sp.Worst.HalfLoadRegions == math.MaxInt {
+		sp.Worst.HalfLoadRegions = 0
+	}
+	sp.Typical = Figures{BusiestShare: median(shares), MaxOverMean: median(mom), HalfLoadRegions: int(math.Round(median(halves)))}
+	totals := make([]float64, 0, len(res.Regions))
+	for _, r := range res.Regions {
+		var t float64
+		for s := r.Born; s < r.Born+len(r.Writes); s++ {
+			t += load(r, s)
+		}
+		totals = append(totals, t)
+	}
+	sp.Overall = figuresOf(totals)
+	return sp
+}
+
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := append([]float64(nil), v...)
+	sort.Float64s(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
