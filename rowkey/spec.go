@@ -258,17 +258,25 @@ func decodePart(p Part, b []byte) (any, []byte, error) {
 // that does not match its field, or one field encoded twice (plainly and
 // reversed) with two different values.
 func (s *Spec) checkDerived(parts []Decoded) error {
-	vals := Values{}
-	for _, d := range parts {
-		if _, seen := vals[d.Part.Field]; !seen && (d.Part.Func == Plain || d.Part.Func == Reverse) {
-			vals[d.Part.Field] = d.Value
+	// source[i] is the index of the part whose value stands for part i's
+	// field: the first plain or reversed part reading it.
+	source := make([]int, len(parts))
+	for i, d := range parts {
+		source[i] = -1
+		for j, e := range parts {
+			if e.Part.Field == d.Part.Field && (e.Part.Func == Plain || e.Part.Func == Reverse) {
+				source[i] = j
+				break
+			}
 		}
 	}
-	for _, d := range parts {
-		v, ok := vals[d.Part.Field]
-		if !ok {
+	for i, d := range parts {
+		// A part that is its own source needs no check: decoding accepts
+		// only canonical encodings, so it would re-encode to itself.
+		if source[i] < 0 || source[i] == i {
 			continue
 		}
+		v := parts[source[i]].Value
 		want, err := appendPart(nil, d.Part, v)
 		if err != nil {
 			return fmt.Errorf("rowkey: decoding %s: %w: recomputing %q: %v", s, ErrCorrupt, d.Part.Expr, err)

@@ -1,6 +1,7 @@
 package rowkey
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -247,6 +248,10 @@ func DecodeValue(t Type, b []byte) (v any, rest []byte, err error) {
 }
 
 func readEscaped(b []byte) (raw, rest []byte, err error) {
+	// Most values hold no zero byte: return them without copying twice.
+	if i := bytes.IndexByte(b, escByte); i >= 0 && i+1 < len(b) && b[i+1] == escTerm {
+		return append([]byte(nil), b[:i]...), b[i+2:], nil
+	}
 	out := make([]byte, 0, 16)
 	for i := 0; i < len(b); i++ {
 		c := b[i]
