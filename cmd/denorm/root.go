@@ -102,7 +102,9 @@ running); 2 usage or input error.`,
 		newScanCmd(),
 		newPutCmd(),
 		newDeleteCmd(),
-		newReviewCmd(), newCostCmd(), newDdlCmd(),
+		newReviewCmd(),
+		newCostCmd(),
+		newDdlCmd(),
 	)
 	return root
 }
