@@ -147,6 +147,54 @@ ops:
     order.colour: {distribution: uniform} #! "colour" is not a field
     order.status: {distribution: zipf} #! needs a cardinality
 `},
+	{"role rules", base + `  by_status:
+    role: index
+    entity: order
+    when: nosuch #! "nosuch" is not a field
+    buckets: 4 #! belongs to counter tables
+    rowkey: [status, orderId]
+    families: {d: {}}
+    columns: {d:r: total} #! reserved
+  orders_each:
+    role: primary #! already has primary table
+    entity: order
+    each: items #! a primary table holds one row per entity
+    rowkey: [orderId]
+    columns: {d:s: status, d:p: placedAt, d:t: total, "d:i{line}": items}
+`},
+	{"lookup rules", strings.Replace(strings.Replace(base, "    children:\n", `    references:
+      product: {entity: product, key: items.sku, copy: {items.name: {from: name, intent: live}}}
+    children:
+`, 1), "tables:\n", "  product: {key: sku, fields: {sku: string, name: string}}\ntables:\n", 1) + `  by_product:
+    role: lookup
+    entity: order
+    reference: product
+    rowkey: [orderId, items.sku] #! must start with the reference key
+  by_nothing:
+    role: lookup
+    entity: order
+    reference: supplier #! has no reference "supplier"
+    rowkey: [orderId]
+  product:
+    role: primary
+    entity: product
+    rowkey: [sku]
+    columns: {d:n: name}
+`},
+	{"entity rules", strings.Replace(strings.Replace(base, "key: orderId", "key: [orderId, items.sku] #! belongs to child list", 1),
+		"version: version", "version: status #! want int64 or timestamp", 1)},
+	{"query range and counter family", base + `  daily:
+    role: counter
+    entity: order
+    rowkey: [day(placedAt)]
+    families: {c: {}}
+    add: {x:n: 1} #! family "x" is not declared
+queries:
+  q:
+    table: orders
+    by: [orderId]
+    range: {field: status, last: 1h} #! a range needs a timestamp or number field
+`},
 	{"yaml syntax", "entities:\n  order: [\n#! did not find expected\n"},
 }
 
