@@ -189,24 +189,9 @@ func TableLayout(p *schema.Plan, t *schema.Table) Layout {
 }
 
 // presentShare is the share of records that have a row in a table limited
-// by `when`: from a weighted distribution of the field, the weight of
-// values other than the empty ones.
+// by `when`, and whether the workload declared enough to know it.
 func presentShare(p *schema.Plan, t *schema.Table) (float64, bool) {
 	d := p.Workload.Distribution(t.Entity, t.When)
-	if d == nil || d.Kind != schema.DistWeighted || len(d.Values) == 0 {
-		return 1, false
-	}
-	var total, set float64
-	for v, w := range d.Values {
-		total += w
-		switch v {
-		case "", "0", "false":
-		default:
-			set += w
-		}
-	}
-	if total <= 0 {
-		return 1, false
-	}
-	return set / total, true
+	known := d != nil && d.Kind == schema.DistWeighted && len(d.Values) > 0
+	return p.WhenShare(t), known
 }

@@ -54,7 +54,7 @@ func Catalogue() []Rule {
 			Symptom: "Increments time out under load although the cluster has spare capacity.",
 			Cause:   "An increment reads, adds and writes under the row lock; all increments of one row run one after another on one server.",
 			Fix:     "Spread the counter over buckets (buckets: N adds a bucket prefix) and sum the buckets when reading, or pre-aggregate in the writer.",
-			Reads:   "counter tables: rowkey, buckets, each (child typical count), workload.writes_per_second and workload.keys distributions of the key fields. Fires when the busiest row is estimated above 200 increments/s.",
+			Reads:   "counter tables: rowkey, buckets, the table's increments per second (workload.writes_per_second times the rows one event writes: the when share and, with each, the typical child count) and workload.keys distributions of the key fields. Fires when the busiest row is estimated above 200 increments/s.",
 		},
 		{
 			ID: "index-hot-prefix", Severity: SeverityWarning,
@@ -158,7 +158,7 @@ func Catalogue() []Rule {
 			Symptom: "The first hours of a load all go to one server until splits catch up.",
 			Cause:   "A new table has a single region; splitting only starts once it grows.",
 			Fix:     "Pre-split from the expected key distribution: one region per salt bucket, or ops.presplit: N over a hash prefix.",
-			Reads:   "tables whose key does not start with a salt: no presplit at 1,000 writes/s or more; or presplit asked for a key that starts with neither salt nor hash (a warning when the table asks, a note when it inherits ops.presplit).",
+			Reads:   "tables whose key does not start with a salt: no presplit at 1,000 row writes/s or more (workload.writes_per_second times the rows one event writes in the table); or presplit asked for a key that starts with neither salt nor hash (a warning when the table asks, a note when it inherits ops.presplit).",
 		},
 		{
 			ID: "major-compaction-periodic", Severity: SeverityWarning,

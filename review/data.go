@@ -44,17 +44,9 @@ func (r *reviewer) checkCounterMode(t *schema.Table) {
 // the same day), and parts whose spread the workload does not declare are
 // not counted on, so the estimate leans pessimistic.
 func (r *reviewer) checkCounterHot(t *schema.Table) {
-	rate := r.plan.Workload.WritesPerSecond
+	rate := r.plan.WritesPerSecond(t) // increments per second, all rows together
 	if rate <= 0 || t.Key == nil {
 		return
-	}
-	e := r.plan.Entity(t.Entity)
-	if t.Each != "" && e != nil {
-		if ch := e.Child(t.Each); ch != nil {
-			if ch.Typical > 0 {
-				rate *= float64(ch.Typical)
-			}
-		}
 	}
 	share := 1.0 // the busiest row's share of the table's increments
 	var spreadBy []string

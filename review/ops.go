@@ -73,11 +73,11 @@ func rateNote(writes float64) string {
 // checkPresplit: a table with a high write rate needs regions from the
 // start; salted keys get one per bucket from ddl, other keys need presplit.
 func checkPresplit(r *reviewer) {
-	writes := r.plan.Workload.WritesPerSecond
 	for _, t := range r.plan.Tables {
 		if t.Key == nil || t.Key.Len() == 0 {
 			continue
 		}
+		writes := r.plan.WritesPerSecond(t)
 		first := t.Key.Part(0)
 		where := at{table: t.Name, line: firstLine(t.Lines["presplit"], r.plan.Ops.Lines["presplit"], t.Line)}
 		switch {
