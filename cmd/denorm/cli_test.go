@@ -449,3 +449,17 @@ func TestHelpHasExamples(t *testing.T) {
 	}
 	walk(newRootCmd())
 }
+
+// TestInterrupted stands in for SIGINT: main cancels the context run gets.
+func TestInterrupted(t *testing.T) {
+	c := newCLI(t)
+	c.ok("table", "create", "t", "--family", "d")
+	c.ok("put", "t", "r", "d:q", "v", "--ts", "1")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var out, errb bytes.Buffer
+	code := run(ctx, []string{"--store", c.url, "scan", "t"}, &out, &errb)
+	if code != exitProblems || !strings.Contains(errb.String(), "interrupted") {
+		t.Fatalf("scan with a cancelled context: exit %d, stderr %q; want exit 1 and \"interrupted\"", code, errb.String())
+	}
+}

@@ -52,6 +52,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if cmd != nil {
 		name = cmd.CommandPath()
 	}
+	if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+		fmt.Fprintf(stderr, "%s: interrupted: %v\n", name, err)
+		return code
+	}
 	fmt.Fprintf(stderr, "%s: %v\n", name, err)
 	if code == exitUsage && !ran {
 		fmt.Fprintf(stderr, "Run '%s --help' for usage.\n", name)
