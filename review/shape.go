@@ -56,7 +56,7 @@ func checkFamilyCount(r *reviewer) {
 			}
 		}
 		r.add("family-count", at{table: t.Name, line: firstLine(t.Lines["families"], t.Line)}, fmt.Sprintf(
-			"table %s has %d column families, and these share the same settings: %s; each family is a separate store with its own memstore and files in every region",
+			"table %s has %d column families, and these share the same settings: %s; every family costs a store, a memstore and files in each region",
 			t.Name, len(t.Families), strings.Join(same, "; ")))
 	}
 }
