@@ -2,7 +2,9 @@ package rowkey
 
 import (
 	"bytes"
+	"fmt"
 	"math/rand"
+	"sort"
 	"testing"
 )
 
@@ -78,5 +80,40 @@ func TestRangeBoundsRefuses(t *testing.T) {
 	whole, _ := s.PrefixBounds(Values{"deviceId": "d"})
 	if err != nil || len(open) != 1 || !bytes.Equal(open[0].Start, whole[0].Start) || !bytes.Equal(open[0].Stop, whole[0].Stop) {
 		t.Errorf("an open range should equal the prefix: %v vs %v (%v)", open, whole, err)
+	}
+}
+
+// With a hash prefix and 64 pre-split regions, devices spread evenly: every
+// region gets within 25% of its fair share of 200,000 devices. Same for a
+// salt with one region per bucket.
+func TestSplitKeysSpreadLoad(t *testing.T) {
+	cases := []struct {
+		spec    *Spec
+		regions int
+	}{
+		{mustSpec(t, "hash(deviceId, 2)", "deviceId", "reverse(ts)"), 64},
+		{mustSpec(t, "salt(deviceId, 8)", "ts", "deviceId"), 8},
+	}
+	for _, c := range cases {
+		splits, err := c.spec.SplitKeys(c.regions)
+		if err != nil {
+			t.Fatal(err)
+		}
+		counts := make([]int, len(splits)+1)
+		const devices = 200000
+		for i := 0; i < devices; i++ {
+			key, err := c.spec.Encode(Values{"deviceId": fmt.Sprintf("dev-%06d", i), "ts": int64(1764460800000)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			region := sort.Search(len(splits), func(j int) bool { return bytes.Compare(splits[j], key) > 0 })
+			counts[region]++
+		}
+		fair := float64(devices) / float64(len(counts))
+		for r, n := range counts {
+			if float64(n) < 0.75*fair || float64(n) > 1.25*fair {
+				t.Errorf("%s: region %d holds %d devices, fair share %.0f", c.spec, r, n, fair)
+			}
+		}
 	}
 }
