@@ -1,0 +1,437 @@
+#!/usr/bin/env bash
+# hbase.sh: a real, standalone HBase plus its Thrift2 gateway for denorm's tests, built from
+# release artifacts that Maven resolves into the local Maven cache (no tarball, no HDFS).
+#
+#   hbase.sh fetch    resolve the jars (second run reuses ~/.m2 and works offline)
+#   hbase.sh start    start master+regionserver+ZooKeeper (one JVM), then Thrift2; wait until ready
+#   hbase.sh stop     stop what start started (by pid), TERM then KILL after a timeout
+#   hbase.sh status   say what runs and whether it answers
+#   hbase.sh env      print DENORM_HBASE_URL and DENORM_HBASE_JMX for `eval`
+#   hbase.sh probe    create a table, put and get a cell through Thrift2, drop the table
+#   hbase.sh reset    stop, then delete the data and logs (keeps the resolved classpath)
+#   hbase.sh logs     print the tail of both logs
+#
+# Every listener is bound to 127.0.0.1. Data lives under the work dir and is wiped on every
+# start unless DENORM_HBASE_KEEP_DATA=1: stop uses SIGTERM, which HBase treats as a region
+# server crash, and replaying that in standalone mode is slow and not what tests want.
+#
+# Environment: DENORM_TESTENV_DIR (work root, default testenv/work), JAVA_HOME,
+# DENORM_HBASE_START_TIMEOUT (seconds, default 420), DENORM_HBASE_STOP_TIMEOUT (default 60),
+# DENORM_HBASE_HEAP (default 1g, per JVM), DENORM_HBASE_KEEP_DATA.
+set -euo pipefail
+
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+POM="$HERE/hbase/pom.xml"
+PROBE_SRC="$HERE/hbase/Probe.java"
+ROOT="${DENORM_TESTENV_DIR:-$HERE/work}"
+WORK="$ROOT/hbase"
+CP_FILE="$WORK/classpath.txt"
+CONF="$WORK/conf"
+DATA="$WORK/data"
+LOGS="$WORK/logs"
+RUN="$WORK/run"
+
+START_TIMEOUT="${DENORM_HBASE_START_TIMEOUT:-420}"
+STOP_TIMEOUT="${DENORM_HBASE_STOP_TIMEOUT:-60}"
+HEAP="${DENORM_HBASE_HEAP:-1g}"
+
+HOST=127.0.0.1
+ZK_PORT=2181
+MASTER_PORT=16000
+MASTER_INFO_PORT=16010
+RS_PORT=16020
+RS_INFO_PORT=16030
+THRIFT_PORT=9090
+THRIFT_INFO_PORT=9095
+PORTS=("$ZK_PORT" "$MASTER_PORT" "$MASTER_INFO_PORT" "$RS_PORT" "$RS_INFO_PORT" "$THRIFT_PORT" "$THRIFT_INFO_PORT")
+
+# Each JVM carries a marker naming its role and work dir, so stop and the stale-process check
+# can tell our processes from anything else, including a reused pid.
+MARK_MASTER="-Ddenorm.testenv=hbase-master"
+MARK_THRIFT="-Ddenorm.testenv=hbase-thrift"
+MARK_DIR="-Ddenorm.testenv.dir=$WORK"
+
+JAVA="${JAVA_HOME:+$JAVA_HOME/bin/}java"
+
+# Java 17 refuses the reflective access HBase 2.5 and its shaded Netty/Jetty/JAXB do at start-up;
+# each option below answers an InaccessibleObjectException seen at start, or a Netty fallback
+# to slower heap buffers.
+JDK17_OPTS=(
+  --add-opens=java.base/java.lang=ALL-UNNAMED
+  --add-opens=java.base/java.lang.reflect=ALL-UNNAMED
+  --add-opens=java.base/java.nio=ALL-UNNAMED
+  --add-opens=java.base/sun.nio.ch=ALL-UNNAMED
+  --add-opens=java.base/java.util=ALL-UNNAMED
+  --add-opens=java.base/java.util.concurrent=ALL-UNNAMED
+  --add-exports=java.base/jdk.internal.misc=ALL-UNNAMED
+  --add-exports=java.security.jgss/sun.security.krb5=ALL-UNNAMED
+  -Dorg.apache.hbase.thirdparty.io.netty.tryReflectionSetAccessible=true
+)
+
+log() { printf 'hbase.sh: %s\n' "$*" >&2; }
+die() { log "error: $*"; exit 1; }
+
+need_java() {
+  command -v "$JAVA" >/dev/null 2>&1 || die "no java found (set JAVA_HOME or put java 17 on PATH)"
+}
+
+# ---------------------------------------------------------------------------------- fetch
+
+classpath_ok() {
+  [[ -s "$CP_FILE" && "$CP_FILE" -nt "$POM" ]] || return 1
+  local jar
+  while IFS= read -r jar; do
+    [[ -z "$jar" || -f "$jar" ]] || return 1
+  done < <(tr ':' '\n' < "$CP_FILE")
+}
+
+cmd_fetch() {
+  command -v mvn >/dev/null 2>&1 || die "mvn not found (apt-get install -y maven)"
+  mkdir -p "$WORK"
+  local tmp="$CP_FILE.tmp" mlog="$WORK/fetch.log"
+  # Offline first: with a warm cache this needs no network and finishes in seconds.
+  if mvn -B -q -o -f "$POM" dependency:build-classpath -Dmdep.outputFile="$tmp" >"$mlog" 2>&1; then
+    log "fetch: resolved from the local Maven cache"
+  else
+    log "fetch: resolving from the Maven registry (first run takes a few minutes)"
+    if ! mvn -B -q -f "$POM" dependency:build-classpath -Dmdep.outputFile="$tmp" >"$mlog" 2>&1; then
+      tail -n 30 "$mlog" >&2
+      die "fetch: maven could not resolve $POM (full log: $mlog)"
+    fi
+  fi
+  mv -f "$tmp" "$CP_FILE"
+  log "fetch: $(tr ':' '\n' < "$CP_FILE" | grep -c .) jars, classpath in $CP_FILE"
+}
+
+ensure_fetched() {
+  classpath_ok || cmd_fetch
+}
+
+# ------------------------------------------------------------------------------ processes
+
+# ours PIDFILE MARK: prints the pid when the file names a live process that carries our marker
+# and our work dir; anything else (no file, dead pid, pid reused by a stranger) prints nothing.
+ours() {
+  local file="$1" mark="$2" pid cmd
+  [[ -f "$file" ]] || return 1
+  pid="$(tr -dc '0-9' < "$file")"
+  [[ -n "$pid" && -r "/proc/$pid/cmdline" ]] || return 1
+  cmd="$(tr '\0' ' ' < "/proc/$pid/cmdline" 2>/dev/null || true)"
+  [[ "$cmd" == *"$mark "* && "$cmd" == *"$MARK_DIR "* ]] || return 1
+  printf '%s\n' "$pid"
+}
+
+# listener_pid PORT: the pid listening on 127.0.0.1/0.0.0.0:PORT, if ss can tell.
+listener_pid() {
+  ss -Hltnp "sport = :$1" 2>/dev/null | grep -o 'pid=[0-9]*' | head -n1 | cut -d= -f2 || true
+}
+
+port_busy() {
+  if command -v ss >/dev/null 2>&1; then
+    [[ -n "$(ss -Hltn "sport = :$1" 2>/dev/null)" ]]
+  else
+    (exec 3<>"/dev/tcp/$HOST/$1") 2>/dev/null
+  fi
+}
+
+# Ports held by someone else block a start. A denorm HBase whose work dir no longer exists is
+# an orphan of a deleted checkout (a previous CI clone): nobody can stop it by pid file any
+# more, so it is ended here. Anything else is reported and left alone.
+check_ports_free() {
+  local port pid cmd dir busy=0
+  for port in "${PORTS[@]}"; do
+    port_busy "$port" || continue
+    pid="$(listener_pid "$port")"
+    cmd=""
+    [[ -n "$pid" && -r "/proc/$pid/cmdline" ]] && cmd="$(tr '\0' ' ' < "/proc/$pid/cmdline")"
+    if [[ "$cmd" == *"-Ddenorm.testenv=hbase-"* ]]; then
+      dir="$(sed -n 's/.*-Ddenorm\.testenv\.dir=\([^ ]*\) .*/\1/p' <<<"$cmd")"
+      if [[ -n "$dir" && ! -d "$dir" ]]; then
+        log "port $port: ending orphaned denorm HBase pid $pid (its work dir $dir is gone)"
+        stop_pid "$pid" "orphan"
+        continue
+      fi
+      log "port $port is held by another denorm HBase, pid $pid, work dir ${dir:-?}"
+      log "  stop it with: DENORM_TESTENV_DIR=$(dirname "${dir:-/?}") $0 stop"
+    else
+      log "port $port is in use by: ${cmd:-an unknown process${pid:+ (pid $pid)}}"
+    fi
+    busy=1
+  done
+  [[ $busy -eq 0 ]] || die "cannot start: ports in use (see above); nothing was started"
+}
+
+# stop_pid PID NAME: TERM, wait up to STOP_TIMEOUT, then KILL and wait for it to be gone.
+stop_pid() {
+  local pid="$1" name="$2" waited=0
+  kill -TERM "$pid" 2>/dev/null || return 0
+  while kill -0 "$pid" 2>/dev/null; do
+    if (( waited >= STOP_TIMEOUT )); then
+      log "$name (pid $pid) still alive after ${STOP_TIMEOUT}s: SIGKILL"
+      kill -KILL "$pid" 2>/dev/null || true
+      while kill -0 "$pid" 2>/dev/null; do sleep 0.2; done
+      break
+    fi
+    sleep 1
+    waited=$((waited + 1))
+  done
+  log "$name (pid $pid) stopped after ${waited}s"
+}
+
+# ------------------------------------------------------------------------------- config
+
+write_conf() {
+  mkdir -p "$CONF"
+  local prop
+  {
+    printf '<?xml version="1.0"?>\n<!-- written by hbase.sh start; edits are overwritten -->\n<configuration>\n'
+    for prop in \
+      "hbase.cluster.distributed=false" \
+      "hbase.rootdir=file://$DATA/hbase" \
+      "hbase.tmp.dir=$DATA/tmp" \
+      "hbase.zookeeper.property.dataDir=$DATA/zookeeper" \
+      "hbase.zookeeper.quorum=$HOST" \
+      "hbase.zookeeper.property.clientPort=$ZK_PORT" \
+      "hbase.zookeeper.property.clientPortAddress=$HOST" \
+      "hbase.zookeeper.property.tickTime=6000" \
+      "zookeeper.session.timeout=90000" \
+      "hbase.unsafe.stream.capability.enforce=false" \
+      "hbase.localcluster.assign.random.ports=false" \
+      "hbase.master.port=$MASTER_PORT" \
+      "hbase.master.info.port=$MASTER_INFO_PORT" \
+      "hbase.regionserver.port=$RS_PORT" \
+      "hbase.regionserver.info.port=$RS_INFO_PORT" \
+      "hbase.master.ipc.address=$HOST" \
+      "hbase.regionserver.ipc.address=$HOST" \
+      "hbase.master.info.bindAddress=$HOST" \
+      "hbase.regionserver.info.bindAddress=$HOST" \
+      "hbase.regionserver.thrift.ipaddress=$HOST" \
+      "hbase.regionserver.thrift.port=$THRIFT_PORT" \
+      "hbase.regionserver.thrift.framed=false" \
+      "hbase.regionserver.thrift.compact=false" \
+      "hbase.regionserver.thrift.http=false" \
+      "hbase.thrift.info.bindAddress=$HOST" \
+      "hbase.thrift.info.port=$THRIFT_INFO_PORT" \
+      "hbase.master.balancer.stochastic.runMaxSteps=false"; do
+      printf '  <property><name>%s</name><value>%s</value></property>\n' "${prop%%=*}" "${prop#*=}"
+    done
+    printf '</configuration>\n'
+  } > "$CONF/hbase-site.xml"
+  cat > "$CONF/log4j.properties" <<'EOF'
+# hbase.sh start: HBase 2.5 from Maven logs through slf4j-reload4j, so log4j 1.x syntax.
+log4j.rootLogger=INFO,console
+log4j.appender.console=org.apache.log4j.ConsoleAppender
+log4j.appender.console.layout=org.apache.log4j.PatternLayout
+log4j.appender.console.layout.ConversionPattern=%d{ISO8601} %-5p [%t] %c{2}: %m%n
+log4j.logger.org.apache.zookeeper=WARN
+log4j.logger.org.apache.hadoop.metrics2=WARN
+EOF
+}
+
+# launch NAME MARK LOGFILE PIDFILE MAINCLASS ARGS...: a detached JVM with no stdin, so it
+# outlives this shell and never waits on a terminal (CI has none).
+launch() {
+  local name="$1" mark="$2" logfile="$3" pidfile="$4"
+  shift 4
+  local jvm=(
+    "$JAVA" "-Xms256m" "-Xmx$HEAP" "$mark" "$MARK_DIR"
+    "${JDK17_OPTS[@]}"
+    "-Djava.io.tmpdir=$DATA/tmp"
+    "-Djava.net.preferIPv4Stack=true"
+    "-Dlog4j.configuration=file:$CONF/log4j.properties"
+    "-Dhbase.log.dir=$LOGS"
+    -cp "$CONF:$(cat "$CP_FILE")"
+    "$@"
+  )
+  if command -v setsid >/dev/null 2>&1; then
+    setsid "${jvm[@]}" </dev/null >"$logfile" 2>&1 &
+  else
+    nohup "${jvm[@]}" </dev/null >"$logfile" 2>&1 &
+  fi
+  echo $! > "$pidfile"
+  log "$name started, pid $!, log $logfile"
+}
+
+# ------------------------------------------------------------------------------ readiness
+
+jmx() { curl -fsS --max-time 5 "http://$HOST:$1/jmx?qry=$2" 2>/dev/null; }
+
+jmx_num() { # jmx_num JSON KEY: the integer value of "KEY": N, or nothing
+  sed -n "s/.*\"$2\" *: *\\([0-9][0-9]*\\).*/\\1/p" <<<"$1" | head -n1
+}
+
+master_ready() {
+  local j init rs
+  j="$(jmx "$MASTER_INFO_PORT" 'Hadoop:service=HBase,name=Master,sub=Server')" || return 1
+  init="$(jmx_num "$j" masterFinishedInitializationTime)"
+  rs="$(jmx_num "$j" numRegionServers)"
+  [[ -n "$init" && "$init" -gt 0 && -n "$rs" && "$rs" -ge 1 ]]
+}
+
+rs_ready() {
+  jmx "$RS_INFO_PORT" 'Hadoop:service=HBase,name=RegionServer,sub=Regions' | grep -q 'table_namespace_region'
+}
+
+thrift_ready() { (exec 3<>"/dev/tcp/$HOST/$THRIFT_PORT") 2>/dev/null; }
+
+fail_start() {
+  local logfile="$1"
+  shift
+  log "error: $*"
+  if [[ -f "$logfile" ]]; then
+    log "last lines of $logfile:"
+    tail -n 40 "$logfile" >&2
+  fi
+  cmd_stop || true
+  exit 1
+}
+
+# wait_for NAME PIDFILE LOGFILE CHECK: poll CHECK until it passes, the process dies, or
+# the shared start deadline passes.
+wait_for() {
+  local name="$1" pidfile="$2" logfile="$3" check="$4"
+  while ! "$check"; do
+    # kill -0 rather than ours(): for a moment after launch the pid is still the forked shell,
+    # whose command line lacks the marker.
+    kill -0 "$(cat "$pidfile")" 2>/dev/null || fail_start "$logfile" "$name exited during start-up"
+    (( SECONDS < DEADLINE )) || fail_start "$logfile" "$name not ready after ${START_TIMEOUT}s"
+    sleep 2
+  done
+}
+
+# -------------------------------------------------------------------------------- commands
+
+cmd_start() {
+  need_java
+  command -v curl >/dev/null 2>&1 || die "curl not found (apt-get install -y curl)"
+  mkdir -p "$RUN" "$LOGS"
+  local mpid tpid
+  mpid="$(ours "$RUN/master.pid" "$MARK_MASTER" || true)"
+  tpid="$(ours "$RUN/thrift.pid" "$MARK_THRIFT" || true)"
+  if [[ -n "$mpid" && -n "$tpid" ]] && master_ready && thrift_ready; then
+    log "already running (master pid $mpid, thrift pid $tpid)"
+    return 0
+  fi
+  if [[ -n "$mpid" || -n "$tpid" ]]; then
+    log "found a half-started or unhealthy instance of ours; stopping it first"
+    cmd_stop
+  fi
+  rm -f "$RUN/master.pid" "$RUN/thrift.pid" # stale files of processes that are gone
+  check_ports_free
+  ensure_fetched
+
+  if [[ "${DENORM_HBASE_KEEP_DATA:-0}" != 1 ]]; then
+    rm -rf "$DATA"
+  fi
+  mkdir -p "$DATA/tmp"
+  write_conf
+  local started=$SECONDS
+  DEADLINE=$((SECONDS + START_TIMEOUT))
+
+  launch master "$MARK_MASTER" "$LOGS/master.log" "$RUN/master.pid" \
+    org.apache.hadoop.hbase.master.HMaster start
+  wait_for master "$RUN/master.pid" "$LOGS/master.log" master_ready
+  wait_for regionserver "$RUN/master.pid" "$LOGS/master.log" rs_ready
+  log "master and region server ready after $((SECONDS - started))s"
+
+  launch thrift2 "$MARK_THRIFT" "$LOGS/thrift.log" "$RUN/thrift.pid" \
+    org.apache.hadoop.hbase.thrift2.ThriftServer \
+    -b "$HOST" -p "$THRIFT_PORT" --infoport "$THRIFT_INFO_PORT" -threadpool start
+  wait_for thrift2 "$RUN/thrift.pid" "$LOGS/thrift.log" thrift_ready
+  log "ready after $((SECONDS - started))s: thrift2 on $HOST:$THRIFT_PORT (binary protocol, unframed)"
+  check_loopback_only
+}
+
+# A listener of ours on anything but loopback is a configuration bug: fail loudly.
+check_loopback_only() {
+  command -v ss >/dev/null 2>&1 || return 0
+  local pids=() p bad
+  for p in "$RUN/master.pid:$MARK_MASTER" "$RUN/thrift.pid:$MARK_THRIFT"; do
+    p="$(ours "${p%%:*}" "${p#*:}" || true)"
+    [[ -n "$p" ]] && pids+=("$p")
+  done
+  ((${#pids[@]})) || return 0
+  bad="$(ss -Hltnp | grep -E "pid=($(IFS='|'; echo "${pids[*]}"))," | awk '{print $4}' \
+    | grep -v -E '^(127\.[0-9.]+|\[::ffff:127\.[0-9.]+\]|\[::1\]):[0-9]+$' || true)"
+  if [[ -n "$bad" ]]; then
+    log "error: listening beyond loopback: $(tr '\n' ' ' <<<"$bad")"
+    cmd_stop || true
+    exit 1
+  fi
+}
+
+cmd_stop() {
+  local pid any=0
+  if pid="$(ours "$RUN/thrift.pid" "$MARK_THRIFT")"; then
+    stop_pid "$pid" thrift2
+    any=1
+  fi
+  if pid="$(ours "$RUN/master.pid" "$MARK_MASTER")"; then
+    stop_pid "$pid" master
+    any=1
+  fi
+  rm -f "$RUN/thrift.pid" "$RUN/master.pid"
+  [[ $any -eq 1 ]] || log "nothing of ours was running"
+  return 0
+}
+
+cmd_status() {
+  local mpid tpid rc=0
+  mpid="$(ours "$RUN/master.pid" "$MARK_MASTER" || true)"
+  tpid="$(ours "$RUN/thrift.pid" "$MARK_THRIFT" || true)"
+  if [[ -n "$mpid" ]]; then
+    if master_ready && rs_ready; then echo "master+regionserver: running, pid $mpid, ready"
+    else echo "master+regionserver: running, pid $mpid, NOT ready"; rc=1; fi
+  else
+    echo "master+regionserver: not running"; rc=1
+  fi
+  if [[ -n "$tpid" ]]; then
+    if thrift_ready; then echo "thrift2: running, pid $tpid, accepting on $HOST:$THRIFT_PORT"
+    else echo "thrift2: running, pid $tpid, NOT accepting"; rc=1; fi
+  else
+    echo "thrift2: not running"; rc=1
+  fi
+  echo "logs: $LOGS"
+  return $rc
+}
+
+cmd_env() {
+  echo "DENORM_HBASE_URL=hbase://$HOST:$THRIFT_PORT"
+  echo "DENORM_HBASE_JMX=http://$HOST:$RS_INFO_PORT/jmx"
+}
+
+cmd_probe() {
+  need_java
+  ensure_fetched
+  "$JAVA" -cp "$(cat "$CP_FILE")" "$PROBE_SRC" "$HOST" "$THRIFT_PORT"
+}
+
+cmd_reset() {
+  cmd_stop
+  rm -rf "$DATA" "$LOGS" "$CONF" "$RUN"
+  log "reset: data, logs, config and pid files removed (classpath kept)"
+}
+
+cmd_logs() {
+  local f
+  for f in "$LOGS/master.log" "$LOGS/thrift.log"; do
+    [[ -f "$f" ]] || continue
+    echo "==> $f <=="
+    tail -n "${1:-50}" "$f"
+  done
+}
+
+case "${1:-}" in
+  fetch) cmd_fetch ;;
+  start) cmd_start ;;
+  stop) cmd_stop ;;
+  status) cmd_status ;;
+  env) cmd_env ;;
+  probe) cmd_probe ;;
+  reset) cmd_reset ;;
+  logs) shift; cmd_logs "$@" ;;
+  *)
+    echo "usage: $0 fetch|start|stop|status|env|probe|reset|logs [N]" >&2
+    exit 2
+    ;;
+esac
