@@ -35,13 +35,16 @@ func figuresOf(loads []float64) Figures {
 
 // noiseMaxOverMean is the max over mean that n samples spread perfectly
 // evenly over r regions show from sampling alone: each region's count is
-// binomial with relative spread sqrt((r-1)/n), and the largest of r
-// roughly normal draws sits about sqrt(2 ln r) spreads above the mean.
+// binomial with relative spread sqrt((r-1)/n), and the expected largest of
+// r roughly normal draws sits z spreads above the mean, z from Blom's
+// approximation of normal order statistics.
 func noiseMaxOverMean(n, r int) float64 {
 	if n <= 0 || r <= 1 {
 		return 1
 	}
-	return 1 + math.Sqrt(2*math.Log(float64(r)))*math.Sqrt(float64(r-1)/float64(n))
+	p := (float64(r) - 0.375) / (float64(r) + 0.25)
+	z := math.Sqrt2 * math.Erfinv(2*p-1)
+	return 1 + z*math.Sqrt(float64(r-1)/float64(n))
 }
 
 // summarize fills the steps' figures and the summary.
