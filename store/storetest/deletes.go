@@ -12,6 +12,7 @@ var deleteTests = []testCase{
 	{"DeleteColumn", testDeleteColumn},
 	{"DeleteFamily", testDeleteFamily},
 	{"DeleteRow", testDeleteRow},
+	{"DeleteVersionAtLatestTimestamp", testDeleteLatestVersion},
 	{"DeleteMarkerMasksLaterPuts", testMaskLaterPuts},
 	{"MajorCompactPurgesMarkers", testCompactPurgesMarkers},
 	{"MajorCompactDropsExtraVersions", testCompactDropsVersions},
@@ -192,4 +193,24 @@ func testCompactDropsExpired(t *testing.T, e *env) {
 	expectKeys(t, "scan after compaction", e.scan(name, store.Scan{}), "r")
 	got := e.get(name, store.Get{Row: []byte("r"), TimeRange: store.TimeRange{Max: old + 1}, MaxVersions: 3}).Cells
 	expectCells(t, "the expired cell's time range after compaction", got, cells("r", "k:q@"+itoa(old)+"=forever"))
+}
+
+func testDeleteLatestVersion(t *testing.T, e *env) {
+	name := e.create(store.TableSpec{Families: []store.FamilySpec{{Name: "f", MaxVersions: 3}, {Name: "g"}}})
+	e.put(name, "r", "f", "q", 10, "old")
+	e.put(name, "r", "f", "q", 20, "new")
+	e.put(name, "r", "g", "q", 5, "g")
+	// HBase's Delete.addColumn without a timestamp: the server turns it into
+	// a delete of the newest version, at that version's timestamp.
+	e.del(name, "r", store.DeleteVersion, "f", "q", store.LatestTimestamp)
+	expectCells(t, "after DeleteVersion at LatestTimestamp", e.all(name, "r"), cells("r", "f:q@10=old", "g:q@5=g"))
+	// A row delete at LatestTimestamp is one at the server's clock.
+	e.del(name, "r", store.DeleteRow, "", "", store.LatestTimestamp)
+	if got := e.all(name, "r"); len(got) != 0 {
+		t.Errorf("after DeleteRow at LatestTimestamp: %s, want nothing", cellsString(got))
+	}
+	e.put(name, "r", "f", "q", nowMillis()+time.Hour.Milliseconds(), "future")
+	if got := e.all(name, "r"); len(got) != 1 {
+		t.Errorf("a put newer than the row delete: %s, want it visible", cellsString(got))
+	}
 }

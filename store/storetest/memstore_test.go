@@ -235,7 +235,20 @@ func (s *memStore) Scan(_ context.Context, name string, sc store.Scan) (store.Sc
 func (s *memStore) resolve(t *memTable, m store.RowMutation) (store.RowMutation, error) {
 	now := nowMillis()
 	out := store.RowMutation{Row: bytes.Clone(m.Row), Durability: m.Durability}
+	if len(m.Row) == 0 || len(m.Row) > maxRowKey {
+		return out, fmt.Errorf("memstore: row key of %d bytes", len(m.Row))
+	}
 	for _, x := range m.Mutations {
+		if x.Timestamp < 0 {
+			return out, fmt.Errorf("memstore: negative timestamp %d", x.Timestamp)
+		}
+		if x.Kind == store.DeleteVersion && x.Timestamp == store.LatestTimestamp {
+			// As HBase: the newest visible version, or now when there is none.
+			x.Timestamp = now
+			if cur := t.m.read(m.Row, []store.Column{{Family: x.Family, Qualifier: x.Qualifier}}, 1, store.TimeRange{}, now); len(cur) > 0 {
+				x.Timestamp = cur[0].Timestamp
+			}
+		}
 		if x.Kind != store.DeleteRow {
 			if _, ok := t.spec.Family(x.Family); !ok {
 				return out, fmt.Errorf("memstore: row %s: %w: %s", store.Printable(m.Row), store.ErrFamilyNotFound, x.Family)

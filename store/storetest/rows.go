@@ -15,6 +15,7 @@ var rowTests = []testCase{
 	{"QualifierOrderAndEmptyQualifier", testQualifierOrder},
 	{"EmptyValueIsACell", testEmptyValue},
 	{"GetMissingRow", testGetMissingRow},
+	{"RowKeyAndTimestampLimits", testKeyLimits},
 }
 
 // awkwardKeys are row keys whose order differs between signed and unsigned
@@ -141,4 +142,36 @@ func next(ctx context.Context, sc store.Scanner) (store.Row, bool) {
 		return store.Row{}, false
 	}
 	return cloneRow(sc.Row()), true
+}
+
+// maxRowKey is HBase's limit on a row key's length (Short.MAX_VALUE).
+const maxRowKey = 32767
+
+// testKeyLimits checks what HBase's client refuses outright, so that a
+// schema that works on the embedded store cannot fail on HBase.
+func testKeyLimits(t *testing.T, e *env) {
+	name := e.simple(1, "f")
+	putRow := func(row []byte, ts int64) error {
+		return e.st.Mutate(e.ctx, name, store.RowMutation{Row: row, Mutations: []store.Mutation{
+			{Kind: store.Put, Family: "f", Qualifier: []byte("q"), Timestamp: ts, Value: []byte("v")},
+		}})
+	}
+	if err := putRow(nil, 1); err == nil {
+		t.Errorf("a put with an empty row key succeeded; HBase refuses it")
+	}
+	long := bytes.Repeat([]byte{'k'}, maxRowKey)
+	if err := putRow(long, 1); err != nil {
+		t.Errorf("a put with a %d-byte row key: %v", len(long), err)
+	} else if r := e.get(name, store.Get{Row: long}); r.Empty() {
+		t.Errorf("the %d-byte row key did not read back", len(long))
+	}
+	if err := putRow(append(long, 'k'), 1); err == nil {
+		t.Errorf("a put with a %d-byte row key succeeded; HBase's limit is %d", len(long)+1, maxRowKey)
+	}
+	if err := putRow([]byte("neg"), -1); err == nil {
+		t.Errorf("a put with timestamp -1 succeeded; HBase refuses negative timestamps")
+	}
+	if r := e.get(name, store.Get{Row: []byte("neg")}); !r.Empty() {
+		t.Errorf("a refused put landed: %s", cellsString(r.Cells))
+	}
 }
