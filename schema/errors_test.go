@@ -264,7 +264,7 @@ func TestErrorPaths(t *testing.T) {
     role: index
     entity: order
     each: items
-    rowkey: [items.sku, orderId]
+    rowkey: [items.sku, orderId, items.line]
     covering: [items.qty]
     families:
       d: {ttl: 1500ms}

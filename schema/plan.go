@@ -286,6 +286,31 @@ const RefQualifier = "r"
 // Thin reports whether the table is an index that copies no fields.
 func (t *Table) Thin() bool { return t.Role == RoleIndex && len(t.Covering) == 0 }
 
+// ElementCollision reports the first covered child field of a per-element
+// index whose row key lacks the child key: two elements of one entity with
+// the same key values then share a row, and the covered values of one
+// overwrite the other's. Empty when there is no such field. (Not a load
+// error yet, so that existing schemas keep loading; review should flag it.)
+func (t *Table) ElementCollision(p *Plan) string {
+	if t.Role != RoleIndex || t.Each == "" || t.Key == nil {
+		return ""
+	}
+	ent := p.Entity(t.Entity)
+	if ent == nil || ent.Child(t.Each) == nil {
+		return ""
+	}
+	c := ent.Child(t.Each)
+	if t.Key.Recoverable(c.Name + "." + c.Key) {
+		return ""
+	}
+	for _, f := range t.Covering {
+		if strings.HasPrefix(f, c.Name+".") {
+			return f
+		}
+	}
+	return ""
+}
+
 // Family finds a family by name, or nil.
 func (t *Table) Family(name string) *Family {
 	for _, f := range t.Families {

@@ -289,3 +289,33 @@ func TestWriteShares(t *testing.T) {
 		t.Errorf("rows per order in orders_by_sku = %v, want 3 (typical items)", r)
 	}
 }
+
+func TestElementCollision(t *testing.T) {
+	doc := base + `  by_sku:
+    role: index
+    entity: order
+    each: items
+    rowkey: [items.sku, orderId]
+    covering: [status, items.qty]
+  by_sku_line:
+    role: index
+    entity: order
+    each: items
+    rowkey: [items.sku, orderId, items.line]
+    covering: [items.qty]
+`
+	p, err := Parse("c.yaml", []byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := p.Table("by_sku").ElementCollision(p); got != "items.qty" {
+		t.Errorf("by_sku collision = %q, want items.qty", got)
+	}
+	if got := p.Table("by_sku_line").ElementCollision(p); got != "" {
+		t.Errorf("by_sku_line collision = %q", got)
+	}
+	orders := loadExample(t, "orders.yaml")
+	if got := orders.Table("orders_by_sku").ElementCollision(orders); got != "" {
+		t.Errorf("orders_by_sku collision = %q", got)
+	}
+}

@@ -369,7 +369,7 @@ func (d *decoder) checkIndex(td *tableDecl) {
 		}
 	}
 	for i, f := range t.Covering {
-		if t.ColumnFor(f) == nil && !t.Key.Recoverable(f) {
+		if t.ColumnFor(f) == nil && (t.Key == nil || !t.Key.Recoverable(f)) {
 			d.errLine(lines[i], index(join(td.path, "covering"), i), "covered field %q has no column", f)
 		}
 	}
