@@ -117,3 +117,26 @@ func TestSplitKeysSpreadLoad(t *testing.T) {
 		}
 	}
 }
+
+func TestFormat(t *testing.T) {
+	s := mustSpec(t, "salt(orderId, 8)", "status", "reverse(placedAt)", "orderId")
+	key, err := s.Encode(Values{"orderId": "o|1", "status": "OPEN", "placedAt": int64(1764460800000)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bucket := SaltBucket(appendEscapedForTest("o|1"), 8)
+	want := fmt.Sprintf("#%d|OPEN|2025-11-30T00:00:00Z|\"o|1\"", bucket)
+	if got := s.Format(key); got != want {
+		t.Errorf("Format = %s, want %s", got, want)
+	}
+	if got := s.Format([]byte("junk")); got != `?"junk"` {
+		t.Errorf("Format(junk) = %s", got)
+	}
+	d := mustSpec(t, "day(placedAt)", "items.sku")
+	k2, _ := d.Encode(Values{"placedAt": int64(1764460800000), "items.sku": "s1"})
+	if got := d.Format(k2); got != "2025-11-30|s1" {
+		t.Errorf("day Format = %s", got)
+	}
+}
+
+func appendEscapedForTest(s string) []byte { return appendEscaped(nil, []byte(s)) }
