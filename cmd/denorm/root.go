@@ -109,6 +109,7 @@ running); 2 usage or input error.`,
 		newReviewCmd(),
 		newCostCmd(),
 		newDdlCmd(),
+		newHotspotCmd(),
 	)
 	return root
 }
