@@ -178,6 +178,7 @@ func wholeRound(r store.Row) (int, string) {
 
 var batchTests = []testCase{
 	{"BatchPerRowResults", testBatchPerRow},
+	{"BatchLarge", testBatchLarge},
 }
 
 func testBatchPerRow(t *testing.T, e *env) {
@@ -238,5 +239,28 @@ func testBatchPerRow(t *testing.T, e *env) {
 	errs, err = e.st.Batch(e.ctx, name, nil)
 	if err != nil || len(errs) != 0 {
 		t.Errorf("empty Batch: %v, %v; want no errors", errs, err)
+	}
+}
+
+func testBatchLarge(t *testing.T, e *env) {
+	name := e.create(store.TableSpec{Families: []store.FamilySpec{{Name: "f"}}, SplitKeys: testSplits})
+	const n = 3000
+	ms := make([]store.RowMutation, n)
+	for i := range ms {
+		// Spread over every region, in no particular order.
+		ms[i] = rowPut(fmt.Sprintf("%c%05d", 'a'+(i*7)%26, i), "f", strconv.Itoa(i))
+	}
+	errs, err := e.st.Batch(e.ctx, name, ms)
+	if err != nil {
+		t.Fatalf("Batch of %d: %v", n, err)
+	}
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("Batch row %s: %v", ms[i].Row, err)
+		}
+	}
+	rows := e.scan(name, store.Scan{Caching: 500})
+	if len(rows) != n {
+		t.Errorf("scan after a batch of %d rows: %d rows", n, len(rows))
 	}
 }

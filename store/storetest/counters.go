@@ -153,7 +153,9 @@ func testCheckAndMutate(t *testing.T, e *env) {
 	cam("absent when present", absent, putM("lock", "two", 11), false)
 	expectCells(t, "after absent checks", e.all(name, "r"), cells("r", "f:lock@10=one"))
 
-	eq := func(v string) store.Condition { return store.Condition{Family: "f", Qualifier: []byte("lock"), Value: []byte(v)} }
+	eq := func(v string) store.Condition {
+		return store.Condition{Family: "f", Qualifier: []byte("lock"), Value: []byte(v)}
+	}
 	cam("equals the current value", eq("one"), putM("lock", "three", 20), true)
 	cam("equals an older version", eq("one"), putM("lock", "four", 30), false)
 	cam("equals another value", eq("nope"), putM("lock", "five", 30), false)

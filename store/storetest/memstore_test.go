@@ -83,6 +83,9 @@ func (s *memStore) DescribeTable(_ context.Context, name string) (store.TableSpe
 func (s *memStore) ListTables(context.Context) ([]string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.closed {
+		return nil, store.ErrClosed
+	}
 	var out []string
 	for n := range s.tables {
 		out = append(out, n)
@@ -358,10 +361,22 @@ func (s *memStore) Close() error {
 // store: hand-written expectations in the suite check the model, and the
 // model checks the randomized test's plumbing.
 func TestSuiteOnModelStore(t *testing.T) {
+	// One store for the whole run, as on a shared HBase, except when a
+	// subtest asks for a second store of its own.
 	shared := newMemStore(64<<10, 256<<10)
+	var mu sync.Mutex
+	handedOut := map[string]bool{}
 	start := time.Now()
 	Run(t, Harness{
-		New:          func(*testing.T) store.Store { return shared },
+		New: func(t *testing.T) store.Store {
+			mu.Lock()
+			defer mu.Unlock()
+			if handedOut[t.Name()] {
+				return newMemStore(64<<10, 256<<10)
+			}
+			handedOut[t.Name()] = true
+			return shared
+		},
 		MaxCellSize:  64 << 10,
 		MaxRowSize:   256 << 10,
 		RegionCounts: true,

@@ -111,8 +111,14 @@ func (rt *randTest) genMutation() store.RowMutation {
 			m = store.Mutation{Kind: store.DeleteColumn, Family: f, Qualifier: []byte(q), Timestamp: ts}
 		case p < 93:
 			m = store.Mutation{Kind: store.DeleteFamily, Family: f, Timestamp: ts}
+			if rt.rng.IntN(2) == 0 {
+				m.Qualifier = []byte(q) // ignored by a family delete
+			}
 		default:
 			m = store.Mutation{Kind: store.DeleteRow, Timestamp: ts}
+			if rt.rng.IntN(2) == 0 {
+				m.Family, m.Qualifier = f, []byte(q) // ignored by a row delete
+			}
 		}
 		rm.Mutations = append(rm.Mutations, m)
 	}
@@ -261,7 +267,7 @@ func (rt *randTest) verify(where string) {
 		{MaxVersions: 5, Reverse: true},
 		rt.randScan(),
 	} {
-		rows := e.scan(rt.table, s)
+		rows := joinPieces(rt.t, e.scan(rt.table, s), s.Batch)
 		want, flushed := rt.modelScan(s, rt.model.read), rt.modelScan(s, rt.model.readFlushed)
 		if sameRows(rows, want) || sameRows(rows, flushed) {
 			continue
@@ -295,6 +301,9 @@ func (rt *randTest) randScan() store.Scan {
 	}
 	if rt.rng.IntN(3) == 0 {
 		s.Limit = 1 + rt.rng.IntN(3)
+	}
+	if rt.rng.IntN(3) == 0 {
+		s.Batch = 1 + rt.rng.IntN(4)
 	}
 	return s
 }
@@ -345,4 +354,22 @@ func inScan(s store.Scan, k []byte) bool {
 		return (len(s.Start) == 0 || bytes.Compare(k, s.Start) >= 0) && (len(s.Stop) == 0 || bytes.Compare(k, s.Stop) < 0)
 	}
 	return (len(s.Start) == 0 || bytes.Compare(k, s.Start) <= 0) && (len(s.Stop) == 0 || bytes.Compare(k, s.Stop) > 0)
+}
+
+// joinPieces glues the consecutive pieces of batched rows back together,
+// checking that no piece is empty or over the batch.
+func joinPieces(t *testing.T, rows []store.Row, batch int) []store.Row {
+	t.Helper()
+	var out []store.Row
+	for _, r := range rows {
+		if len(r.Cells) == 0 || (batch > 0 && len(r.Cells) > batch) {
+			t.Errorf("scan with batch %d returned a piece of %d cells for row %s", batch, len(r.Cells), store.Printable(r.Key))
+		}
+		if n := len(out); n > 0 && bytes.Equal(out[n-1].Key, r.Key) {
+			out[n-1].Cells = append(out[n-1].Cells, r.Cells...)
+			continue
+		}
+		out = append(out, r)
+	}
+	return out
 }

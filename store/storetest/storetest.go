@@ -9,6 +9,22 @@
 // result depends on them, and nothing is asserted that HBase leaves
 // undefined (for example whether an older version resurfaces after the
 // newest one is deleted, which on HBase depends on flush timing).
+//
+// A backend's test file runs it like this:
+//
+//	func TestConformance(t *testing.T) {
+//		storetest.Run(t, storetest.Harness{
+//			New: func(t *testing.T) store.Store {
+//				st, err := Open(...) // a store of its own, closed by t.Cleanup
+//				...
+//			},
+//			MaxCellSize: 1 << 20, MaxRowSize: 4 << 20, // the limits it was opened with
+//			RegionCounts: true,
+//		})
+//	}
+//
+// A failing randomized subtest logs its seed; DENORM_STORETEST_SEED=<seed>
+// replays it.
 package storetest
 
 import (
@@ -33,6 +49,9 @@ type Harness struct {
 	// unique to the subtest, so New may return a connection to a shared
 	// server. New registers whatever cleanup the store needs (including
 	// Close) with t.Cleanup; the suite drops its tables before that runs.
+	// The ClosedStore subtest calls New a second time and closes that store
+	// itself, so each call must return a store of its own (on a shared
+	// server, a client of its own).
 	New func(t *testing.T) store.Store
 
 	// MaxCellSize and MaxRowSize are the limits the store was opened with;
@@ -116,6 +135,7 @@ var suite = concat(
 	regionTests,
 	durabilityTests,
 	modelTests,
+	closedTests,
 )
 
 func concat(lists ...[]testCase) []testCase {
