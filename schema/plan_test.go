@@ -319,3 +319,21 @@ func TestElementCollision(t *testing.T) {
 		t.Errorf("orders_by_sku collision = %q", got)
 	}
 }
+
+func TestQueryByKeyParts(t *testing.T) {
+	doc := base + `  daily:
+    role: counter
+    entity: order
+    rowkey: ["day(placedAt)", status]
+    add: {c:n: 1}
+queries:
+  q: {table: daily, by: [day(placedAt), status]}
+`
+	p, err := Parse("q.yaml", []byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q := p.Query("q"); !reflect.DeepEqual(q.By, []string{"placedAt", "status"}) || q.Shape != ShapeGet {
+		t.Errorf("q = %+v", q)
+	}
+}

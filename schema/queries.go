@@ -1,6 +1,8 @@
 package schema
 
 import (
+	"strings"
+
 	"go.yaml.in/yaml/v3"
 
 	"github.com/denorm/denorm/rowkey"
@@ -67,8 +69,19 @@ func (d *decoder) query(p *Plan, e entry, path string) *Query {
 	if n, ok := nodes["by"]; ok {
 		var by []string
 		by, byLines, _ = d.strList(n, join(path, "by"))
+		by, byLines = rejoinCalls(by, byLines)
 		for i, f := range by {
 			at := index(join(path, "by"), i)
+			if strings.Contains(f, "(") {
+				// A key part written as in the rowkey ("day(placedAt)")
+				// means the field it reads.
+				part, err := rowkey.ParsePart(f)
+				if err != nil {
+					d.errLine(byLines[i], at, "%v", err)
+					continue
+				}
+				f = part.Field
+			}
 			if d.field(td, f, byLines[i], at) == nil {
 				continue
 			}
