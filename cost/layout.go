@@ -129,6 +129,11 @@ func qualifierBytes(e *schema.Entity, c *schema.Column) int64 {
 	return n
 }
 
+// ColumnShape is the size of one cell of a column (PerRow is left at 1).
+func ColumnShape(e *schema.Entity, c *schema.Column) CellShape {
+	return CellShape{Family: c.Family, Qualifier: c.Qualifier, QualBytes: qualifierBytes(e, c), ValBytes: ValueBytes(e, c), PerRow: 1}
+}
+
 // TableLayout works out one table's shape per logical record.
 func TableLayout(p *schema.Plan, t *schema.Table) Layout {
 	e := p.Entity(t.Entity)
@@ -163,7 +168,9 @@ func TableLayout(p *schema.Plan, t *schema.Table) Layout {
 				}
 			}
 		}
-		l.Cells = append(l.Cells, CellShape{Family: c.Family, Qualifier: c.Qualifier, QualBytes: qualifierBytes(e, c), ValBytes: ValueBytes(e, c), PerRow: per})
+		cs := ColumnShape(e, c)
+		cs.PerRow = per
+		l.Cells = append(l.Cells, cs)
 	}
 	if t.Ref != nil {
 		// Index and lookup rows carry the primary row key as a value.

@@ -78,13 +78,8 @@ func checkRowUnbounded(r *reviewer) {
 			if ch == nil {
 				continue
 			}
-			l := cost.TableLayout(r.plan, t)
-			var cell int64
-			for _, s := range l.Cells {
-				if s.Qualifier == c.Qualifier && s.Family == c.Family {
-					cell = int64(cost.CellBytes(int(key), len(s.Family), int(s.QualBytes), int(s.ValBytes)))
-				}
-			}
+			s := cost.ColumnShape(e, c)
+			cell := int64(cost.CellBytes(int(key), len(s.Family), int(s.QualBytes), int(s.ValBytes)))
 			rowBytes := int64(ch.Max) * cell
 			where := at{table: t.Name, line: firstLine(ch.Lines["max"], ch.Line, c.Line)}
 			msg := fmt.Sprintf("table %s embeds child list %s as one cell per element in the %s row: up to %d elements of about %d bytes, a row of up to %s",
@@ -109,12 +104,8 @@ func checkCellHuge(r *reviewer) {
 			continue
 		}
 		key := cost.KeyBytes(r.plan, t)
-		l := cost.TableLayout(r.plan, t)
-		for i, c := range t.Columns {
-			if i >= len(l.Cells) {
-				break
-			}
-			s := l.Cells[i]
+		for _, c := range t.Columns {
+			s := cost.ColumnShape(e, c)
 			size := int64(cost.CellBytes(int(key), len(s.Family), int(s.QualBytes), int(s.ValBytes)))
 			where := at{table: t.Name, line: firstLine(c.Line, t.Line)}
 			switch {
