@@ -54,6 +54,10 @@ type Estimate struct {
 	Replication int             `json:"replication"`
 	Tables      []TableEstimate `json:"tables"`
 	Entities    []EntityTotal   `json:"entities"`
+	// TotalBytes sums every entity's records (those the workload counts):
+	// the whole data set, counters aside, before and after replication.
+	TotalBytes      float64 `json:"total_bytes"`
+	TotalReplicated float64 `json:"total_bytes_replicated"`
 }
 
 // EstimatePlan computes bytes per logical record for every table of the
@@ -103,6 +107,8 @@ func EstimatePlan(p *schema.Plan, opts Options) (Estimate, error) {
 		tot.Records = records(p, tot.Entity)
 		tot.TotalBytes = tot.Bytes * float64(tot.Records)
 		tot.TotalReplicated = tot.TotalBytes * float64(rep)
+		est.TotalBytes += tot.TotalBytes
+		est.TotalReplicated += tot.TotalReplicated
 	}
 	return est, nil
 }

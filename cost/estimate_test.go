@@ -141,6 +141,9 @@ func TestEstimateByHand(t *testing.T) {
 	if !near(e.Bytes, total) || !near(e.Replicated, 3*total) || e.Records != 1000 || !near(e.TotalBytes, 1000*total) {
 		t.Errorf("entity total: %+v, want bytes %.0f", e, total)
 	}
+	if !near(est.TotalBytes, 1000*total) || !near(est.TotalReplicated, 3000*total) {
+		t.Errorf("plan totals %.0f / %.0f, want %.0f / %.0f", est.TotalBytes, est.TotalReplicated, 1000*total, 3000*total)
+	}
 	if !near(e.Overhead, total/e.ValueBytes) {
 		t.Errorf("overhead %.3f", e.Overhead)
 	}

@@ -49,6 +49,9 @@ func WriteText(w io.Writer, est Estimate) error {
 			fmt.Fprintf(&b, "  %d records: %s, %s at replication %d\n", e.Records, human(e.TotalBytes), human(e.TotalReplicated), est.Replication)
 		}
 	}
+	if est.TotalBytes > 0 && len(est.Entities) > 1 {
+		fmt.Fprintf(&b, "\nall entities: %s, %s at replication %d (counters aside)\n", human(est.TotalBytes), human(est.TotalReplicated), est.Replication)
+	}
 	var notes []string
 	for _, t := range est.Tables {
 		for _, a := range t.Assumptions {
