@@ -16,9 +16,10 @@ type Result struct {
 	// Layout says how the table's regions started.
 	Layout string `json:"layout"`
 
-	Start    time.Time     `json:"start"`
-	Duration time.Duration `json:"duration_ns"`
-	Step     time.Duration `json:"step_ns"`
+	// Start, Duration and Step are absent for a store.
+	Start    time.Time     `json:"start,omitzero"`
+	Duration time.Duration `json:"duration_ns,omitzero"`
+	Step     time.Duration `json:"step_ns,omitzero"`
 	Seed     uint64        `json:"seed"`
 
 	WritesPerSecond float64 `json:"writes_per_second"`

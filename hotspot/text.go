@@ -91,7 +91,13 @@ func WriteText(w io.Writer, res *Result) error {
 func verdict(res *Result) string {
 	sm := res.Summary
 	f := sm.Writes.Typical
+	var total float64
+	for _, st := range res.Steps {
+		total += st.Writes + st.Reads
+	}
 	switch {
+	case total == 0:
+		return "\nNo requests recorded: nothing to compare.\n"
 	case sm.EndRegions <= 1 && sm.StartRegions <= 1:
 		return "\nOne region takes everything: nothing to compare.\n"
 	case f.BusiestShare > 0.5:

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -72,7 +74,9 @@ could not be read or loaded, or bad usage.`,
 					Table: table, Regions: regions, Duration: duration, Step: step,
 					Seed: seed, SamplesPerStep: samples,
 				})
-				if err != nil && (strings.Contains(err.Error(), "hotspot: ") && !strings.Contains(err.Error(), "context")) {
+				// Everything but an interruption comes from the schema
+				// or the flags: an input error.
+				if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
 					err = usageError(err)
 				}
 			}
