@@ -81,7 +81,7 @@ func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
 	if now == nil {
 		now = func() int64 { return time.Now().UnixMilli() }
 	}
-	po := &pdb.Options{}
+	po := &pdb.Options{Logger: quietLogger{pdb.DefaultLogger}}
 	if opts.CacheSize > 0 {
 		c := pdb.NewCache(opts.CacheSize)
 		defer c.Unref()
