@@ -1,0 +1,344 @@
+package layout
+
+import (
+	"bytes"
+	"fmt"
+	"sort"
+
+	"github.com/denorm/denorm/rowkey"
+	"github.com/denorm/denorm/schema"
+	"github.com/denorm/denorm/store"
+)
+
+// Cell is one put of a derived or primary row, without row and timestamp
+// (the writer stamps the event version).
+type Cell struct {
+	Family    string
+	Qualifier []byte
+	Value     []byte
+}
+
+// Ref names one derived thing an entity state owns: a whole row of an index
+// or lookup table (Family empty), or one contribution column of a counter
+// row shared with other entities.
+type Ref struct {
+	Table     string
+	Row       []byte
+	Family    string
+	Qualifier []byte
+}
+
+// ID is a string that identifies the ref, for sets.
+func (r Ref) ID() string {
+	return r.Table + "\x00" + string(r.Row) + "\x00" + r.Family + "\x00" + string(r.Qualifier)
+}
+
+// Item is a derived row (or contribution column) with the cells it holds.
+type Item struct {
+	Ref
+	Cells []Cell
+}
+
+// Increment is one fast-mode counter addition.
+type Increment struct {
+	Table     string
+	Row       []byte
+	Family    string
+	Qualifier []byte
+	Delta     int64
+}
+
+// Derived is everything one entity state puts in the store.
+type Derived struct {
+	PrimaryTable string
+	PrimaryKey   []byte
+	Primary      []Cell
+	// Items are index rows, lookup rows and exact-mode counter
+	// contributions, sorted by ID.
+	Items []Item
+	// Increments are fast-mode counter additions, applied once per entity.
+	Increments []Increment
+}
+
+// EntityKey encodes an entity's key fields in order: the identity of its
+// contributions in shared counter rows and the input of counter buckets.
+func EntityKey(ent *schema.Entity, vals map[string]any) ([]byte, error) {
+	var out []byte
+	for _, k := range ent.Key {
+		f := ent.Field(k)
+		if f == nil {
+			return nil, fmt.Errorf("layout: entity %s has no key field %s", ent.Name, k)
+		}
+		v, ok := vals[k]
+		if !ok || v == nil {
+			return nil, fmt.Errorf("layout: entity %s: no value for key field %s", ent.Name, k)
+		}
+		var err error
+		if out, err = rowkey.AppendValue(out, f.Type, v); err != nil {
+			return nil, fmt.Errorf("layout: entity %s key field %s: %w", ent.Name, k, err)
+		}
+	}
+	return out, nil
+}
+
+// Derive computes the primary row and every derived row of one entity
+// state. state holds top-level fields by name and child lists as
+// []map[string]any.
+func Derive(plan *schema.Plan, ent *schema.Entity, state map[string]any) (*Derived, error) {
+	prim := plan.Primary(ent.Name)
+	if prim == nil {
+		return nil, fmt.Errorf("layout: entity %s has no primary table", ent.Name)
+	}
+	top := topValues(ent, state)
+	d := &Derived{PrimaryTable: prim.Name}
+	var err error
+	if d.PrimaryKey, err = prim.Key.Encode(top); err != nil {
+		return nil, fmt.Errorf("layout: primary key of %s in %s: %w", ent.Name, prim.Name, err)
+	}
+	if d.Primary, err = primaryCells(plan, ent, prim, state); err != nil {
+		return nil, err
+	}
+	ekey, err := EntityKey(ent, top)
+	if err != nil {
+		return nil, err
+	}
+	items := map[string]*Item{}
+	for _, t := range plan.TablesOf(ent.Name) {
+		if t.Role == schema.RolePrimary {
+			continue
+		}
+		for _, vals := range rowValues(ent, t, state, top) {
+			if t.When != "" && !isSet(vals[t.When]) {
+				continue
+			}
+			if err := deriveRow(plan, ent, t, vals, d, ekey, items); err != nil {
+				return nil, err
+			}
+		}
+	}
+	for _, it := range items {
+		sort.Slice(it.Cells, func(i, j int) bool { return cellLess(it.Cells[i], it.Cells[j]) })
+		d.Items = append(d.Items, *it)
+	}
+	sort.Slice(d.Items, func(i, j int) bool { return d.Items[i].ID() < d.Items[j].ID() })
+	sort.Slice(d.Increments, func(i, j int) bool {
+		a, b := d.Increments[i], d.Increments[j]
+		if a.Table != b.Table {
+			return a.Table < b.Table
+		}
+		if c := bytes.Compare(a.Row, b.Row); c != 0 {
+			return c < 0
+		}
+		return string(a.Qualifier) < string(b.Qualifier)
+	})
+	return d, nil
+}
+
+func deriveRow(plan *schema.Plan, ent *schema.Entity, t *schema.Table, vals map[string]any, d *Derived, ekey []byte, items map[string]*Item) error {
+	switch t.Role {
+	case schema.RoleIndex, schema.RoleLookup:
+		row, err := t.Key.Encode(vals)
+		if err != nil {
+			return fmt.Errorf("layout: row key of %s: %w", t.Name, err)
+		}
+		it := &Item{Ref: Ref{Table: t.Name, Row: row}}
+		if prev, ok := items[it.ID()]; ok {
+			it = prev // two elements mapping to one row: one row, merged cells
+		} else {
+			items[it.ID()] = it
+		}
+		if t.Ref != nil {
+			it.Cells = setCell(it.Cells, Cell{Family: t.Ref.Family, Qualifier: []byte(schema.RefQualifier), Value: d.PrimaryKey})
+		}
+		for _, c := range t.Columns {
+			if c.Field == "" || c.Template {
+				continue
+			}
+			v, ok := vals[c.Field]
+			if !ok || v == nil {
+				continue
+			}
+			f := ent.Field(c.Field)
+			if f == nil {
+				return fmt.Errorf("layout: %s column %s: no field %s", t.Name, c.Name(), c.Field)
+			}
+			b, err := EncodeValue(f.Type, v)
+			if err != nil {
+				return fmt.Errorf("layout: %s column %s: %w", t.Name, c.Name(), err)
+			}
+			it.Cells = setCell(it.Cells, Cell{Family: c.Family, Qualifier: []byte(c.Qualifier), Value: b})
+		}
+	case schema.RoleCounter:
+		key, err := t.Key.Encode(vals)
+		if err != nil {
+			return fmt.Errorf("layout: row key of counter %s: %w", t.Name, err)
+		}
+		row := key
+		if t.Counter.Buckets > 1 {
+			row = append(append([]byte(nil), key...), rowkey.SaltBucket(ekey, t.Counter.Buckets))
+		}
+		for _, a := range t.Counter.Adds {
+			delta := a.Const
+			if a.Field != "" {
+				v, ok := vals[a.Field]
+				if !ok || v == nil {
+					continue
+				}
+				n, err := rowkey.Normalize(rowkey.Int64, v)
+				if err != nil {
+					return fmt.Errorf("layout: counter %s adds %s: %w", t.Name, a.Field, err)
+				}
+				delta = n.(int64)
+			}
+			if t.Counter.Mode == schema.CounterExact {
+				q := append(append([]byte(a.Qualifier), 0), ekey...)
+				it := &Item{Ref: Ref{Table: t.Name, Row: row, Family: a.Family, Qualifier: q}}
+				if prev, ok := items[it.ID()]; ok {
+					n, _ := CellInt64(prev.Cells[0].Value)
+					prev.Cells[0].Value = Int64Cell(n + delta)
+					continue
+				}
+				it.Cells = []Cell{{Family: a.Family, Qualifier: q, Value: Int64Cell(delta)}}
+				items[it.ID()] = it
+				continue
+			}
+			merged := false
+			for i := range d.Increments {
+				in := &d.Increments[i]
+				if in.Table == t.Name && bytes.Equal(in.Row, row) && in.Family == a.Family && string(in.Qualifier) == a.Qualifier {
+					in.Delta += delta
+					merged = true
+					break
+				}
+			}
+			if !merged {
+				d.Increments = append(d.Increments, Increment{Table: t.Name, Row: row, Family: a.Family, Qualifier: []byte(a.Qualifier), Delta: delta})
+			}
+		}
+	}
+	return nil
+}
+
+// setCell adds c, replacing a cell of the same column.
+func setCell(cells []Cell, c Cell) []Cell {
+	for i := range cells {
+		if cells[i].Family == c.Family && bytes.Equal(cells[i].Qualifier, c.Qualifier) {
+			cells[i] = c
+			return cells
+		}
+	}
+	return append(cells, c)
+}
+
+func cellLess(a, b Cell) bool {
+	if a.Family != b.Family {
+		return a.Family < b.Family
+	}
+	return bytes.Compare(a.Qualifier, b.Qualifier) < 0
+}
+
+func primaryCells(plan *schema.Plan, ent *schema.Entity, t *schema.Table, state map[string]any) ([]Cell, error) {
+	var cells []Cell
+	for _, c := range t.Columns {
+		if !c.Template {
+			v, ok := state[c.Field]
+			if !ok || v == nil {
+				continue
+			}
+			f := ent.Field(c.Field)
+			if f == nil {
+				return nil, fmt.Errorf("layout: %s column %s: no field %s", t.Name, c.Name(), c.Field)
+			}
+			b, err := EncodeValue(f.Type, v)
+			if err != nil {
+				return nil, fmt.Errorf("layout: %s column %s: %w", t.Name, c.Name(), err)
+			}
+			cells = append(cells, Cell{Family: c.Family, Qualifier: []byte(c.Qualifier), Value: b})
+			continue
+		}
+		ch := ent.Child(c.Child)
+		if ch == nil {
+			return nil, fmt.Errorf("layout: %s column %s: no child list %s", t.Name, c.Name(), c.Child)
+		}
+		elems, _ := state[ch.Name].([]map[string]any)
+		for _, el := range elems {
+			q, err := c.QualifierFor(plan, ent.Name, el[ch.Key])
+			if err != nil {
+				return nil, fmt.Errorf("layout: %s column %s: %w", t.Name, c.Name(), err)
+			}
+			var b []byte
+			if c.Field == "" {
+				b, err = EncodeElement(ch, el)
+			} else {
+				name := c.Field[len(ch.Name)+1:]
+				v, ok := el[name]
+				if !ok || v == nil {
+					continue
+				}
+				b, err = EncodeValue(ch.Field(name).Type, v)
+			}
+			if err != nil {
+				return nil, fmt.Errorf("layout: %s column %s: %w", t.Name, c.Name(), err)
+			}
+			cells = append(cells, Cell{Family: c.Family, Qualifier: q, Value: b})
+		}
+	}
+	sort.SliceStable(cells, func(i, j int) bool { return cellLess(cells[i], cells[j]) })
+	return cells, nil
+}
+
+// topValues is the entity's own fields (no child lists).
+func topValues(ent *schema.Entity, state map[string]any) rowkey.Values {
+	vals := make(rowkey.Values, len(state))
+	for k, v := range state {
+		if ent.Child(k) == nil {
+			vals[k] = v
+		}
+	}
+	return vals
+}
+
+// rowValues lists the value sets of the rows a table gets from one state:
+// one for per-entity tables, one per element for tables with `each` (the
+// element's fields as "child.field").
+func rowValues(ent *schema.Entity, t *schema.Table, state map[string]any, top rowkey.Values) []rowkey.Values {
+	if t.Each == "" {
+		return []rowkey.Values{top}
+	}
+	elems, _ := state[t.Each].([]map[string]any)
+	out := make([]rowkey.Values, 0, len(elems))
+	for _, el := range elems {
+		vals := make(rowkey.Values, len(top)+len(el))
+		for k, v := range top {
+			vals[k] = v
+		}
+		for k, v := range el {
+			vals[t.Each+"."+k] = v
+		}
+		out = append(out, vals)
+	}
+	return out
+}
+
+// isSet: present and not the zero value of its type.
+func isSet(v any) bool {
+	switch x := v.(type) {
+	case nil:
+		return false
+	case string:
+		return x != ""
+	case []byte:
+		return len(x) > 0
+	case bool:
+		return x
+	case int32:
+		return x != 0
+	case int64:
+		return x != 0
+	case float64:
+		return x != 0
+	}
+	return true
+}
+
+var _ = store.LatestTimestamp

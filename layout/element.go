@@ -1,0 +1,80 @@
+package layout
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/denorm/denorm/schema"
+)
+
+// An element record (one child of a wide row, in one cell) is compact, so
+// that a cell costs about the sum of its fields' sizes, as the cost model
+// assumes:
+//
+//	presence bitmap, ceil(fields/8) bytes, bit i set when field i is present
+//	then each present field in schema order: fixed-width types as EncodeValue
+//	gives them; strings and bytes as a uvarint length and the bytes.
+
+// EncodeElement encodes one child element.
+func EncodeElement(c *schema.Child, elem map[string]any) ([]byte, error) {
+	n := len(c.Fields)
+	out := make([]byte, (n+7)/8, 64)
+	for i, f := range c.Fields {
+		v, ok := elem[f.Name]
+		if !ok || v == nil {
+			continue
+		}
+		out[i/8] |= 1 << (i % 8)
+		b, err := EncodeValue(f.Type, v)
+		if err != nil {
+			return nil, fmt.Errorf("layout: element of %s, field %s: %w", c.Name, f.Name, err)
+		}
+		if f.Type.FixedWidth() <= 0 {
+			out = binary.AppendUvarint(out, uint64(len(b)))
+		}
+		out = append(out, b...)
+	}
+	return out, nil
+}
+
+// DecodeElement is the inverse of EncodeElement.
+func DecodeElement(c *schema.Child, b []byte) (map[string]any, error) {
+	n := len(c.Fields)
+	nb := (n + 7) / 8
+	if len(b) < nb {
+		return nil, fmt.Errorf("layout: element of %s: %d bytes, shorter than its bitmap", c.Name, len(b))
+	}
+	bitmap, rest := b[:nb], b[nb:]
+	if n%8 != 0 && bitmap[nb-1]>>(n%8) != 0 {
+		return nil, fmt.Errorf("layout: element of %s: presence bits set past its %d fields", c.Name, n)
+	}
+	elem := make(map[string]any, n)
+	for i, f := range c.Fields {
+		if bitmap[i/8]&(1<<(i%8)) == 0 {
+			continue
+		}
+		w := f.Type.FixedWidth()
+		if w <= 0 {
+			l, k := binary.Uvarint(rest)
+			if k <= 0 || uint64(len(rest)-k) < l || k != len(binary.AppendUvarint(nil, l)) {
+				return nil, fmt.Errorf("layout: element of %s, field %s: bad length", c.Name, f.Name)
+			}
+			rest = rest[k:]
+			w = int(l)
+		}
+		if len(rest) < w {
+			return nil, fmt.Errorf("layout: element of %s, field %s: truncated", c.Name, f.Name)
+		}
+		v, err := DecodeValue(f.Type, rest[:w])
+		if err != nil {
+			return nil, fmt.Errorf("layout: element of %s, field %s: %w", c.Name, f.Name, err)
+		}
+		elem[f.Name] = v
+		rest = rest[w:]
+	}
+	if len(rest) != 0 {
+		return nil, fmt.Errorf("layout: element of %s: %d bytes after the last field", c.Name, len(rest))
+	}
+	return elem, nil
+}
+

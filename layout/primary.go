@@ -1,0 +1,205 @@
+package layout
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"sort"
+
+	"github.com/denorm/denorm/rowkey"
+	"github.com/denorm/denorm/schema"
+	"github.com/denorm/denorm/store"
+)
+
+// Bookkeeping qualifiers in the first family of a primary table.
+var (
+	// QualPending holds the refs of earlier states that the version in the
+	// row must delete; a replay of that version redoes the deletes.
+	QualPending = []byte("\x00p")
+	// QualTombstone marks an entity deleted at the cell's timestamp. A
+	// tombstone rather than a row delete lets a late, older event see that
+	// the entity is gone.
+	QualTombstone = []byte("\x00d")
+)
+
+// IsBookkeeping reports whether a qualifier is the writer's own.
+func IsBookkeeping(q []byte) bool { return len(q) > 0 && q[0] == 0 }
+
+// BookFamily is the family that holds a primary table's bookkeeping cells.
+func BookFamily(t *schema.Table) string { return t.Families[0].Name }
+
+// State is an entity as its primary row shows it.
+type State struct {
+	// Version is the newest timestamp in the row; 0 when the row is empty.
+	Version int64
+	// Deleted: the newest thing in the row is a tombstone.
+	Deleted bool
+	// Values: top-level fields and child lists; nil when deleted or absent.
+	Values map[string]any
+	// Pending: the refs the version's write was to delete.
+	Pending []Ref
+}
+
+// Exists reports whether the row holds a live entity.
+func (s *State) Exists() bool { return s.Version > 0 && !s.Deleted }
+
+// ReadState rebuilds an entity from its primary row.
+func ReadState(plan *schema.Plan, ent *schema.Entity, t *schema.Table, row store.Row) (*State, error) {
+	st := &State{}
+	if row.Empty() {
+		return st, nil
+	}
+	book := BookFamily(t)
+	var tomb int64 = -1
+	for _, c := range row.Cells {
+		if c.Timestamp > st.Version {
+			st.Version = c.Timestamp
+		}
+		if c.Family == book && bytes.Equal(c.Qualifier, QualTombstone) {
+			tomb = c.Timestamp
+		}
+	}
+	if tomb >= st.Version {
+		st.Deleted = true
+	}
+	vals, err := t.Key.DecodeValues(row.Key)
+	if err != nil {
+		return nil, fmt.Errorf("layout: primary key of %s: %w", t.Name, err)
+	}
+	state := map[string]any{}
+	for k, v := range vals {
+		state[k] = v
+	}
+	children := map[string][]map[string]any{}
+	for _, c := range row.Cells {
+		if c.Family == book && IsBookkeeping(c.Qualifier) {
+			if bytes.Equal(c.Qualifier, QualPending) && c.Timestamp == st.Version {
+				if st.Pending, err = DecodeRefs(c.Value); err != nil {
+					return nil, fmt.Errorf("layout: pending refs of %s row %s: %w", t.Name, store.Printable(row.Key), err)
+				}
+			}
+			continue
+		}
+		if st.Deleted {
+			continue
+		}
+		if err := readCell(plan, ent, t, c, state, children); err != nil {
+			return nil, err
+		}
+	}
+	if st.Deleted {
+		return st, nil
+	}
+	for name, elems := range children {
+		state[name] = elems
+	}
+	st.Values = state
+	return st, nil
+}
+
+func readCell(plan *schema.Plan, ent *schema.Entity, t *schema.Table, c store.Cell, state map[string]any, children map[string][]map[string]any) error {
+	for _, col := range t.Columns {
+		if col.Family != c.Family {
+			continue
+		}
+		if !col.Template {
+			if string(c.Qualifier) != col.Qualifier {
+				continue
+			}
+			f := ent.Field(col.Field)
+			v, err := DecodeValue(f.Type, c.Value)
+			if err != nil {
+				return fmt.Errorf("layout: %s column %s: %w", t.Name, col.Name(), err)
+			}
+			state[col.Field] = v
+			return nil
+		}
+		key, ok := col.ChildKeyOf(plan, ent.Name, c.Qualifier)
+		if !ok {
+			continue
+		}
+		ch := ent.Child(col.Child)
+		elems := children[ch.Name]
+		var el map[string]any
+		for _, e := range elems {
+			if e[ch.Key] == key {
+				el = e
+				break
+			}
+		}
+		if el == nil {
+			el = map[string]any{ch.Key: key}
+			children[ch.Name] = append(elems, el)
+		}
+		if col.Field == "" {
+			dec, err := DecodeElement(ch, c.Value)
+			if err != nil {
+				return fmt.Errorf("layout: %s column %s: %w", t.Name, col.Name(), err)
+			}
+			for k, v := range dec {
+				el[k] = v
+			}
+			return nil
+		}
+		name := col.Field[len(ch.Name)+1:]
+		v, err := DecodeValue(ch.Field(name).Type, c.Value)
+		if err != nil {
+			return fmt.Errorf("layout: %s column %s: %w", t.Name, col.Name(), err)
+		}
+		el[name] = v
+		return nil
+	}
+	return nil // a cell no column maps: left alone (a live copy, or a foreign column)
+}
+
+// EncodeRefs serializes refs for the pending cell, sorted so equal sets
+// encode equally.
+func EncodeRefs(refs []Ref) []byte {
+	rs := append([]Ref(nil), refs...)
+	sort.Slice(rs, func(i, j int) bool { return rs[i].ID() < rs[j].ID() })
+	out := binary.AppendUvarint(nil, uint64(len(rs)))
+	for _, r := range rs {
+		for _, part := range [][]byte{[]byte(r.Table), r.Row, []byte(r.Family), r.Qualifier} {
+			out = binary.AppendUvarint(out, uint64(len(part)))
+			out = append(out, part...)
+		}
+	}
+	return out
+}
+
+// DecodeRefs is the inverse of EncodeRefs.
+func DecodeRefs(b []byte) ([]Ref, error) {
+	n, k := binary.Uvarint(b)
+	if k <= 0 || n > uint64(len(b)) {
+		return nil, fmt.Errorf("bad ref count")
+	}
+	b = b[k:]
+	refs := make([]Ref, 0, n)
+	for i := uint64(0); i < n; i++ {
+		var parts [4][]byte
+		for j := range parts {
+			l, k := binary.Uvarint(b)
+			if k <= 0 || uint64(len(b)-k) < l {
+				return nil, fmt.Errorf("ref %d is truncated", i)
+			}
+			parts[j] = append([]byte(nil), b[k:k+int(l)]...)
+			b = b[k+int(l):]
+		}
+		refs = append(refs, Ref{Table: string(parts[0]), Row: parts[1], Family: string(parts[2]), Qualifier: parts[3]})
+	}
+	if len(b) != 0 {
+		return nil, fmt.Errorf("%d bytes after the last ref", len(b))
+	}
+	return refs, nil
+}
+
+// Refs lists the refs of a derived state.
+func (d *Derived) Refs() []Ref {
+	out := make([]Ref, len(d.Items))
+	for i, it := range d.Items {
+		out[i] = it.Ref
+	}
+	return out
+}
+
+var _ = rowkey.String
