@@ -77,4 +77,3 @@ func DecodeElement(c *schema.Child, b []byte) (map[string]any, error) {
 	}
 	return elem, nil
 }
-
