@@ -308,12 +308,37 @@ func FuzzParseURL(f *testing.F) {
 	})
 }
 
-func TestEncodedRegionName(t *testing.T) {
-	a := encodedRegionName([]byte("t"), nil, 1700000000000)
-	b := encodedRegionName([]byte("t"), []byte("m"), 1700000000000)
-	if len(a) != 32 || a == b || strings.Trim(a, "0123456789abcdef") != "" {
-		t.Errorf("encoded names %q, %q", a, b)
+func TestParseMetaRow(t *testing.T) {
+	for _, tc := range []struct {
+		key, table, start, enc string
+		ok                     bool
+	}{
+		{"t,,1700000000000.0123456789abcdef0123456789abcdef.", "t", "", "0123456789abcdef0123456789abcdef", true},
+		{"t,a,b.c,1700000000000.0123456789abcdef0123456789abcdef.", "t", "a,b.c", "0123456789abcdef0123456789abcdef", true},
+		{"ns:t,\xff,1.ffffffffffffffffffffffffffffffff.", "ns:t", "\\xFF", "ffffffffffffffffffffffffffffffff", true},
+		{"t2,,1.0123456789abcdef0123456789abcdef.", "t", "", "", false},
+		{"t,,1700000000000", "t", "", "", false},
+		{"t,,1.short.", "t", "", "", false},
+		{"t,.0123456789abcdef0123456789abcdef.", "t", "", "", false},
+	} {
+		start, enc, ok := parseMetaRow([]byte(tc.key), tc.table)
+		if ok != tc.ok || (ok && (store.Printable(start) != tc.start || enc != tc.enc)) {
+			t.Errorf("parseMetaRow(%q) = %q, %q, %v; want %q, %q, %v", tc.key, start, enc, ok, tc.start, tc.enc, tc.ok)
+		}
 	}
+}
+
+func FuzzParseMetaRow(f *testing.F) {
+	f.Add([]byte("t,a,1700000000000.0123456789abcdef0123456789abcdef."), "t")
+	f.Fuzz(func(t *testing.T, key []byte, table string) {
+		start, enc, ok := parseMetaRow(key, table)
+		if !ok {
+			return
+		}
+		if len(enc) != 32 || !bytes.HasPrefix(key, append([]byte(table+","), start...)) {
+			t.Errorf("parseMetaRow(%q, %q) = %q, %q", key, table, start, enc)
+		}
+	})
 }
 
 func TestRowConversion(t *testing.T) {
