@@ -18,10 +18,10 @@ while read -r file name; do
   if ! go test -run '^$' -fuzz "^${name}\$" -fuzztime "$fuzztime" "$dir"; then
     failed+=("$dir $name")
   fi
-done < <(grep -rEo --include='*_test.go' '^func Fuzz[A-Za-z0-9_]+\(' . \
-  | grep -v '^\./testenv/work/' \
+done < <(find . -mindepth 1 \( -type d \( -name '.*' -o -name testdata -o -path ./testenv/work \) -prune \) \
+    -o -type f -name '*_test.go' -print0 \
+  | xargs -0 -r grep -HEo '^func Fuzz[A-Za-z0-9_]+\(' \
   | sed -E 's|^\./||; s|:func (Fuzz[A-Za-z0-9_]+)\($| \1|' | sort)
-
 echo "fuzz.sh: ran $found targets"
 if (( ${#failed[@]} > 0 )); then
   printf 'fuzz.sh: failed: %s\n' "${failed[@]}" >&2
