@@ -86,7 +86,7 @@ func (s sections) render() string {
 // at all (a test checks that).
 func cleanExample() string { return sections{}.render() }
 
-// indexTable is the clean schema's tables plus one more.
+// withTable is the clean schema's tables plus one more.
 func withTable(extra string) string { return cleanTables + extra }
 
 const itemsEntity = `entities:

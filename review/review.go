@@ -11,8 +11,8 @@ import "github.com/denorm/denorm/schema"
 // checker is one rule (or a few closely related ones) over a plan.
 type checker func(r *reviewer)
 
-// checkers lists every rule function; catalogue_test checks each catalogue
-// id is produced by at least one of them.
+// checkers lists every rule function; TestEveryExampleTriggersItsRule
+// checks that every catalogue id is produced by one of them.
 func checkers() []checker {
 	return []checker{
 		checkKeyMonotonic,
