@@ -94,8 +94,8 @@ func summarize(res *Result) {
 			sm.Splits++
 		}
 	}
-	sm.Requests = spreadOf(res, func(st Step) Figures { return st.Figures }, (*Region).Load)
-	sm.Writes = spreadOf(res, func(st Step) Figures { return st.WriteFigures }, writeLoad)
+	sm.Requests = spreadOf(res, func(st Step) Figures { return st.Figures })
+	sm.Writes = spreadOf(res, func(st Step) Figures { return st.WriteFigures })
 	regions := make([]float64, nsteps)
 	for s, st := range res.Steps {
 		regions[s] = float64(st.Regions)
@@ -105,7 +105,7 @@ func summarize(res *Result) {
 	}
 }
 
-func spreadOf(res *Result, fig func(Step) Figures, load func(*Region, int) float64) Spread {
+func spreadOf(res *Result, fig func(Step) Figures) Spread {
 	var sp Spread
 	n := len(res.Steps)
 	shares, mom, halves := make([]float64, n), make([]float64, n), make([]float64, n)
@@ -123,15 +123,6 @@ func spreadOf(res *Result, fig func(Step) Figures, load func(*Region, int) float
 		sp.Worst.HalfLoadRegions = 0
 	}
 	sp.Typical = Figures{BusiestShare: median(shares), MaxOverMean: median(mom), HalfLoadRegions: int(math.Round(median(halves)))}
-	totals := make([]float64, 0, len(res.Regions))
-	for _, r := range res.Regions {
-		var t float64
-		for s := r.Born; s < r.Born+len(r.Writes); s++ {
-			t += load(r, s)
-		}
-		totals = append(totals, t)
-	}
-	sp.Overall = figuresOf(totals)
 	return sp
 }
 

@@ -254,7 +254,11 @@ func typed(f *schema.Field, n int64) any {
 }
 
 func padded(f *schema.Field, n int64) string {
-	return fmt.Sprintf("%0*d", max(int(f.AvgSize()), 1), n)
+	digits := strconv.FormatInt(n, 10)
+	if pad := int(f.AvgSize()) - len(digits); pad > 0 {
+		return strings.Repeat("0", pad) + digits
+	}
+	return digits
 }
 
 // zipf draws ranks 0..n-1 with P(rank k) roughly proportional to

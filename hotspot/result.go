@@ -120,8 +120,4 @@ type Spread struct {
 	// step's (highest share and max over mean, fewest half-load regions).
 	Typical Figures `json:"typical"`
 	Worst   Figures `json:"worst"`
-	// Overall is the figures of each region's load summed over the run,
-	// with a split region's load counted on its own: how uneven the whole
-	// run was, which hides a hot spot that moves.
-	Overall Figures `json:"overall"`
 }
