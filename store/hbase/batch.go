@@ -12,9 +12,10 @@ import (
 
 // Limits of one putMultiple or deleteMultiple call. They keep a request
 // well under the gateway's frame limit when it runs framed (2 MiB by
-// default) and bound the work redone if the call fails.
+// default), bound the work redone if the call fails, and cut a flush into
+// enough calls to use every pooled connection.
 const (
-	multiMaxBytes = 1 << 20
+	multiMaxBytes = 256 << 10
 	multiMaxRows  = 1000
 )
 
@@ -81,37 +82,54 @@ func (s *Store) segment(ctx context.Context, table string, ms []store.RowMutatio
 		}
 	}
 	name := s.wireName(table)
-	var singles []int // rows to send one by one
+	// Multi calls of one segment touch distinct rows, so they may run side
+	// by side, one per pooled connection.
+	type call struct {
+		chunk []int
+		what  string
+		rpc   rpcFunc
+	}
+	var calls []call
 	for _, chunk := range chunks(puts, ms) {
 		tputs := make([]*hbase2.TPut, len(chunk))
 		for k, i := range chunk {
 			tputs[k] = plans[i].put
 		}
-		err := s.call(ctx, func(ctx context.Context, c *hbase2.THBaseServiceClient) error {
+		calls = append(calls, call{chunk, "put rows", func(ctx context.Context, c *hbase2.THBaseServiceClient) error {
 			return c.PutMultiple(ctx, name, tputs)
-		})
-		if err != nil {
-			if fatal := s.whole(ctx, "put rows", table, err); fatal != nil {
-				return fatal
-			}
-			singles = append(singles, chunk...)
-		}
+		}})
 	}
 	for _, chunk := range chunks(dels, ms) {
 		tdels := make([]*hbase2.TDelete, len(chunk))
 		for k, i := range chunk {
 			tdels[k] = plans[i].deletes[0]
 		}
-		err := s.call(ctx, func(ctx context.Context, c *hbase2.THBaseServiceClient) error {
+		calls = append(calls, call{chunk, "delete rows", func(ctx context.Context, c *hbase2.THBaseServiceClient) error {
 			_, err := c.DeleteMultiple(ctx, name, tdels)
 			return err
-		})
-		if err != nil {
-			if fatal := s.whole(ctx, "delete rows", table, err); fatal != nil {
-				return fatal
-			}
-			singles = append(singles, chunk...)
+		}})
+	}
+	failed := make([]error, len(calls))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, s.opts.PoolSize)
+	for k, c := range calls {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			failed[k] = s.call(ctx, c.rpc)
+		}()
+	}
+	wg.Wait()
+	var singles []int // rows to send one by one
+	for k, err := range failed {
+		if err == nil {
+			continue
 		}
+		if fatal := s.whole(ctx, calls[k].what, table, err); fatal != nil {
+			return fatal
+		}
+		singles = append(singles, calls[k].chunk...)
 	}
 	singles = append(singles, rows...)
 	return s.oneByOne(ctx, table, ms, plans, singles, errs)
