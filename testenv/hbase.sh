@@ -17,7 +17,7 @@
 #
 # Environment: DENORM_TESTENV_DIR (work root, default testenv/work), JAVA_HOME,
 # DENORM_HBASE_START_TIMEOUT (seconds, default 420), DENORM_HBASE_STOP_TIMEOUT (default 60),
-# DENORM_HBASE_HEAP (default 1g, per JVM), DENORM_HBASE_KEEP_DATA.
+# DENORM_HBASE_HEAP (default 1g, per JVM), DENORM_HBASE_KEEP_DATA, DENORM_HBASE_PORT_OFFSET.
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -36,13 +36,17 @@ STOP_TIMEOUT="${DENORM_HBASE_STOP_TIMEOUT:-60}"
 HEAP="${DENORM_HBASE_HEAP:-1g}"
 
 HOST=127.0.0.1
-ZK_PORT=2181
-MASTER_PORT=16000
-MASTER_INFO_PORT=16010
-RS_PORT=16020
-RS_INFO_PORT=16030
-THRIFT_PORT=9090
-THRIFT_INFO_PORT=9095
+# An offset moves every port at once, so a second instance (another checkout, a test of this
+# script) can run beside the usual one.
+OFF="${DENORM_HBASE_PORT_OFFSET:-0}"
+[[ "$OFF" =~ ^[0-9]+$ ]] || { echo "hbase.sh: DENORM_HBASE_PORT_OFFSET must be a number" >&2; exit 2; }
+ZK_PORT=$((2181 + OFF))
+MASTER_PORT=$((16000 + OFF))
+MASTER_INFO_PORT=$((16010 + OFF))
+RS_PORT=$((16020 + OFF))
+RS_INFO_PORT=$((16030 + OFF))
+THRIFT_PORT=$((9090 + OFF))
+THRIFT_INFO_PORT=$((9095 + OFF))
 PORTS=("$ZK_PORT" "$MASTER_PORT" "$MASTER_INFO_PORT" "$RS_PORT" "$RS_INFO_PORT" "$THRIFT_PORT" "$THRIFT_INFO_PORT")
 
 # Each JVM carries a marker naming its role and work dir, so stop and the stale-process check
@@ -134,9 +138,11 @@ port_busy() {
   fi
 }
 
-# Ports held by someone else block a start. A denorm HBase whose work dir no longer exists is
-# an orphan of a deleted checkout (a previous CI clone): nobody can stop it by pid file any
-# more, so it is ended here. Anything else is reported and left alone.
+# Ports held by someone else block a start. A denorm HBase that no pid file in its own work dir
+# names is an orphan (its checkout was deleted, say a previous CI clone, or its pid files were):
+# nobody can stop it by pid any more, so it is ended here. Anything else is reported and left
+# alone. The check looks at the pid file rather than the folder because a running HBase
+# recreates parts of its work dir.
 check_ports_free() {
   local port pid cmd dir busy=0
   for port in "${PORTS[@]}"; do
@@ -146,8 +152,8 @@ check_ports_free() {
     [[ -n "$pid" && -r "/proc/$pid/cmdline" ]] && cmd="$(tr '\0' ' ' < "/proc/$pid/cmdline")"
     if [[ "$cmd" == *"-Ddenorm.testenv=hbase-"* ]]; then
       dir="$(sed -n 's/.*-Ddenorm\.testenv\.dir=\([^ ]*\) .*/\1/p' <<<"$cmd")"
-      if [[ -n "$dir" && ! -d "$dir" ]]; then
-        log "port $port: ending orphaned denorm HBase pid $pid (its work dir $dir is gone)"
+      if [[ -n "$dir" ]] && ! grep -qsx "$pid" "$dir/run/master.pid" "$dir/run/thrift.pid"; then
+        log "port $port: ending orphaned denorm HBase pid $pid (no pid file in $dir names it)"
         stop_pid "$pid" "orphan"
         continue
       fi
@@ -272,7 +278,18 @@ rs_ready() {
   jmx "$RS_INFO_PORT" 'Hadoop:service=HBase,name=RegionServer,sub=Regions' | grep -q 'table_namespace_region'
 }
 
-thrift_ready() { (exec 3<>"/dev/tcp/$HOST/$THRIFT_PORT") 2>/dev/null; }
+# An open port is not enough: the kernel queues connections before the server accepts any. So
+# send a real Thrift call, unframed binary protocol, to a method that does not exist
+# (version 1 CALL "ping", seqid 1, empty struct) and expect the server's answer, which starts
+# with version 1 EXCEPTION (80 01 00 03). That also proves the wire format the Go client uses.
+thrift_ready() {
+  local reply
+  # shellcheck disable=SC2016 # $0/$1 expand in the inner shell on purpose
+  reply="$(timeout 10 bash -c 'exec 3<>"/dev/tcp/$0/$1" || exit 1
+    printf "\x80\x01\x00\x01\x00\x00\x00\x04ping\x00\x00\x00\x01\x00" >&3
+    head -c 4 <&3 | od -An -tx1' "$HOST" "$THRIFT_PORT" 2>/dev/null)" || return 1
+  [[ "$(tr -d ' \n' <<<"$reply")" == 80010003 ]]
+}
 
 fail_start() {
   local logfile="$1"
