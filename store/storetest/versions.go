@@ -104,8 +104,9 @@ func testSameTimestamp(t *testing.T, e *env) {
 		{Kind: store.Put, Family: "f", Qualifier: []byte("q"), Timestamp: 7, Value: []byte("b")},
 	}})
 	expectCells(t, "one mutation, two puts at ts 7", e.get(name, store.Get{Row: []byte("s"), MaxVersions: 3}).Cells, cells("s", "f:q@7=b"))
-	e.compact(name)
-	expectCells(t, "after major compaction", e.get(name, store.Get{Row: []byte("r"), MaxVersions: 3}).Cells, want)
+	if e.tryCompact(name) {
+		expectCells(t, "after major compaction", e.get(name, store.Get{Row: []byte("r"), MaxVersions: 3}).Cells, want)
+	}
 }
 
 // clockWindow is how far a server's clock may be from ours: the real HBase
