@@ -18,7 +18,9 @@
 //   - It has no compaction call: MajorCompact returns store.ErrUnsupported.
 //     Use the HBase shell's major_compact or the Java Admin API.
 //   - It exposes no request counters: Regions reports boundaries, servers
-//     and encoded region names (the ids /jmx uses) with zero counts.
+//     and encoded region names (the ids /jmx uses, read from hbase:meta,
+//     since the gateway's region locations leave the region id out) with
+//     zero counts.
 //   - Its errors are Java exception messages. They are mapped to the store's
 //     errors by their text, and, where the text is ambiguous (HBase's
 //     TableNotFoundException message is only the table's name), by asking
