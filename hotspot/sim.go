@@ -24,7 +24,13 @@ type sim struct {
 	keyFields []string
 	queries   []*schema.Query
 	notes     []string
+	// whenInKey: the table is partial and its key reads the `when` field.
+	whenInKey bool
 }
+
+// maxWhenDraws bounds the draws for a set `when` field; past it, the field
+// counts as never set and the simulation stops trying.
+const maxWhenDraws = 10_000
 
 // Simulate runs the table's workload over its regions and measures how the
 // load spreads.
@@ -46,8 +52,10 @@ func Simulate(ctx context.Context, p *schema.Plan, opts Options) (*Result, error
 		rng:       rand.New(rand.NewPCG(o.Seed, 0x5eed5eed)),
 		keyFields: t.Key.Fields(),
 	}
-	if t.When != "" {
-		s.keyFields = append(s.keyFields, t.When)
+	for _, f := range s.keyFields {
+		if t.When != "" && f == t.When {
+			s.whenInKey = true
+		}
 	}
 	for _, q := range p.Queries {
 		if q.Table == t.Name && q.Rate > 0 {
@@ -207,9 +215,15 @@ func (s *sim) writeKey(c clock) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		// A partial table only gets rows whose `when` field is set: draw
-		// again until one is (the write rate already counts only those).
-		if s.table.When == "" || present(vals[s.table.When]) || try >= 64 {
+		// A partial table only gets rows whose `when` field is set. The
+		// write rate already counts only those; when the key reads the
+		// field, draw again until it is set, so the key has a real value.
+		if !s.whenInKey || present(vals[s.table.When]) {
+			break
+		}
+		if try >= maxWhenDraws {
+			s.whenInKey = false
+			s.notef("%s is almost never set in the workload: keys drawn with it unset", s.table.When)
 			break
 		}
 	}
