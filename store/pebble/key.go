@@ -208,6 +208,13 @@ func parseKey(key []byte, rk *rawKey) error {
 		return fmt.Errorf("cell key %x: row: %w", key, err)
 	}
 	rk.rowPrefix = key[:len(key)-len(rest)]
+	return parseColumn(key, rest, rk)
+}
+
+// parseColumn parses what follows the row prefix in key; rk.rowPrefix must
+// already be set. Readers call it directly for the keys after a row's first.
+func parseColumn(key, rest []byte, rk *rawKey) error {
+	var err error
 	if rk.family, rest, rk.famEsc, err = splitEscaped(rest); err != nil {
 		return fmt.Errorf("cell key %x: family: %w", key, err)
 	}

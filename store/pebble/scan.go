@@ -51,7 +51,9 @@ func (s *Store) Scan(ctx context.Context, name string, sc store.Scan) (store.Sca
 	if err != nil {
 		return nil, fmt.Errorf("scan table %q: %w", name, err)
 	}
-	out := &scanner{s: s, t: t, it: it, rr: newRowReader(t, q, s.now()), reverse: sc.Reverse, limit: sc.Limit, batch: sc.Batch}
+	rr := newRowReader(t, q, s.now())
+	rr.reuse = true
+	out := &scanner{s: s, t: t, it: it, rr: rr, reverse: sc.Reverse, limit: sc.Limit, batch: sc.Batch}
 	s.scannersMu.Lock()
 	s.scanners[out] = struct{}{}
 	s.scannersMu.Unlock()
