@@ -1,0 +1,19 @@
+// Package source reads change events from a replayable log and keeps the
+// position up to which they are applied: a JSON-lines file with a committed
+// offset file beside it (Kafka comes later). It also writes dead letters.
+//
+// The contract with the writer: Commit is called only after everything
+// returned by Next so far is durably applied, so a restart resumes at the
+// committed position and replays at most the uncommitted tail.
+package source
+
+// Record is one raw event line and where it came from.
+type Record struct {
+	Data []byte
+	// Offset is the byte offset of the line's start in the file (or the
+	// Kafka offset); Line is its 1-based line number, 0 when not a file.
+	Offset int64
+	Line   int64
+	// Where names the record for people: "events.jsonl:17".
+	Where string
+}

@@ -1,0 +1,404 @@
+package write
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"math/rand"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/denorm/denorm/ddl"
+	"github.com/denorm/denorm/event"
+	"github.com/denorm/denorm/layout"
+	"github.com/denorm/denorm/rowkey"
+	"github.com/denorm/denorm/schema"
+	"github.com/denorm/denorm/store"
+	"github.com/denorm/denorm/store/pebble"
+)
+
+var histories = flag.Int("histories", 300, "random histories per convergence property")
+
+func ordersPlan(t testing.TB) *schema.Plan {
+	t.Helper()
+	p, err := schema.Load("../examples/orders.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// history makes the events of a few orders: versions 1..k each, random
+// status, totals and items, sometimes a delete and a re-creation.
+func history(r *rand.Rand, entities int) []*event.Event {
+	statuses := []string{"OPEN", "PAID", "SHIPPED", "CANCELLED"}
+	var evs []*event.Event
+	for e := 0; e < entities; e++ {
+		id := fmt.Sprintf("o-%d", e)
+		cust := fmt.Sprintf("c-%d", r.Intn(3))
+		placed := int64(1_760_000_000_000 + r.Intn(3)*86_400_000 + r.Intn(1000))
+		n := 1 + r.Intn(5)
+		for v := 1; v <= n; v++ {
+			ev := &event.Event{ID: fmt.Sprintf("%s-v%d", id, v), Entity: "order", Key: map[string]any{"orderId": id}, Version: int64(v)}
+			if v > 1 && r.Intn(6) == 0 {
+				ev.Op = event.Delete
+				ev.Hints = map[string]any{"customerId": cust, "placedAt": placed}
+				evs = append(evs, ev)
+				continue
+			}
+			ev.Op = event.Upsert
+			st := map[string]any{"orderId": id, "customerId": cust, "placedAt": placed, "status": statuses[r.Intn(len(statuses))]}
+			if r.Intn(3) > 0 {
+				st["totalCents"] = int64(r.Intn(10000))
+			}
+			var items []map[string]any
+			line := int32(0)
+			for i := 0; i < r.Intn(4); i++ {
+				line += int32(1 + r.Intn(2))
+				items = append(items, map[string]any{"line": line, "sku": fmt.Sprintf("s-%d", r.Intn(3)), "quantity": int64(1 + r.Intn(4))})
+			}
+			if items != nil {
+				st["items"] = items
+			}
+			ev.State = st
+			evs = append(evs, ev)
+		}
+	}
+	return evs
+}
+
+// interleave keeps each entity's events in order and mixes entities.
+func interleave(r *rand.Rand, evs []*event.Event) []*event.Event {
+	queues := map[string][]*event.Event{}
+	var keys []string
+	for _, e := range evs {
+		k := e.Key["orderId"].(string)
+		if queues[k] == nil {
+			keys = append(keys, k)
+		}
+		queues[k] = append(queues[k], e)
+	}
+	var out []*event.Event
+	for len(keys) > 0 {
+		i := r.Intn(len(keys))
+		k := keys[i]
+		out = append(out, queues[k][0])
+		queues[k] = queues[k][1:]
+		if len(queues[k]) == 0 {
+			keys = append(keys[:i], keys[i+1:]...)
+		}
+	}
+	return out
+}
+
+// tableState is every visible non-bookkeeping cell: table -> row -> column -> value.
+type tableState map[string]map[string]map[string]string
+
+func (ts tableState) put(table string, row []byte, fam string, q, v []byte) {
+	if ts[table] == nil {
+		ts[table] = map[string]map[string]string{}
+	}
+	if ts[table][string(row)] == nil {
+		ts[table][string(row)] = map[string]string{}
+	}
+	ts[table][string(row)][fam+":"+string(q)] = string(v)
+}
+
+func (ts tableState) diff(o tableState) string {
+	var out []string
+	tables := map[string]bool{}
+	for t := range ts {
+		tables[t] = true
+	}
+	for t := range o {
+		tables[t] = true
+	}
+	for t := range tables {
+		rows := map[string]bool{}
+		for r := range ts[t] {
+			rows[r] = true
+		}
+		for r := range o[t] {
+			rows[r] = true
+		}
+		for r := range rows {
+			a, b := ts[t][r], o[t][r]
+			cols := map[string]bool{}
+			for c := range a {
+				cols[c] = true
+			}
+			for c := range b {
+				cols[c] = true
+			}
+			for c := range cols {
+				av, aok := a[c]
+				bv, bok := b[c]
+				if aok != bok || av != bv {
+					out = append(out, fmt.Sprintf("%s %s %s: got %q (%v), want %q (%v)", t, store.Printable([]byte(r)), store.Printable([]byte(c)), av, aok, bv, bok))
+				}
+			}
+		}
+	}
+	sort.Strings(out)
+	if len(out) > 10 {
+		out = append(out[:10], fmt.Sprintf("... %d more", len(out)-10))
+	}
+	return strings.Join(out, "\n")
+}
+
+func readAll(t testing.TB, ctx context.Context, st store.Store, p *schema.Plan) tableState {
+	ts := tableState{}
+	for _, tbl := range p.Tables {
+		sc, err := st.Scan(ctx, tbl.Name, store.Scan{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for sc.Next(ctx) {
+			row := sc.Row()
+			for _, c := range row.Cells {
+				if tbl.Role == schema.RolePrimary && layout.IsBookkeeping(c.Qualifier) {
+					continue
+				}
+				ts.put(tbl.Name, row.Key, c.Family, c.Qualifier, c.Value)
+			}
+		}
+		if err := sc.Err(); err != nil {
+			t.Fatal(err)
+		}
+		sc.Close()
+	}
+	return ts
+}
+
+// model computes the expected store from the newest event of every entity.
+func model(t testing.TB, p *schema.Plan, evs []*event.Event) (tableState, map[string]int64) {
+	final := map[string]*event.Event{}
+	for _, e := range evs {
+		k := e.Key["orderId"].(string)
+		if f := final[k]; f == nil || e.Version > f.Version {
+			final[k] = e
+		}
+	}
+	ts := tableState{}
+	units := map[string]int64{} // "day|sku" -> units, computed from states directly
+	ent := p.Entity("order")
+	for _, e := range final {
+		if e.Op == event.Delete {
+			continue
+		}
+		d, err := layout.Derive(p, ent, e.State)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range d.Primary {
+			ts.put(d.PrimaryTable, d.PrimaryKey, c.Family, c.Qualifier, c.Value)
+		}
+		for _, it := range d.Items {
+			for _, c := range it.Cells {
+				ts.put(it.Table, it.Row, c.Family, c.Qualifier, c.Value)
+			}
+		}
+		items, _ := e.State["items"].([]map[string]any)
+		day := rowkey.DayNumber(e.State["placedAt"].(int64))
+		for _, it := range items {
+			units[fmt.Sprintf("%d|%s", day, it["sku"])] += it["quantity"].(int64)
+		}
+	}
+	return ts, units
+}
+
+// counterSums adds up the daily_units contributions found in the store.
+func counterSums(t testing.TB, p *schema.Plan, ts tableState) map[string]int64 {
+	tbl := p.Table("daily_units")
+	out := map[string]int64{}
+	for row, cols := range ts["daily_units"] {
+		key := []byte(row)
+		parts, err := tbl.Key.Decode(key[:len(key)-1]) // less the bucket byte
+		if err != nil {
+			t.Fatalf("counter row %q: %v", row, err)
+		}
+		vals := map[string]any{}
+		for _, d := range parts {
+			vals[d.Part.Field] = d.Value // day(placedAt) gives that day's midnight
+		}
+		for _, v := range cols {
+			n, err := layout.CellInt64([]byte(v))
+			if err != nil {
+				t.Fatal(err)
+			}
+			out[fmt.Sprintf("%d|%s", rowkey.DayNumber(vals["placedAt"].(int64)), vals["items.sku"])] += n
+		}
+	}
+	for k, v := range out {
+		if v == 0 {
+			delete(out, k)
+		}
+	}
+	return out
+}
+
+// crashStore fails a Batch after a budget of row writes, having written
+// the rows before it: a process that died in the middle of a batch.
+type crashStore struct {
+	store.Store
+	mu     sync.Mutex
+	budget int // rows still allowed; < 0: unlimited
+	writes int
+}
+
+var errCrash = errors.New("injected crash")
+
+func (c *crashStore) Batch(ctx context.Context, table string, ms []store.RowMutation) ([]error, error) {
+	c.mu.Lock()
+	n := len(ms)
+	crash := false
+	if c.budget >= 0 && n > c.budget {
+		n, crash = c.budget, true
+	}
+	if c.budget >= 0 {
+		c.budget -= n
+	}
+	c.writes += n
+	c.mu.Unlock()
+	errs, err := c.Store.Batch(ctx, table, ms[:n])
+	if err != nil {
+		return errs, err
+	}
+	if crash {
+		return nil, errCrash
+	}
+	return errs, nil
+}
+
+func (c *crashStore) Increment(ctx context.Context, table string, inc store.Increment) ([]int64, error) {
+	c.mu.Lock()
+	if c.budget == 0 {
+		c.mu.Unlock()
+		return nil, errCrash
+	}
+	if c.budget > 0 {
+		c.budget--
+	}
+	c.writes++
+	c.mu.Unlock()
+	return c.Store.Increment(ctx, table, inc)
+}
+
+// run applies a log in batches, like the file source: on an error it
+// resumes from the start of the failed batch (the committed offset).
+func run(t testing.TB, ctx context.Context, w *Writer, log []*event.Event, sizes *rand.Rand) {
+	for off := 0; off < len(log); {
+		n := 1 + sizes.Intn(6)
+		end := min(off+n, len(log))
+		_, rej, err := w.Apply(ctx, log[off:end])
+		if err != nil {
+			if errors.Is(err, errCrash) {
+				continue // restart: replay from the committed offset
+			}
+			t.Fatal(err)
+		}
+		if len(rej) > 0 {
+			t.Fatalf("rejected %v", rej[0].Reason)
+		}
+		off = end
+	}
+}
+
+type fixture struct {
+	st   *pebble.Store
+	plan *schema.Plan
+}
+
+func newFixture(t testing.TB) *fixture {
+	st, err := pebble.Open(context.Background(), t.TempDir(), pebble.Options{Durability: store.AsyncWAL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return &fixture{st: st, plan: ordersPlan(t)}
+}
+
+func (f *fixture) reset(t testing.TB, ctx context.Context) {
+	for _, tbl := range f.plan.Tables {
+		if err := f.st.DropTable(ctx, tbl.Name); err != nil && !errors.Is(err, store.ErrTableNotFound) {
+			t.Fatal(err)
+		}
+	}
+	if _, err := ddl.Create(ctx, f.st, f.plan); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestConvergence: in order, shuffled with duplicates, and with a crash
+// after every possible write followed by a resume, every history ends in
+// the model's state.
+func TestConvergence(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	seed := int64(20261130)
+	for h := 0; h < *histories; h++ {
+		r := rand.New(rand.NewSource(seed + int64(h)))
+		evs := history(r, 1+r.Intn(4))
+		want, wantUnits := model(t, f.plan, evs)
+		check := func(name string) {
+			t.Helper()
+			got := readAll(t, ctx, f.st, f.plan)
+			if d := got.diff(want); d != "" {
+				t.Fatalf("history %d (seed %d), %s: store differs from the model:\n%s", h, seed+int64(h), name, d)
+			}
+			if gu := counterSums(t, f.plan, got); fmt.Sprint(gu) != fmt.Sprint(wantUnits) {
+				t.Fatalf("history %d, %s: units %v, want %v", h, name, gu, wantUnits)
+			}
+		}
+
+		// In log order.
+		f.reset(t, ctx)
+		inOrder := interleave(r, evs)
+		cs := &crashStore{Store: f.st, budget: -1}
+		run(t, ctx, New(f.plan, cs, Options{}), inOrder, rand.New(rand.NewSource(int64(h))))
+		check("in order")
+		total := cs.writes
+
+		// Shuffled, with duplicates.
+		f.reset(t, ctx)
+		shuffled := append([]*event.Event(nil), evs...)
+		for i := 0; i < len(evs)/2+1; i++ {
+			shuffled = append(shuffled, evs[r.Intn(len(evs))])
+		}
+		r.Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
+		run(t, ctx, New(f.plan, f.st, Options{}), shuffled, rand.New(rand.NewSource(int64(h))))
+		check("shuffled with duplicates")
+
+		// A crash after every possible write, then a resume.
+		for k := 0; k < total; k++ {
+			f.reset(t, ctx)
+			cs := &crashStore{Store: f.st, budget: k}
+			w := New(f.plan, cs, Options{})
+			sizes := rand.New(rand.NewSource(int64(h)))
+			crashed := false
+			for off := 0; off < len(inOrder); {
+				end := min(off+1+sizes.Intn(6), len(inOrder))
+				_, _, err := w.Apply(ctx, inOrder[off:end])
+				if errors.Is(err, errCrash) {
+					crashed = true
+					cs.mu.Lock()
+					cs.budget = -1 // the restarted process does not crash
+					cs.mu.Unlock()
+					continue
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				off = end
+			}
+			if !crashed {
+				t.Fatalf("history %d: crash at write %d of %d never happened", h, k, total)
+			}
+			check(fmt.Sprintf("crash after write %d of %d", k, total))
+		}
+	}
+}
+

@@ -1,0 +1,94 @@
+package write
+
+import (
+	"github.com/denorm/denorm/event"
+	"github.com/denorm/denorm/layout"
+	"github.com/denorm/denorm/schema"
+)
+
+// entityPlan is what one entity's events in a batch come to.
+type entityPlan struct {
+	g *group
+	// writePrimary: a new version is written; false for a pure redo.
+	writePrimary bool
+	version      int64
+	deleted      bool
+	derived      *layout.Derived // the final state's rows; nil when deleted
+	// old: refs of earlier states to delete at version-1 (those the final
+	// state derives again are cleared and rewritten instead).
+	old map[string]layout.Ref
+	// existed: the primary row held anything before, so its families must
+	// be cleared below the new version.
+	existed bool
+	// first: the entity was never seen before; fast counters count it.
+	first bool
+}
+
+// fold walks one entity's events in log order against its stored state.
+// An event older than the stored version is stale; one equal to it is a
+// replay of what the row holds, whose copies are redone from the row's
+// pending refs; newer ones advance the state, and the refs of every state
+// passed through become deletes.
+func (w *Writer) fold(g *group, stats *Stats) (*entityPlan, error) {
+	st := g.state
+	ep := &entityPlan{g: g, old: map[string]layout.Ref{}, version: st.Version, existed: st.Version > 0, first: st.Version == 0}
+	var cur *layout.Derived
+	if st.Exists() {
+		d, err := layout.Derive(w.plan, g.ent, st.Values)
+		if err != nil {
+			return nil, err
+		}
+		cur = d
+	}
+	ep.deleted = st.Deleted
+	redo := false
+	for _, p := range g.events {
+		switch {
+		case p.ev.Version < ep.version:
+			stats.Stale++
+			continue
+		case p.ev.Version == ep.version && !ep.writePrimary:
+			// The row holds this version already: a replay after a crash,
+			// or a duplicate. Redo its copies in case they were lost.
+			if !redo {
+				redo = true
+				for _, r := range st.Pending {
+					ep.old[r.ID()] = r
+				}
+			}
+			continue
+		case p.ev.Version == ep.version:
+			stats.Stale++ // a duplicate within the batch
+			continue
+		}
+		if cur != nil {
+			for _, r := range cur.Refs() {
+				ep.old[r.ID()] = r
+			}
+		}
+		ep.writePrimary = true
+		ep.version = p.ev.Version
+		ep.deleted = p.ev.Op == event.Delete
+		cur = p.derived
+		stats.Applied++
+	}
+	if !ep.writePrimary && !redo {
+		return nil, nil
+	}
+	if redo && !ep.writePrimary {
+		stats.Redone++
+	}
+	if !ep.deleted {
+		ep.derived = cur
+	}
+	return ep, nil
+}
+
+// familiesOf lists a table's family names.
+func familiesOf(t *schema.Table) []string {
+	out := make([]string, len(t.Families))
+	for i, f := range t.Families {
+		out[i] = f.Name
+	}
+	return out
+}

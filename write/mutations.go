@@ -1,0 +1,192 @@
+package write
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	"github.com/denorm/denorm/layout"
+	"github.com/denorm/denorm/store"
+)
+
+// rowMuts gathers mutations per table and row, so that several refs of one
+// entity in one row become one atomic row mutation.
+type rowMuts struct {
+	byTable map[string]map[string]*store.RowMutation
+}
+
+func (r *rowMuts) add(table string, row []byte, ms ...store.Mutation) {
+	if r.byTable == nil {
+		r.byTable = map[string]map[string]*store.RowMutation{}
+	}
+	t := r.byTable[table]
+	if t == nil {
+		t = map[string]*store.RowMutation{}
+		r.byTable[table] = t
+	}
+	m := t[string(row)]
+	if m == nil {
+		m = &store.RowMutation{Row: row}
+		t[string(row)] = m
+	}
+	m.Mutations = append(m.Mutations, ms...)
+}
+
+// sorted returns a table's row mutations in key order: deterministic, and
+// friendly to region-grouped batching.
+func (r *rowMuts) sorted(table string) []store.RowMutation {
+	t := r.byTable[table]
+	keys := make([]string, 0, len(t))
+	for k := range t {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	out := make([]store.RowMutation, len(keys))
+	for i, k := range keys {
+		out[i] = *t[k]
+	}
+	return out
+}
+
+func (r *rowMuts) tables() []string {
+	out := make([]string, 0, len(r.byTable))
+	for t := range r.byTable {
+		out = append(out, t)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// write turns entity plans into mutations and applies them: primary rows
+// first, then derived rows, then fast counters.
+func (w *Writer) write(ctx context.Context, plans []*entityPlan, stats *Stats) error {
+	var prim, derived rowMuts
+	var incs []layout.Increment
+	for _, ep := range plans {
+		v := ep.version
+		if ep.writePrimary {
+			w.primaryMutations(&prim, ep, stats)
+		}
+		newIDs := map[string]bool{}
+		if ep.derived != nil {
+			for _, it := range ep.derived.Items {
+				newIDs[it.ID()] = true
+				var ms []store.Mutation
+				if _, was := ep.old[it.ID()]; was && it.Family == "" {
+					// The row existed for an older state: clear what that
+					// state wrote (a covered field may have become empty).
+					ms = append(ms, w.clearRow(it.Table, v-1, stats)...)
+				}
+				for _, c := range it.Cells {
+					ms = append(ms, store.Mutation{Kind: store.Put, Family: c.Family, Qualifier: c.Qualifier, Timestamp: v, Value: c.Value})
+				}
+				stats.Cells[it.Table] += len(it.Cells)
+				derived.add(it.Table, it.Row, ms...)
+			}
+			if ep.first && ep.writePrimary {
+				incs = append(incs, ep.derived.Increments...)
+			}
+		}
+		for id, r := range ep.old {
+			if newIDs[id] {
+				continue
+			}
+			if r.Family == "" {
+				derived.add(r.Table, r.Row, w.clearRow(r.Table, v-1, stats)...)
+				continue
+			}
+			stats.Deletes[r.Table]++
+			derived.add(r.Table, r.Row, store.Mutation{Kind: store.DeleteColumn, Family: r.Family, Qualifier: r.Qualifier, Timestamp: v - 1})
+		}
+	}
+	for _, t := range prim.tables() {
+		if err := w.batch(ctx, t, prim.sorted(t)); err != nil {
+			return err
+		}
+	}
+	for _, t := range derived.tables() {
+		if err := w.batch(ctx, t, derived.sorted(t)); err != nil {
+			return err
+		}
+	}
+	for _, in := range incs {
+		_, err := w.st.Increment(ctx, in.Table, store.Increment{Row: in.Row, Columns: []store.IncrementColumn{{Family: in.Family, Qualifier: in.Qualifier, Delta: in.Delta}}})
+		if err != nil {
+			return fmt.Errorf("write: increment %s row %s: %w", in.Table, store.Printable(in.Row), err)
+		}
+		stats.Increments++
+	}
+	return nil
+}
+
+func (w *Writer) primaryMutations(prim *rowMuts, ep *entityPlan, stats *Stats) {
+	t := ep.g.prim
+	v := ep.version
+	key := ep.g.events[0].primKey
+	var ms []store.Mutation
+	if ep.existed {
+		ms = append(ms, w.clearRow(t.Name, v-1, stats)...)
+	}
+	book := layout.BookFamily(t)
+	if ep.deleted {
+		ms = append(ms, store.Mutation{Kind: store.Put, Family: book, Qualifier: layout.QualTombstone, Timestamp: v})
+		stats.Cells[t.Name]++
+	} else {
+		for _, c := range ep.derived.Primary {
+			ms = append(ms, store.Mutation{Kind: store.Put, Family: c.Family, Qualifier: c.Qualifier, Timestamp: v, Value: c.Value})
+		}
+		stats.Cells[t.Name] += len(ep.derived.Primary)
+	}
+	if len(ep.old) > 0 {
+		refs := make([]layout.Ref, 0, len(ep.old))
+		for _, r := range ep.old {
+			refs = append(refs, r)
+		}
+		ms = append(ms, store.Mutation{Kind: store.Put, Family: book, Qualifier: layout.QualPending, Timestamp: v, Value: layout.EncodeRefs(refs)})
+		stats.Cells[t.Name]++
+	}
+	prim.add(t.Name, key, ms...)
+}
+
+// clearRow deletes every family of a table's row at or below ts.
+func (w *Writer) clearRow(table string, ts int64, stats *Stats) []store.Mutation {
+	t := w.plan.Table(table)
+	fams := familiesOf(t)
+	ms := make([]store.Mutation, len(fams))
+	for i, f := range fams {
+		ms[i] = store.Mutation{Kind: store.DeleteFamily, Family: f, Timestamp: ts}
+	}
+	stats.Deletes[table] += len(fams)
+	return ms
+}
+
+// batch writes row mutations in chunks and fails on the first row that
+// failed: the caller retries the whole batch, which is idempotent.
+func (w *Writer) batch(ctx context.Context, table string, ms []store.RowMutation) error {
+	dur := w.durability(table)
+	for i := range ms {
+		ms[i].Durability = dur
+	}
+	for start := 0; start < len(ms); start += w.opts.BatchRows {
+		end := min(start+w.opts.BatchRows, len(ms))
+		errs, err := w.st.Batch(ctx, table, ms[start:end])
+		if err != nil {
+			return fmt.Errorf("write: batch of %d rows to %s: %w", end-start, table, err)
+		}
+		for j, e := range errs {
+			if e != nil {
+				return fmt.Errorf("write: row %s of %s: %w", store.Printable(ms[start+j].Row), table, e)
+			}
+		}
+	}
+	return nil
+}
+
+func (w *Writer) durability(table string) store.Durability {
+	if t := w.plan.Table(table); t != nil {
+		if d, ok := store.ParseDurability(t.Durability); ok {
+			return d
+		}
+	}
+	return store.DurabilityDefault
+}
