@@ -93,10 +93,10 @@ func TestDeadLettersAndResume(t *testing.T) {
 	lines := []string{
 		good,
 		`{"entity":"order","key":"o2"`, // malformed
-		`{"entity":"order","version":1,"op":"delete"}`,                                          // no key
-		`{"entity":"order","key":"o2","op":"delete"}`,                                           // no version
+		`{"entity":"order","version":1,"op":"delete"}`,                                           // no key
+		`{"entity":"order","key":"o2","op":"delete"}`,                                            // no version
 		`{"entity":"order","key":"o2","version":1,"state":{"orderId":"o2","totalCents":"many"}}`, // wrong type
-		`{"entity":"ghost","key":"g","version":1,"op":"delete"}`,                                // unknown entity
+		`{"entity":"ghost","key":"g","version":1,"op":"delete"}`,                                 // unknown entity
 		huge, // a cell over the (test-sized) limit
 		`{"entity":"order","key":"o9","version":2,"op":"delete"}`, // delete without the primary key's fields
 		"",

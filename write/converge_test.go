@@ -401,4 +401,3 @@ func TestConvergence(t *testing.T) {
 		}
 	}
 }
-

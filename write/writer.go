@@ -252,4 +252,3 @@ func (w *Writer) readStates(ctx context.Context, groups []*group) error {
 	}
 	return firstErr
 }
-
