@@ -86,7 +86,11 @@ func (p *pool) open(ctx context.Context) (*conn, error) {
 	if err != nil {
 		return nil, fmt.Errorf("connect to the HBase Thrift2 gateway at %s: %w", p.addr, err)
 	}
-	cfg := &thrift.TConfiguration{}
+	// Thrift's default caps (100 MB a message, 16 MB a frame) are lower
+	// than what HBase legitimately returns: one scanner fetch may carry
+	// many rows of up to max_row_size. The row limit is enforced on the
+	// decoded rows instead.
+	cfg := &thrift.TConfiguration{MaxMessageSize: math.MaxInt32, MaxFrameSize: math.MaxInt32}
 	var tr thrift.TTransport = rawTransport{nc}
 	if p.opts.Framed {
 		tr = thrift.NewTFramedTransportConf(tr, cfg)
