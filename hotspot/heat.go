@@ -128,7 +128,7 @@ func heatSubtitle(res *Result) string {
 		return fmt.Sprintf("rowkey [%s]; observed on a live store; busiest region %s of requests, max/mean %.2f",
 			strings.Join(res.Key, ", "), pct(sm.Requests.Typical.BusiestShare), sm.Requests.Typical.MaxOverMean)
 	}
-	return fmt.Sprintf("rowkey [%s]; %s simulated, step %s; writes: busiest region %s, max/mean %.2f, %d regions take half",
+	return fmt.Sprintf("rowkey [%s]; %s simulated, step %s; writes at a typical step: busiest region %s, max/mean %.2f, half on %d region(s)",
 		strings.Join(res.Key, ", "), shortDuration(res.Duration), shortDuration(res.Step),
 		pct(sm.Writes.Typical.BusiestShare), sm.Writes.Typical.MaxOverMean, sm.Writes.Typical.HalfLoadRegions)
 }
@@ -136,6 +136,13 @@ func heatSubtitle(res *Result) string {
 func rowLabel(r *Region) string {
 	if len(r.Start) == 0 {
 		return "(first region)"
+	}
+	if l := r.Label; l != "" {
+		// Whole fields only: drop trailing ones that do not fit.
+		for len(l) > 30 && strings.LastIndexByte(l, ' ') > 0 {
+			l = l[:strings.LastIndexByte(l, ' ')]
+		}
+		return clip(l, 30, "")
 	}
 	// A space would read as nothing at all in a label.
 	return clip(strings.ReplaceAll(r.StartKey, " ", `\x20`), 26, "")

@@ -15,7 +15,7 @@ import (
 const (
 	heatW       = 1100
 	heatH       = 680
-	plotLeft    = 200
+	plotLeft    = 210
 	plotTop     = 86
 	plotRight   = heatW - 170
 	plotBottom  = heatH - 70

@@ -50,7 +50,10 @@ type Region struct {
 	// StartKey and EndKey are the keys as the HBase shell prints them.
 	StartKey string `json:"start_key"`
 	EndKey   string `json:"end_key"`
-	Born     int    `json:"born_step"`
+	// Label reads the start key back into field values where it is a whole
+	// key ("ts=2026-01-01 03:00:00"); empty otherwise.
+	Label string `json:"label,omitempty"`
+	Born  int    `json:"born_step"`
 	// Died is the step at whose end the region split; -1 while it lives.
 	Died int `json:"split_step"`
 	// Per step from Born: writes and reads in Result.Unit, and the size in

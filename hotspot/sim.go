@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"time"
 
 	"github.com/denorm/denorm/cost"
@@ -120,6 +121,9 @@ func Simulate(ctx context.Context, p *schema.Plan, opts Options) (*Result, error
 		}
 	}
 	res.Regions = rs.all
+	for _, r := range res.Regions {
+		r.Label = keyLabel(t, r.Start)
+	}
 	res.Steps = make([]Step, steps)
 	for i := range res.Steps {
 		res.Steps[i].At = time.Duration(i) * o.Step
@@ -352,4 +356,33 @@ func (s *sim) notef(format string, a ...any) {
 		}
 	}
 	s.notes = append(s.notes, n)
+}
+
+// keyLabel reads a whole row key back into its first field values, for
+// people; split keys that are only a prefix (a hash, a salt) give "".
+func keyLabel(t *schema.Table, key []byte) string {
+	if len(key) == 0 {
+		return ""
+	}
+	parts, err := t.Key.Decode(key)
+	if err != nil {
+		return ""
+	}
+	var out []string
+	for _, d := range parts {
+		if d.Part.Func != rowkey.Plain && d.Part.Func != rowkey.Reverse {
+			continue
+		}
+		v := fmt.Sprint(d.Value)
+		if d.Part.Type == rowkey.Timestamp {
+			if ms, ok := d.Value.(int64); ok {
+				v = time.UnixMilli(ms).UTC().Format("2006-01-02 15:04:05")
+			}
+		}
+		out = append(out, d.Part.Field+"="+v)
+		if len(out) == 2 {
+			break
+		}
+	}
+	return strings.Join(out, " ")
 }
