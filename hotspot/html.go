@@ -47,7 +47,9 @@ func WriteHTML(w io.Writer, res *Result) error {
 				}
 				c := colourAt(frac)
 				tip := fmt.Sprintf("%s: %s %s", shortDuration(time.Duration(s)*res.Step), num(v), res.Unit)
-				if r := g.owner[s][i]; r != nil {
+				if r := g.owner[s][i]; r != nil && r.Label != "" {
+					tip = fmt.Sprintf("region %d from %s at %s", r.ID, r.Label, tip)
+				} else if r != nil {
 					tip = fmt.Sprintf("region %d [%s, %s) at %s", r.ID, r.StartKey, r.EndKey, tip)
 				}
 				fmt.Fprintf(&b, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" fill=\"#%02x%02x%02x\"><title>%s</title></rect>\n",
