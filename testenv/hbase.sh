@@ -6,7 +6,7 @@
 #   hbase.sh start    start master+regionserver+ZooKeeper (one JVM), then Thrift2; wait until ready
 #   hbase.sh stop     stop what start started (by pid), TERM then KILL after a timeout
 #   hbase.sh status   say what runs and whether it answers
-#   hbase.sh env      print DENORM_HBASE_URL and DENORM_HBASE_JMX for `eval`
+#   hbase.sh env      print DENORM_HBASE_URL=... and DENORM_HBASE_JMX=... (for `export $(hbase.sh env)`)
 #   hbase.sh probe    create a table, put and get a cell through Thrift2, drop the table
 #   hbase.sh reset    stop, then delete the data and logs (keeps the resolved classpath)
 #   hbase.sh logs     print the tail of both logs
