@@ -9,7 +9,7 @@ func FromStore(schemaName, table string, key []string, regions []store.Region) *
 	res := &Result{
 		Schema: schemaName, Table: table, Key: key,
 		Source: SourceStore, Unit: "requests", Layout: "as the store reports it",
-		Steps: make([]Step, 1),
+		Steps: make([]Step, 1), Notes: []string{},
 	}
 	for i, r := range regions {
 		res.Regions = append(res.Regions, &Region{

@@ -76,6 +76,7 @@ func Simulate(ctx context.Context, p *schema.Plan, opts Options) (*Result, error
 		res.ReadsPerSecond += q.Rate
 	}
 	steps := int(o.Duration / o.Step)
+	res.Duration = time.Duration(steps) * o.Step // whole steps only
 	stepSec := o.Step.Seconds()
 	perStep := res.WritesPerSecond * stepSec
 	n := min(o.SamplesPerStep, int(math.Ceil(perStep)))
@@ -128,7 +129,7 @@ func Simulate(ctx context.Context, p *schema.Plan, opts Options) (*Result, error
 	for i := range res.Steps {
 		res.Steps[i].At = time.Duration(i) * o.Step
 	}
-	res.Notes = s.notes
+	res.Notes = append([]string{}, s.notes...) // [] rather than null in JSON
 	summarize(res)
 	return res, nil
 }
