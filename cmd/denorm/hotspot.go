@@ -47,17 +47,17 @@ With --store given explicitly, the command instead reads the per-region
 request counts of the table on that store (cumulative since each region
 opened) and reports and draws those.
 
-JSON output (--format json) is stable: fields are only ever added. Top level:
-schema, table, rowkey, source (simulation or store), unit, layout, start,
-duration_ns, step_ns, seed, writes_per_second, reads_per_second,
-samples_per_step, bytes_per_row, split_size, split_scale, notes; regions[]
-with id, parent, start_key and end_key (HBase shell escapes; start and end in
-base64), label (when the start key is a whole key), born_step, split_step (-1 while alive) and, per step from
-born_step, writes[], reads[] and bytes[]; steps[] with at_ns, regions,
-writes, reads, busiest_region, busiest_share, max_over_mean,
-half_load_regions (all requests) and write_figures (writes alone); summary with start_regions, end_regions,
-splits, requests and writes (each typical and worst), noise_max_over_mean and
-distinct_busiest.
+JSON output (--format json) is stable: fields are only ever added. Top
+level: schema, table, rowkey, source (simulation or store), unit, layout,
+start, duration_ns, step_ns, seed, writes_per_second, reads_per_second,
+samples_per_step, bytes_per_row, split_size, split_scale, notes. regions[]:
+id, parent, start_key and end_key (HBase shell escapes), start and end
+(base64), label (when the start key is a whole key), born_step, split_step
+(-1 while alive) and, per step from born_step, writes[], reads[], bytes[].
+steps[]: at_ns, regions, writes, reads, busiest_region, busiest_share,
+max_over_mean, half_load_regions (all requests), write_figures (writes
+alone). summary: start_regions, end_regions, splits, requests and writes
+(each typical and worst), noise_max_over_mean, distinct_busiest.
 
 Exit codes: 0 success; 1 the simulation or the store failed; 2 the schema
 could not be read or loaded, or bad usage.`,
