@@ -96,6 +96,9 @@ func verdict(res *Result) string {
 		total += st.Writes + st.Reads
 	}
 	switch {
+	case total == 0 && res.Source == SourceStore:
+		return "\nNo requests recorded: nothing to compare. (The embedded store counts since it opened;\n" +
+			"HBase through its Thrift2 gateway reports no counts: read them from the region servers' /jmx.)\n"
 	case total == 0:
 		return "\nNo requests recorded: nothing to compare.\n"
 	case sm.EndRegions <= 1 && sm.StartRegions <= 1:
