@@ -144,6 +144,5 @@ func rowLabel(r *Region) string {
 		}
 		return clip(l, 30, "")
 	}
-	// A space would read as nothing at all in a label.
-	return clip(strings.ReplaceAll(r.StartKey, " ", `\x20`), 26, "")
+	return clip(visible(r.StartKey), 26, "")
 }

@@ -76,7 +76,11 @@ func WriteText(w io.Writer, res *Result) error {
 		if len(r.Bytes) > 0 {
 			size = r.Bytes[len(r.Bytes)-1]
 		}
-		fmt.Fprintf(&b, "  %-5d %-24s %-24s %12s %12s %10s\n", r.ID, clip(r.StartKey, 24, "(start)"), clip(r.EndKey, 24, "(end)"), num(wr), num(rd), bytesText(size))
+		sizeText := bytesText(size)
+		if res.Source == SourceStore {
+			sizeText = "-"
+		}
+		fmt.Fprintf(&b, "  %-5d %-24s %-24s %12s %12s %10s\n", r.ID, clip(visible(r.StartKey), 24, "(start)"), clip(visible(r.EndKey), 24, "(end)"), num(wr), num(rd), sizeText)
 	}
 	for _, n := range res.Notes {
 		fmt.Fprintf(&b, "note: %s\n", n)
@@ -104,6 +108,9 @@ func verdict(res *Result) string {
 	case sm.EndRegions <= 1 && sm.StartRegions <= 1:
 		return "\nOne region takes everything: nothing to compare.\n"
 	case f.BusiestShare > 0.5:
+		if res.Source == SourceStore {
+			return fmt.Sprintf("\nHOT SPOT: one region has taken %s of the writes.\n", pct(f.BusiestShare))
+		}
 		return fmt.Sprintf("\nHOT SPOT: at a typical moment one region takes %s of the writes.\n", pct(f.BusiestShare))
 	case res.Source == SourceSimulation && f.MaxOverMean <= sm.NoiseMaxOverMean*1.1:
 		return "\nEven: the writes' spread is within sampling noise of perfect.\n"
@@ -143,6 +150,10 @@ func meanOf(v []float64) float64 {
 	}
 	return s / float64(len(v))
 }
+
+// visible spells spaces in a printable key as \x20, which would otherwise
+// read as nothing in a column or label.
+func visible(key string) string { return strings.ReplaceAll(key, " ", `\x20`) }
 
 func clip(s string, n int, empty string) string {
 	if s == "" {
