@@ -197,6 +197,18 @@ func TestScannerClosesOnEveryPath(t *testing.T) {
 	if n := f.openScanners(); n != 0 {
 		t.Errorf("%d scanners open after reaching the limit", n)
 	}
+	// A limit that falls on a fetch boundary ends the scan without asking
+	// the server again (HBase 2.5's gateway can fail such a call).
+	f.mu.Lock()
+	f.fetches = 0
+	f.mu.Unlock()
+	sc, _ = s.Scan(ctx, "t", store.Scan{Limit: 2, Caching: 2})
+	if got := read(sc); len(got) != 2 {
+		t.Errorf("limited scan: %v", got)
+	}
+	if f.fetches != 1 {
+		t.Errorf("%d fetches for a limit of one fetch's size, want 1", f.fetches)
+	}
 	// Abandoned early.
 	sc, _ = s.Scan(ctx, "t", store.Scan{Caching: 1})
 	sc.Next(ctx)

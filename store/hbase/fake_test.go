@@ -28,6 +28,7 @@ type fakeGateway struct {
 	closed   []int32
 	puts     int // rows accepted by put, putMultiple and mutateRow
 	multis   int // putMultiple calls
+	fetches  int // getScannerRows calls
 	getDelay time.Duration
 	inFlight int
 	maxIn    int
@@ -134,6 +135,7 @@ func (f *fakeGateway) OpenScanner(_ context.Context, table []byte, _ *hbase2.TSc
 func (f *fakeGateway) GetScannerRows(_ context.Context, id int32, n int32) ([]*hbase2.TResult_, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.fetches++
 	at, ok := f.scanners[id]
 	if !ok {
 		msg := "Invalid scanner Id"

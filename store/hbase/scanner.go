@@ -21,18 +21,19 @@ func (s *Store) Scan(ctx context.Context, table string, sc store.Scan) (store.Sc
 	if err != nil {
 		return nil, s.explain(ctx, "open a scanner on "+table, table, nil, err)
 	}
-	return &scanner{s: s, table: table, id: id, open: true, fetch: int32(fetchSize(sc)), limit: sc.Limit}, nil
+	return &scanner{s: s, table: table, id: id, open: true, fetch: int32(fetchSize(sc)), limit: sc.Limit, pieces: sc.Batch > 0}, nil
 }
 
 // scanner walks a gateway scanner. It closes the server-side scanner as
 // soon as it is exhausted, fails or reaches its limit, and on Close.
 type scanner struct {
-	s     *Store
-	table string
-	id    int32
-	open  bool // the server-side scanner still exists
-	fetch int32
-	limit int // rows; 0 means none
+	s      *Store
+	table  string
+	id     int32
+	open   bool // the server-side scanner still exists
+	fetch  int32
+	limit  int  // rows; 0 means none
+	pieces bool // Scan.Batch is set: a row may continue in the next fetch
 
 	buf  []*hbase2.TResult_
 	row  store.Row
@@ -47,6 +48,12 @@ func (sc *scanner) Next(ctx context.Context) bool {
 		return false
 	}
 	if len(sc.buf) == 0 {
+		// Whole rows and the limit reached: the server's scanner is done
+		// too, and asking it for more only costs a round trip.
+		if sc.limit > 0 && sc.rows >= sc.limit && !sc.pieces {
+			sc.finish()
+			return false
+		}
 		if err := sc.more(ctx); err != nil {
 			sc.fail(err)
 			return false
