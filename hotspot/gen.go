@@ -44,9 +44,13 @@ func newEntityGen(p *schema.Plan, e *schema.Entity) *entityGen {
 	return &entityGen{plan: p, ent: e, gens: map[string]fieldGen{}}
 }
 
-// values draws one value for each of fields, sharing one draw per field.
-func (g *entityGen) values(r *rand.Rand, c clock, fields []string) (rowkey.Values, error) {
-	vals := make(rowkey.Values, len(fields))
+// values draws one value for each of fields, sharing one draw per field,
+// into vals (cleared first: the simulation reuses one map per sample).
+func (g *entityGen) values(r *rand.Rand, c clock, fields []string, vals rowkey.Values) (rowkey.Values, error) {
+	if vals == nil {
+		vals = make(rowkey.Values, len(fields))
+	}
+	clear(vals)
 	for _, f := range fields {
 		if _, ok := vals[f]; ok {
 			continue

@@ -27,6 +27,9 @@ type sim struct {
 	notes     []string
 	// whenInKey: the table is partial and its key reads the `when` field.
 	whenInKey bool
+	// scratch holds one sample's field values; keys are encoded from it
+	// at once, so one map serves every sample.
+	scratch rowkey.Values
 }
 
 // maxWhenDraws bounds the draws for a set `when` field; past it, the field
@@ -52,6 +55,7 @@ func Simulate(ctx context.Context, p *schema.Plan, opts Options) (*Result, error
 		plan: p, table: t, gen: newEntityGen(p, ent), opts: o,
 		rng:       rand.New(rand.NewPCG(o.Seed, 0x5eed5eed)),
 		keyFields: t.Key.Fields(),
+		scratch:   rowkey.Values{},
 	}
 	for _, f := range s.keyFields {
 		if t.When != "" && f == t.When {
@@ -216,7 +220,7 @@ func (s *sim) writeKey(c clock) ([]byte, error) {
 	var vals rowkey.Values
 	var err error
 	for try := 0; ; try++ {
-		vals, err = s.gen.values(s.rng, c, s.keyFields)
+		vals, err = s.gen.values(s.rng, c, s.keyFields, s.scratch)
 		if err != nil {
 			return nil, err
 		}
@@ -326,7 +330,7 @@ func (s *sim) queryRanges(q *schema.Query, c clock) ([]rowkey.Range, error) {
 			by = append(by, f)
 		}
 	}
-	vals, err := s.gen.values(s.rng, c, by)
+	vals, err := s.gen.values(s.rng, c, by, s.scratch)
 	if err != nil {
 		return nil, err
 	}
