@@ -131,23 +131,26 @@ func indexZero(s string) int {
 // terminator, and whether the body holds escaped zeros (and so needs
 // unescaping before use).
 func splitEscaped(b []byte) (part, rest []byte, escaped bool, err error) {
-	off := 0
-	for {
-		i := bytes.IndexByte(b[off:], escByte)
-		if i < 0 || off+i+1 >= len(b) {
-			return nil, nil, false, errors.New("unterminated key part")
+	// A plain loop: families and qualifiers are a few bytes, where
+	// bytes.IndexByte's setup costs more than it saves.
+	for j := 0; j < len(b); j++ {
+		if b[j] != escByte {
+			continue
 		}
-		j := off + i
+		if j+1 >= len(b) {
+			break
+		}
 		switch b[j+1] {
 		case escEnd:
 			return b[:j], b[j+2:], escaped, nil
 		case escZero:
 			escaped = true
-			off = j + 2
+			j++
 		default:
 			return nil, nil, false, fmt.Errorf("bad escape 0x00 0x%02x in key part", b[j+1])
 		}
 	}
+	return nil, nil, false, errors.New("unterminated key part")
 }
 
 // appendUnescaped appends the bytes an escaped body (from splitEscaped) stands for.

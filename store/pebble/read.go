@@ -160,7 +160,11 @@ func (r *rowReader) read(it *pdb.Iterator) (store.Row, error) {
 		}
 		returned++
 		start := len(arena)
-		arena = appendUnescaped(arena, r.rk.qualifier)
+		if r.rk.qualEsc {
+			arena = appendUnescaped(arena, r.rk.qualifier)
+		} else {
+			arena = append(arena, r.rk.qualifier...)
+		}
 		qual := arena[start:len(arena):len(arena)]
 		start = len(arena)
 		arena = append(arena, val...)

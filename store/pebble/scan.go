@@ -1,6 +1,7 @@
 package pebble
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"sync"
@@ -47,13 +48,19 @@ func (s *Store) Scan(ctx context.Context, name string, sc store.Scan) (store.Sca
 			lo = prefixEnd(appendRowPrefix(nil, t.id, sc.Stop))
 		}
 	}
-	it, err := s.db.NewIter(&pdb.IterOptions{LowerBound: lo, UpperBound: hi})
+	// A forward scan checks its upper bound itself, once per row: Pebble
+	// would compare every key with it.
+	io := &pdb.IterOptions{LowerBound: lo, UpperBound: hi}
+	if !sc.Reverse {
+		io = &pdb.IterOptions{LowerBound: lo}
+	}
+	it, err := s.db.NewIter(io)
 	if err != nil {
 		return nil, fmt.Errorf("scan table %q: %w", name, err)
 	}
 	rr := newRowReader(t, q, s.now())
 	rr.reuse = true
-	out := &scanner{s: s, t: t, it: it, rr: rr, reverse: sc.Reverse, limit: sc.Limit, batch: sc.Batch}
+	out := &scanner{s: s, t: t, it: it, rr: rr, reverse: sc.Reverse, limit: sc.Limit, batch: sc.Batch, hi: hi}
 	s.scannersMu.Lock()
 	s.scanners[out] = struct{}{}
 	s.scannersMu.Unlock()
@@ -78,6 +85,7 @@ type scanner struct {
 	err     error
 	done    bool
 	prefix  []byte
+	hi      []byte // exclusive upper bound of a forward scan
 }
 
 func (sc *scanner) Next(ctx context.Context) bool {
@@ -149,6 +157,11 @@ func (sc *scanner) nextRow() (store.Row, bool, error) {
 		}
 		if !it.Valid() {
 			return store.Row{}, false, it.Error()
+		}
+		// Every key of a row sorts below hi when its first key does: hi is
+		// a row prefix (or a table prefix), never inside a row.
+		if bytes.Compare(it.Key(), sc.hi) >= 0 {
+			return store.Row{}, false, nil
 		}
 		row, err := sc.rr.read(it)
 		return row, true, err
