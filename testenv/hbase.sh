@@ -75,7 +75,33 @@ JDK17_OPTS=(
 log() { printf 'hbase.sh: %s\n' "$*" >&2; }
 die() { log "error: $*"; exit 1; }
 
+# A machine without Java, Maven, curl or ss gets them from Debian's packages when we are root
+# (as CI is); otherwise the caller is told what to install.
+install_missing() {
+  local pkgs=() tool
+  for tool in "$@"; do
+    command -v "$tool" >/dev/null 2>&1 && continue
+    case "$tool" in
+      java) [[ -z "${JAVA_HOME:-}" ]] && pkgs+=(openjdk-17-jdk-headless) ;;
+      mvn) pkgs+=(maven) ;;
+      curl) pkgs+=(curl) ;;
+      ss) pkgs+=(iproute2) ;;
+    esac
+  done
+  ((${#pkgs[@]})) || return 0
+  if [[ "$(id -u)" -eq 0 ]] && command -v apt-get >/dev/null 2>&1; then
+    log "installing ${pkgs[*]}"
+    if ! { DEBIAN_FRONTEND=noninteractive apt-get update -q >/dev/null &&
+      DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${pkgs[@]}" >/dev/null; }; then
+      die "apt-get install ${pkgs[*]} failed"
+    fi
+  else
+    die "missing tools; install: ${pkgs[*]}"
+  fi
+}
+
 need_java() {
+  install_missing java
   command -v "$JAVA" >/dev/null 2>&1 || die "no java found (set JAVA_HOME or put java 17 on PATH)"
 }
 
@@ -90,7 +116,7 @@ classpath_ok() {
 }
 
 cmd_fetch() {
-  command -v mvn >/dev/null 2>&1 || die "mvn not found (apt-get install -y maven)"
+  install_missing mvn
   mkdir -p "$WORK"
   local tmp="$CP_FILE.tmp" mlog="$WORK/fetch.log"
   # Offline first: with a warm cache this needs no network and finishes in seconds.
@@ -320,7 +346,7 @@ wait_for() {
 
 cmd_start() {
   need_java
-  command -v curl >/dev/null 2>&1 || die "curl not found (apt-get install -y curl)"
+  install_missing curl ss
   mkdir -p "$RUN" "$LOGS"
   local mpid tpid
   mpid="$(ours "$RUN/master.pid" "$MARK_MASTER" || true)"
