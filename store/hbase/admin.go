@@ -55,7 +55,7 @@ func (s *Store) CreateTable(ctx context.Context, spec store.TableSpec) error {
 	if exists {
 		return fmt.Errorf("hbase: %s: %w", what, store.ErrTableExists)
 	}
-	err = s.call(ctx, func(ctx context.Context, c *hbase2.THBaseServiceClient) error {
+	err = s.callAdmin(ctx, func(ctx context.Context, c *hbase2.THBaseServiceClient) error {
 		return c.CreateTable(ctx, desc, spec.SplitKeys)
 	})
 	if err != nil {
@@ -123,7 +123,7 @@ func (s *Store) DropTable(ctx context.Context, table string) error {
 		return s.explain(ctx, what, table, nil, err)
 	}
 	if enabled {
-		err := s.call(ctx, func(ctx context.Context, c *hbase2.THBaseServiceClient) error {
+		err := s.callAdmin(ctx, func(ctx context.Context, c *hbase2.THBaseServiceClient) error {
 			return c.DisableTable(ctx, name)
 		})
 		// Someone else may have disabled it meanwhile; deleteTable below
@@ -134,7 +134,7 @@ func (s *Store) DropTable(ctx context.Context, table string) error {
 			}
 		}
 	}
-	err = s.call(ctx, func(ctx context.Context, c *hbase2.THBaseServiceClient) error {
+	err = s.callAdmin(ctx, func(ctx context.Context, c *hbase2.THBaseServiceClient) error {
 		return c.DeleteTable(ctx, name)
 	})
 	if err != nil {

@@ -12,7 +12,8 @@ import (
 // Options configure Open. The zero value is usable.
 type Options struct {
 	// Timeout bounds every call to the gateway, including a scanner's
-	// fetches. A context deadline, when sooner, wins. 0 means 30s.
+	// fetches; creating, disabling and deleting a table get at least two
+	// minutes. A context deadline, when sooner, wins. 0 means 30s.
 	Timeout time.Duration
 	// ConnectTimeout bounds dialing one connection. 0 means Timeout.
 	ConnectTimeout time.Duration

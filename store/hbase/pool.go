@@ -143,15 +143,15 @@ type rpcFunc func(ctx context.Context, c *hbase2.THBaseServiceClient) error
 // connection, since the request cannot have been applied twice in a way that
 // matters for callers that pass retry (reads, admin calls, and writes with
 // explicit timestamps, which HBase applies idempotently).
-func (p *pool) do(ctx context.Context, retry bool, rpc rpcFunc) error {
+func (p *pool) do(ctx context.Context, retry bool, timeout time.Duration, rpc rpcFunc) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(ctx, p.opts.Timeout)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	reused, err := p.attempt(ctx, rpc, false)
+	reused, err := p.attempt(ctx, timeout, rpc, false)
 	if err != nil && retry && reused && stale(err) && ctx.Err() == nil {
-		_, err = p.attempt(ctx, rpc, true)
+		_, err = p.attempt(ctx, timeout, rpc, true)
 	}
 	return err
 }
@@ -159,7 +159,7 @@ func (p *pool) do(ctx context.Context, retry bool, rpc rpcFunc) error {
 // attempt makes one call. The deadline is set on the socket, so a hung
 // server or a cancelled context interrupts even a blocked read. It reports
 // whether the connection had been used before.
-func (p *pool) attempt(ctx context.Context, rpc rpcFunc, fresh bool) (bool, error) {
+func (p *pool) attempt(ctx context.Context, timeout time.Duration, rpc rpcFunc, fresh bool) (bool, error) {
 	c, reused, err := p.get(ctx, fresh)
 	if err != nil {
 		return false, err
@@ -183,7 +183,7 @@ func (p *pool) attempt(ctx context.Context, rpc rpcFunc, fresh bool) (bool, erro
 			return reused, fmt.Errorf("call to %s: %w (%v)", p.addr, cerr, err)
 		}
 		if errors.Is(err, os.ErrDeadlineExceeded) {
-			return reused, fmt.Errorf("call to %s: no answer within %v: %w", p.addr, p.opts.Timeout, context.DeadlineExceeded)
+			return reused, fmt.Errorf("call to %s: no answer within %v: %w", p.addr, timeout, context.DeadlineExceeded)
 		}
 		return reused, fmt.Errorf("call to %s: %w", p.addr, err)
 	}

@@ -119,7 +119,7 @@ func (sc *scanner) release() error {
 	sc.open = false
 	// Close has no context, and the caller's may be gone: freeing the
 	// server's scanner gets the store's own call timeout.
-	err := sc.s.pool.do(context.Background(), true, func(ctx context.Context, c *hbase2.THBaseServiceClient) error {
+	err := sc.s.pool.do(context.Background(), true, sc.s.opts.Timeout, func(ctx context.Context, c *hbase2.THBaseServiceClient) error {
 		return c.CloseScanner(ctx, sc.id)
 	})
 	if err != nil {

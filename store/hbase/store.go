@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/denorm/denorm/internal/thrift/hbase2"
 	"github.com/denorm/denorm/store"
@@ -59,7 +60,7 @@ func (s *Store) call(ctx context.Context, rpc rpcFunc) error {
 	if s.closed.Load() {
 		return store.ErrClosed
 	}
-	return s.pool.do(ctx, true, rpc)
+	return s.pool.do(ctx, true, s.opts.Timeout, rpc)
 }
 
 // callOnce runs an RPC whose effect or answer would change if it were
@@ -68,7 +69,21 @@ func (s *Store) callOnce(ctx context.Context, rpc rpcFunc) error {
 	if s.closed.Load() {
 		return store.ErrClosed
 	}
-	return s.pool.do(ctx, false, rpc)
+	return s.pool.do(ctx, false, s.opts.Timeout, rpc)
+}
+
+// minAdminTimeout is the least time a create, disable or delete gets:
+// HBase runs them as master procedures that take seconds, and a timeout
+// tuned for reads and writes must not abort them half way.
+const minAdminTimeout = 2 * time.Minute
+
+// callAdmin runs a table-changing admin call once (a resend could answer
+// "table exists" for a create that had succeeded), with a longer deadline.
+func (s *Store) callAdmin(ctx context.Context, rpc rpcFunc) error {
+	if s.closed.Load() {
+		return store.ErrClosed
+	}
+	return s.pool.do(ctx, false, max(s.opts.Timeout, minAdminTimeout), rpc)
 }
 
 // Close releases the connections. Calls in flight finish; later ones
