@@ -36,14 +36,13 @@ func (s *Store) Batch(ctx context.Context, table string, ms []store.RowMutation)
 	plans := make([]plan, len(ms))
 	var ready []int
 	for i, m := range ms {
-		what := fmt.Sprintf("batch: mutate row %s of %s", store.Printable(m.Row), table)
-		if err := checkCells(table, m, s.opts.MaxCellSize); err != nil {
-			errs[i] = fmt.Errorf("hbase: %s: %w", what, err)
-			continue
+		err := checkCells(table, m, s.opts.MaxCellSize)
+		var p plan
+		if err == nil {
+			p, err = planMutation(m, s.opts.Durability)
 		}
-		p, err := planMutation(m, s.opts.Durability)
 		if err != nil {
-			errs[i] = fmt.Errorf("hbase: %s: %w", what, err)
+			errs[i] = fmt.Errorf("hbase: batch: mutate row %s of %s: %w", store.Printable(m.Row), table, err)
 			continue
 		}
 		plans[i] = p
