@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -274,5 +275,30 @@ func TestIncrementOrderAndRepeats(t *testing.T) {
 	// The fake returns each column's summed delta as its new value.
 	if fmt.Sprint(got) != "[-4 2 -4]" {
 		t.Errorf("Increment = %v, want [-4 2 -4]", got)
+	}
+}
+
+func TestScannerLeaseLost(t *testing.T) {
+	f := newFakeGateway()
+	f.rows = []*hbase2.TResult_{resultRow("a", "f:q"), resultRow("b", "f:q")}
+	s := openFake(t, f, Options{})
+	sc, err := s.Scan(t.Context(), "t", store.Scan{Caching: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sc.Next(t.Context()) {
+		t.Fatalf("first row: %v", sc.Err())
+	}
+	f.mu.Lock()
+	clear(f.scanners) // the gateway expired it
+	f.mu.Unlock()
+	if sc.Next(t.Context()) {
+		t.Fatal("Next succeeded on an expired scanner")
+	}
+	if err := sc.Err(); err == nil || !strings.Contains(err.Error(), "lease") {
+		t.Errorf("Err = %v, want one naming the lost lease", err)
+	}
+	if err := sc.Close(); err != nil {
+		t.Errorf("Close after a lost lease: %v", err)
 	}
 }

@@ -91,6 +91,13 @@ func (sc *scanner) more(ctx context.Context) error {
 		return err
 	})
 	if err != nil {
+		var iae *hbase2.TIllegalArgument
+		if errors.As(err, &iae) {
+			// The gateway forgets a scanner left idle longer than
+			// hbase.client.scanner.timeout.period (60 s by default).
+			sc.open = false
+			return fmt.Errorf("hbase: scan %s: the gateway no longer knows scanner %d (idle past its lease?): %w", sc.table, sc.id, err)
+		}
 		return sc.s.explain(ctx, "scan "+sc.table, sc.table, sc.last, err)
 	}
 	sc.buf = res
