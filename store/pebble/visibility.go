@@ -27,15 +27,15 @@ type visibility struct {
 	t   *table
 	now int64
 
-	fam     []byte   // current family, escaped
-	fi      *famInfo // nil for a family the table does not know
-	famDel  int64    // newest DeleteFamily timestamp seen in this family
-	famVDel []int64  // DeleteFamilyVersion timestamps seen in this family
-	qual    []byte   // current qualifier, escaped
-	colDel  int64    // newest DeleteColumn timestamp of this column
-	verDel  []int64  // Delete (one version) timestamps of this column
-	kept    int      // puts of this column judged visible or out of range so far
-	famBuf  []byte
+	fam       []byte   // current family, escaped
+	fi        *famInfo // nil for a family the table does not know
+	famDel    int64    // newest DeleteFamily timestamp seen in this family
+	famVDel   []int64  // DeleteFamilyVersion timestamps seen in this family
+	qual      []byte   // current qualifier, escaped
+	colDel    int64    // newest DeleteColumn timestamp of this column
+	verDel    []int64  // Delete (one version) timestamps of this column
+	kept      int      // puts of this column judged visible or out of range so far
+	famBuf    []byte
 	newFamily bool
 }
 
