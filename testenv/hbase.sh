@@ -37,17 +37,28 @@ HEAP="${DENORM_HBASE_HEAP:-1g}"
 
 HOST=127.0.0.1
 # An offset moves every port at once, so a second instance (another checkout, a test of this
-# script) can run beside the usual one.
-OFF="${DENORM_HBASE_PORT_OFFSET:-0}"
-[[ "$OFF" =~ ^[0-9]+$ ]] || { echo "hbase.sh: DENORM_HBASE_PORT_OFFSET must be a number" >&2; exit 2; }
-ZK_PORT=$((2181 + OFF))
-MASTER_PORT=$((16000 + OFF))
-MASTER_INFO_PORT=$((16010 + OFF))
-RS_PORT=$((16020 + OFF))
-RS_INFO_PORT=$((16030 + OFF))
-THRIFT_PORT=$((9090 + OFF))
-THRIFT_INFO_PORT=$((9095 + OFF))
-PORTS=("$ZK_PORT" "$MASTER_PORT" "$MASTER_INFO_PORT" "$RS_PORT" "$RS_INFO_PORT" "$THRIFT_PORT" "$THRIFT_INFO_PORT")
+# script) can run beside the usual one. It is the one given, else the one this work dir's
+# running instance was started with (start records it), else 0.
+set_ports() {
+  OFF="$1"
+  ZK_PORT=$((2181 + OFF))
+  MASTER_PORT=$((16000 + OFF))
+  MASTER_INFO_PORT=$((16010 + OFF))
+  RS_PORT=$((16020 + OFF))
+  RS_INFO_PORT=$((16030 + OFF))
+  THRIFT_PORT=$((9090 + OFF))
+  THRIFT_INFO_PORT=$((9095 + OFF))
+  PORTS=("$ZK_PORT" "$MASTER_PORT" "$MASTER_INFO_PORT" "$RS_PORT" "$RS_INFO_PORT" "$THRIFT_PORT" "$THRIFT_INFO_PORT")
+}
+OFFSET_FILE="$WORK/run/offset"
+if [[ -n "${DENORM_HBASE_PORT_OFFSET:-}" ]]; then
+  set_ports "$DENORM_HBASE_PORT_OFFSET"
+elif [[ -s "$OFFSET_FILE" ]]; then
+  set_ports "$(tr -dc '0-9' < "$OFFSET_FILE")"
+else
+  set_ports 0
+fi
+[[ "$OFF" =~ ^[0-9]+$ && "$OFF" -le 40000 ]] || { echo "hbase.sh: bad port offset '$OFF'" >&2; exit 2; }
 
 # Each JVM carries a marker naming its role and work dir, so stop and the stale-process check
 # can tell our processes from anything else, including a reused pid.
@@ -164,7 +175,8 @@ port_busy() {
   fi
 }
 
-# Ports held by someone else block a start. A denorm HBase that no pid file in its own work dir
+# check_ports_free: 0 when all ports are free, 1 when only other denorm HBases hold some, 2
+# when anything else does. A denorm HBase that no pid file in its own work dir
 # names is an orphan (its checkout was deleted, say a previous CI clone, or its pid files were):
 # nobody can stop it by pid any more, so it is ended here. Anything else is reported and left
 # alone. The check looks at the pid file rather than the folder because a running HBase
@@ -184,13 +196,44 @@ check_ports_free() {
         continue
       fi
       log "port $port is held by another denorm HBase, pid $pid, work dir ${dir:-?}"
-      log "  stop it with: DENORM_TESTENV_DIR=$(dirname "${dir:-/?}") $0 stop"
+      ((busy)) || busy=1
     else
       log "port $port is in use by: ${cmd:-an unknown process${pid:+ (pid $pid)}}"
+      busy=2
     fi
-    busy=1
   done
-  [[ $busy -eq 0 ]] || die "cannot start: ports in use (see above); nothing was started"
+  return "$busy"
+}
+
+all_ports_free() {
+  local port
+  for port in "${PORTS[@]}"; do
+    ! port_busy "$port" || return 1
+  done
+}
+
+# choose_ports: keep the current ports when free. When only another denorm HBase (a second
+# checkout, say a local CI run beside the shared work tree) holds them and no offset was
+# asked for, move this instance to the first free offset of 100, 200, ... 900 instead of
+# failing; `env` then prints the moved ports. Anything else holding a port stops the start.
+choose_ports() {
+  local rc=0 off
+  check_ports_free || rc=$?
+  if ((rc == 1)) && [[ -z "${DENORM_HBASE_PORT_OFFSET:-}" ]]; then
+    for off in 100 200 300 400 500 600 700 800 900; do
+      set_ports "$off"
+      if all_ports_free; then
+        log "the default ports belong to another denorm HBase: this one uses port offset $off"
+        rc=0
+        break
+      fi
+    done
+  fi
+  if ((rc != 0)); then
+    log "stop the other instance (DENORM_TESTENV_DIR=<its work root> $0 stop) or set DENORM_HBASE_PORT_OFFSET"
+    die "cannot start: ports in use (see above); nothing was started"
+  fi
+  echo "$OFF" > "$OFFSET_FILE"
 }
 
 # stop_pid PID NAME: TERM, wait up to STOP_TIMEOUT, then KILL and wait for it to be gone.
@@ -360,7 +403,7 @@ cmd_start() {
     cmd_stop
   fi
   rm -f "$RUN/master.pid" "$RUN/thrift.pid" # stale files of processes that are gone
-  check_ports_free
+  choose_ports
   ensure_fetched
 
   if [[ "${DENORM_HBASE_KEEP_DATA:-0}" != 1 ]]; then
@@ -413,7 +456,7 @@ cmd_stop() {
     stop_pid "$pid" master
     any=1
   fi
-  rm -f "$RUN/thrift.pid" "$RUN/master.pid"
+  rm -f "$RUN/thrift.pid" "$RUN/master.pid" "$OFFSET_FILE"
   [[ $any -eq 1 ]] || log "nothing of ours was running"
   return 0
 }
