@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/denorm/denorm/rowkey"
 	"github.com/denorm/denorm/schema"
@@ -30,7 +31,25 @@ type Ref struct {
 
 // ID is a string that identifies the ref, for sets.
 func (r Ref) ID() string {
-	return r.Table + "\x00" + string(r.Row) + "\x00" + r.Family + "\x00" + string(r.Qualifier)
+	b := make([]byte, 0, len(r.Table)+len(r.Row)+len(r.Family)+len(r.Qualifier)+3)
+	b = append(append(b, r.Table...), 0)
+	b = append(append(b, r.Row...), 0)
+	b = append(append(b, r.Family...), 0)
+	return string(append(b, r.Qualifier...))
+}
+
+// Compare orders refs as their IDs would sort, without building them.
+func (r Ref) Compare(o Ref) int {
+	if c := strings.Compare(r.Table, o.Table); c != 0 {
+		return c
+	}
+	if c := bytes.Compare(r.Row, o.Row); c != 0 {
+		return c
+	}
+	if c := strings.Compare(r.Family, o.Family); c != 0 {
+		return c
+	}
+	return bytes.Compare(r.Qualifier, o.Qualifier)
 }
 
 // Item is a derived row (or contribution column) with the cells it holds.
@@ -103,11 +122,17 @@ func Derive(plan *schema.Plan, ent *schema.Entity, state map[string]any) (*Deriv
 		return nil, err
 	}
 	items := map[string]*Item{}
+	perElement := map[string][]rowkey.Values{} // child list -> values of each element's rows
 	for _, t := range plan.TablesOf(ent.Name) {
 		if t.Role == schema.RolePrimary {
 			continue
 		}
-		for _, vals := range rowValues(ent, t, state, top) {
+		rows, ok := perElement[t.Each]
+		if !ok {
+			rows = rowValues(t.Each, state, top)
+			perElement[t.Each] = rows
+		}
+		for _, vals := range rows {
 			if t.When != "" && !isSet(vals[t.When]) {
 				continue
 			}
@@ -120,7 +145,7 @@ func Derive(plan *schema.Plan, ent *schema.Entity, state map[string]any) (*Deriv
 		sort.Slice(it.Cells, func(i, j int) bool { return cellLess(it.Cells[i], it.Cells[j]) })
 		d.Items = append(d.Items, *it)
 	}
-	sort.Slice(d.Items, func(i, j int) bool { return d.Items[i].ID() < d.Items[j].ID() })
+	sort.Slice(d.Items, func(i, j int) bool { return d.Items[i].Compare(d.Items[j].Ref) < 0 })
 	sort.Slice(d.Increments, func(i, j int) bool {
 		a, b := d.Increments[i], d.Increments[j]
 		if a.Table != b.Table {
@@ -261,8 +286,13 @@ func primaryCells(plan *schema.Plan, ent *schema.Entity, t *schema.Table, state 
 			return nil, fmt.Errorf("layout: %s column %s: no child list %s", t.Name, c.Name(), c.Child)
 		}
 		elems, _ := state[ch.Name].([]map[string]any)
+		seen := make(map[string]bool, len(elems))
 		for _, el := range elems {
 			q, err := c.QualifierFor(plan, ent.Name, el[ch.Key])
+			if err == nil && seen[string(q)] {
+				err = fmt.Errorf("child list %s has key %v twice", ch.Name, el[ch.Key])
+			}
+			seen[string(q)] = true
 			if err != nil {
 				return nil, fmt.Errorf("layout: %s column %s: %w", t.Name, c.Name(), err)
 			}
@@ -299,13 +329,14 @@ func topValues(ent *schema.Entity, state map[string]any) rowkey.Values {
 }
 
 // rowValues lists the value sets of the rows a table gets from one state:
-// one for per-entity tables, one per element for tables with `each` (the
-// element's fields as "child.field").
-func rowValues(ent *schema.Entity, t *schema.Table, state map[string]any, top rowkey.Values) []rowkey.Values {
-	if t.Each == "" {
+// one for per-entity tables (each == ""), one per element for tables with
+// `each` (the element's fields as "child.field"). Callers must not modify
+// the maps: tables with the same `each` share them.
+func rowValues(each string, state map[string]any, top rowkey.Values) []rowkey.Values {
+	if each == "" {
 		return []rowkey.Values{top}
 	}
-	elems, _ := state[t.Each].([]map[string]any)
+	elems, _ := state[each].([]map[string]any)
 	out := make([]rowkey.Values, 0, len(elems))
 	for _, el := range elems {
 		vals := make(rowkey.Values, len(top)+len(el))
@@ -313,7 +344,7 @@ func rowValues(ent *schema.Entity, t *schema.Table, state map[string]any, top ro
 			vals[k] = v
 		}
 		for k, v := range el {
-			vals[t.Each+"."+k] = v
+			vals[each+"."+k] = v
 		}
 		out = append(out, vals)
 	}

@@ -156,7 +156,7 @@ func readCell(plan *schema.Plan, ent *schema.Entity, t *schema.Table, c store.Ce
 // encode equally.
 func EncodeRefs(refs []Ref) []byte {
 	rs := append([]Ref(nil), refs...)
-	sort.Slice(rs, func(i, j int) bool { return rs[i].ID() < rs[j].ID() })
+	sort.Slice(rs, func(i, j int) bool { return rs[i].Compare(rs[j]) < 0 })
 	out := binary.AppendUvarint(nil, uint64(len(rs)))
 	for _, r := range rs {
 		for _, part := range [][]byte{[]byte(r.Table), r.Row, []byte(r.Family), r.Qualifier} {

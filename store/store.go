@@ -62,3 +62,12 @@ type Scanner interface {
 	// Close releases the scanner. It is safe to call more than once.
 	Close() error
 }
+
+// Syncer is implemented by backends whose log is one ordered stream, so that
+// a single sync makes every earlier write durable, in order. A writer may
+// then send a batch's mutations with AsyncWAL and call Sync once before it
+// acknowledges them: the same guarantee as SyncWAL on each, for one log
+// sync instead of many. HBase syncs per call and does not implement it.
+type Syncer interface {
+	Sync(ctx context.Context) error
+}

@@ -2,8 +2,10 @@ package write
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
+	"sync"
 
 	"github.com/denorm/denorm/layout"
 	"github.com/denorm/denorm/store"
@@ -104,9 +106,20 @@ func (w *Writer) write(ctx context.Context, plans []*entityPlan, stats *Stats) e
 			return err
 		}
 	}
-	for _, t := range derived.tables() {
-		if err := w.batch(ctx, t, derived.sorted(t)); err != nil {
-			return err
+	// Derived tables are independent of each other: write them at once, so
+	// that their log syncs can be grouped (Pebble commits concurrent
+	// batches with one sync; HBase serves them in parallel).
+	if err := w.parallel(ctx, derived.tables(), func(ctx context.Context, t string) error {
+		return w.batch(ctx, t, derived.sorted(t))
+	}); err != nil {
+		return err
+	}
+	// Everything was sent without a log sync where the store can sync its
+	// one log at the end: one sync now makes the batch durable, in the
+	// order written, so primary rows still precede derived rows.
+	if sy, ok := w.st.(store.Syncer); ok && w.deferSync() {
+		if err := sy.Sync(ctx); err != nil {
+			return fmt.Errorf("write: sync: %w", err)
 		}
 	}
 	for _, in := range incs {
@@ -182,11 +195,44 @@ func (w *Writer) batch(ctx context.Context, table string, ms []store.RowMutation
 	return nil
 }
 
+// durability is what a table's mutations are sent with: the schema's
+// setting, except that sync_wal becomes async_wal plus one Sync at the end
+// of the batch on stores that can sync their whole log at once.
 func (w *Writer) durability(table string) store.Durability {
+	d := store.DurabilityDefault
 	if t := w.plan.Table(table); t != nil {
-		if d, ok := store.ParseDurability(t.Durability); ok {
-			return d
+		if pd, ok := store.ParseDurability(t.Durability); ok {
+			d = pd
 		}
 	}
-	return store.DurabilityDefault
+	if _, ok := w.st.(store.Syncer); ok && d == store.SyncWAL {
+		return store.AsyncWAL
+	}
+	return d
+}
+
+// deferSync reports whether some table's sync_wal writes wait for the
+// final Sync.
+func (w *Writer) deferSync() bool {
+	for _, t := range w.plan.Tables {
+		if d, _ := store.ParseDurability(t.Durability); d == store.SyncWAL {
+			return true
+		}
+	}
+	return false
+}
+
+// parallel runs fn for every table at once and returns the first error.
+func (w *Writer) parallel(ctx context.Context, tables []string, fn func(context.Context, string) error) error {
+	errs := make([]error, len(tables))
+	var wg sync.WaitGroup
+	for i, t := range tables {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = fn(ctx, t)
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
