@@ -2,11 +2,11 @@ package write
 
 import (
 	"bytes"
-	"encoding/binary"
-	"sync"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	pdb "github.com/cockroachdb/pebble/v2"
