@@ -35,11 +35,23 @@ STOP_TIMEOUT="${DENORM_KAFKA_STOP_TIMEOUT:-60}"
 HEAP="${DENORM_KAFKA_HEAP:-1g}"
 
 HOST=127.0.0.1
-OFF="${DENORM_KAFKA_PORT_OFFSET:-0}"
-[[ "$OFF" =~ ^[0-9]+$ ]] || { echo "kafka.sh: DENORM_KAFKA_PORT_OFFSET must be a number" >&2; exit 2; }
-BROKER_PORT=$((9092 + OFF))
-CONTROLLER_PORT=$((9093 + OFF))
-PORTS=("$BROKER_PORT" "$CONTROLLER_PORT")
+# Port offset: the one given, else the one this work dir's running broker was started with
+# (start records it), else 0. See choose_ports.
+set_ports() {
+  OFF="$1"
+  BROKER_PORT=$((9092 + OFF))
+  CONTROLLER_PORT=$((9093 + OFF))
+  PORTS=("$BROKER_PORT" "$CONTROLLER_PORT")
+}
+OFFSET_FILE="$RUN/offset"
+if [[ -n "${DENORM_KAFKA_PORT_OFFSET:-}" ]]; then
+  set_ports "$DENORM_KAFKA_PORT_OFFSET"
+elif [[ -s "$OFFSET_FILE" ]]; then
+  set_ports "$(tr -dc '0-9' < "$OFFSET_FILE")"
+else
+  set_ports 0
+fi
+[[ "$OFF" =~ ^[0-9]+$ && "$OFF" -le 50000 ]] || { echo "kafka.sh: bad port offset '$OFF'" >&2; exit 2; }
 
 # The marker names role and work dir, so stop can tell our broker from a reused pid.
 MARK="-Ddenorm.testenv=kafka-broker"
@@ -153,8 +165,9 @@ stop_pid() {
   log "$name (pid $pid) stopped after ${waited}s"
 }
 
-# Same policy as hbase.sh: a denorm broker that no pid file in its own work dir names is an
-# orphan (its checkout is gone) and is ended; anything else holding a port blocks the start.
+# Same policy as hbase.sh. check_ports_free: 0 when the ports are free, 1 when only other
+# denorm brokers hold them, 2 when anything else does. A denorm broker that no pid file in its
+# own work dir names is an orphan (its checkout is gone) and is ended.
 check_ports_free() {
   local port pid cmd dir busy=0
   for port in "${PORTS[@]}"; do
@@ -170,12 +183,39 @@ check_ports_free() {
         continue
       fi
       log "port $port is held by another denorm Kafka, pid $pid, work dir ${dir:-?}"
+      ((busy)) || busy=1
     else
       log "port $port is in use by: ${cmd:-an unknown process${pid:+ (pid $pid)}}"
+      busy=2
     fi
-    busy=1
   done
-  [[ $busy -eq 0 ]] || die "cannot start: ports in use (see above); nothing was started"
+  return "$busy"
+}
+
+# choose_ports: as in hbase.sh, another checkout's broker on the default ports moves this one
+# to the first free offset of 100..900 (unless an offset was asked for); anything else fails.
+choose_ports() {
+  local rc=0 off port free
+  check_ports_free || rc=$?
+  if ((rc == 1)) && [[ -z "${DENORM_KAFKA_PORT_OFFSET:-}" ]]; then
+    for off in 100 200 300 400 500 600 700 800 900; do
+      set_ports "$off"
+      free=1
+      for port in "${PORTS[@]}"; do
+        ! port_busy "$port" || free=0
+      done
+      if ((free)); then
+        log "the default ports belong to another denorm Kafka: this one uses port offset $off"
+        rc=0
+        break
+      fi
+    done
+  fi
+  if ((rc != 0)); then
+    log "stop the other broker (DENORM_TESTENV_DIR=<its work root> $0 stop) or set DENORM_KAFKA_PORT_OFFSET"
+    die "cannot start: ports in use (see above); nothing was started"
+  fi
+  echo "$OFF" > "$OFFSET_FILE"
 }
 
 # ------------------------------------------------------------------------------- config
@@ -279,7 +319,7 @@ cmd_start() {
     cmd_stop
   fi
   rm -f "$PIDFILE"
-  check_ports_free
+  choose_ports
   ensure_fetched
   if [[ "${DENORM_KAFKA_KEEP_DATA:-0}" != 1 ]]; then
     rm -rf "$DATA"
@@ -333,7 +373,7 @@ cmd_stop() {
   else
     log "nothing of ours was running"
   fi
-  rm -f "$PIDFILE"
+  rm -f "$PIDFILE" "$OFFSET_FILE"
 }
 
 cmd_status() {
