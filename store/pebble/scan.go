@@ -89,16 +89,21 @@ type scanner struct {
 }
 
 func (sc *scanner) Next(ctx context.Context) bool {
+	// Lock order, here and in the store's Close: the store's life lock,
+	// then the scanner's.
+	entered := sc.s.enter()
+	if entered == nil {
+		defer sc.s.leave()
+	}
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
 	if sc.err != nil || sc.done {
 		return false
 	}
-	if err := sc.s.enter(); err != nil {
-		sc.err = err
+	if entered != nil {
+		sc.err = entered
 		return false
 	}
-	defer sc.s.leave()
-	sc.mu.Lock()
-	defer sc.mu.Unlock()
 	if sc.it == nil {
 		if sc.err == nil {
 			sc.err = store.ErrClosed
@@ -192,7 +197,11 @@ func (sc *scanner) nextRow() (store.Row, bool, error) {
 
 func (sc *scanner) Row() store.Row { return sc.cur }
 
-func (sc *scanner) Err() error { return sc.err }
+func (sc *scanner) Err() error {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	return sc.err
+}
 
 func (sc *scanner) Close() error {
 	sc.s.scannersMu.Lock()

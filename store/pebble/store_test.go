@@ -303,3 +303,45 @@ func TestRowTooBigAndCellTooBig(t *testing.T) {
 		t.Fatalf("Scan of a big row: %v", sc.Err())
 	}
 }
+
+// TestCloseWithOpenScanner closes the store while a scanner is open and
+// another goroutine is using it: the scanner ends with ErrClosed.
+func TestCloseWithOpenScanner(t *testing.T) {
+	ctx := context.Background()
+	st, err := Open(ctx, t.TempDir(), Options{Durability: store.AsyncWAL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.CreateTable(ctx, store.TableSpec{Name: "t", Families: []store.FamilySpec{{Name: "f"}}}); err != nil {
+		t.Fatal(err)
+	}
+	var ms []store.RowMutation
+	for i := 0; i < 2000; i++ {
+		ms = append(ms, store.RowMutation{Row: []byte(fmt.Sprintf("r%05d", i)), Mutations: []store.Mutation{{Kind: store.Put, Family: "f", Qualifier: []byte("q"), Timestamp: 1, Value: []byte("v")}}})
+	}
+	if _, err := st.Batch(ctx, "t", ms); err != nil {
+		t.Fatal(err)
+	}
+	sc, err := st.Scan(ctx, "t", store.Scan{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan int)
+	go func() {
+		n := 0
+		for sc.Next(ctx) {
+			n++
+		}
+		done <- n
+	}()
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	n := <-done
+	if n < 2000 && !errors.Is(sc.Err(), store.ErrClosed) {
+		t.Fatalf("scan stopped after %d rows with %v, want ErrClosed", n, sc.Err())
+	}
+	if err := sc.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
