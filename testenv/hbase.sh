@@ -12,8 +12,8 @@
 #   hbase.sh logs     print the tail of both logs
 #
 # Every listener is bound to 127.0.0.1. Data lives under the work dir and is wiped on every
-# start unless DENORM_HBASE_KEEP_DATA=1: stop uses SIGTERM, which HBase treats as a region
-# server crash, and replaying that in standalone mode is slow and not what tests want.
+# start unless DENORM_HBASE_KEEP_DATA=1, so each run begins clean: stop uses SIGTERM, which
+# HBase treats as a region server crash, and tests should not depend on crash recovery.
 #
 # Environment: DENORM_TESTENV_DIR (work root, default testenv/work), JAVA_HOME,
 # DENORM_HBASE_START_TIMEOUT (seconds, default 420), DENORM_HBASE_STOP_TIMEOUT (default 60),
