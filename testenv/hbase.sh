@@ -68,9 +68,11 @@ MARK_DIR="-Ddenorm.testenv.dir=$WORK"
 
 JAVA="${JAVA_HOME:+$JAVA_HOME/bin/}java"
 
-# Java 17 refuses the reflective access HBase 2.5 and its shaded Netty/Jetty/JAXB do at start-up;
-# each option below answers an InaccessibleObjectException seen at start, or a Netty fallback
-# to slower heap buffers.
+# Java 17 refuses reflective access into java.base unless opened. Seen at start without them:
+# java.lang (JAXB class injection while the web UI starts; the master exits) and java.nio (the
+# Unsafe probe, then slower byte access). The rest open what shaded Netty (direct buffers),
+# reflection helpers and Kerberos code reach for in paths a plain start does not exercise; none
+# of them changes behaviour otherwise.
 JDK17_OPTS=(
   --add-opens=java.base/java.lang=ALL-UNNAMED
   --add-opens=java.base/java.lang.reflect=ALL-UNNAMED
