@@ -320,10 +320,11 @@ launch() {
     -cp "$CONF:$(cat "$CP_FILE")"
     "$@"
   )
+  # 9>&-: the JVM must not inherit start's lock, or it would hold it for its whole life.
   if command -v setsid >/dev/null 2>&1; then
-    setsid "${jvm[@]}" </dev/null >"$logfile" 2>&1 &
+    setsid "${jvm[@]}" </dev/null >"$logfile" 2>&1 9>&- &
   else
-    nohup "${jvm[@]}" </dev/null >"$logfile" 2>&1 &
+    nohup "${jvm[@]}" </dev/null >"$logfile" 2>&1 9>&- &
   fi
   echo $! > "$pidfile"
   log "$name started, pid $!, log $logfile"
@@ -393,12 +394,24 @@ cmd_start() {
   need_java
   install_missing curl ss
   mkdir -p "$RUN" "$LOGS"
-  local mpid tpid
+  # Engineers share a work tree: a second start waits for the first instead of racing it.
+  if command -v flock >/dev/null 2>&1; then
+    exec 9>"$RUN/start.lock"
+    flock -w "$START_TIMEOUT" 9 || die "another hbase.sh start holds $RUN/start.lock"
+  fi
+  local mpid tpid _
   mpid="$(ours "$RUN/master.pid" "$MARK_MASTER" || true)"
   tpid="$(ours "$RUN/thrift.pid" "$MARK_THRIFT" || true)"
-  if [[ -n "$mpid" && -n "$tpid" ]] && master_ready && thrift_ready; then
-    log "already running (master pid $mpid, thrift pid $tpid)"
-    return 0
+  if [[ -n "$mpid" && -n "$tpid" ]]; then
+    # Both alive: a slow answer on a busy machine is no reason to restart what others use, so
+    # give it a minute before calling it unhealthy.
+    for _ in $(seq 30); do
+      if master_ready && thrift_ready; then
+        log "already running (master pid $mpid, thrift pid $tpid)"
+        return 0
+      fi
+      sleep 2
+    done
   fi
   if [[ -n "$mpid" || -n "$tpid" ]]; then
     log "found a half-started or unhealthy instance of ours; stopping it first"
