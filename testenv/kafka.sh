@@ -308,6 +308,11 @@ cmd_start() {
   need_java
   install_missing ss
   mkdir -p "$RUN" "$LOGS"
+  # Engineers share a work tree: a second start waits for the first instead of racing it.
+  if command -v flock >/dev/null 2>&1; then
+    exec 9>"$RUN/start.lock"
+    flock -w "$START_TIMEOUT" 9 || die "another kafka.sh start holds $RUN/start.lock"
+  fi
   local pid
   pid="$(ours || true)"
   if [[ -n "$pid" ]] && broker_ready; then
@@ -334,10 +339,11 @@ cmd_start() {
   # The marker goes right after the java binary so /proc/PID/cmdline carries it.
   jvm=("${jvm[0]}" "$MARK" "$MARK_DIR" "-Xms256m" "-Xmx$HEAP" "-Dkafka.logs.dir=$LOGS" "${jvm[@]:1}")
   # Detached, no stdin: survives this shell and never waits on a terminal (CI has none).
+  # 9>&-: the JVM must not inherit start's lock, or it would hold it for its whole life.
   if command -v setsid >/dev/null 2>&1; then
-    setsid "${jvm[@]}" kafka.Kafka "$CONF/server.properties" </dev/null >"$LOGS/broker.log" 2>&1 &
+    setsid "${jvm[@]}" kafka.Kafka "$CONF/server.properties" </dev/null >"$LOGS/broker.log" 2>&1 9>&- &
   else
-    nohup "${jvm[@]}" kafka.Kafka "$CONF/server.properties" </dev/null >"$LOGS/broker.log" 2>&1 &
+    nohup "${jvm[@]}" kafka.Kafka "$CONF/server.properties" </dev/null >"$LOGS/broker.log" 2>&1 9>&- &
   fi
   echo $! > "$PIDFILE"
   log "broker started, pid $!, log $LOGS/broker.log"
