@@ -21,7 +21,7 @@ build:
 demo: build
 	bash scripts/demo.sh
 
-## test: the whole suite: real HBase up, go vet, go test -race, HBase down
+## test: the whole suite: real HBase and Kafka up, go vet, go test -race, both down
 test:
 	bash scripts/test.sh
 
@@ -39,12 +39,16 @@ bench:
 fuzz:
 	FUZZTIME=$(FUZZTIME) bash scripts/fuzz.sh
 
-## testenv-up / testenv-down: start or stop the HBase test environment
+## testenv-up / testenv-down: start or stop the test services (HBase, Kafka);
+## after testenv-up, `export $$(bash testenv/hbase.sh env)` points tests at them
 testenv-up:
 	bash testenv/hbase.sh start
+	bash testenv/kafka.sh start
 	@bash testenv/hbase.sh env
+	@bash testenv/kafka.sh env
 
 testenv-down:
+	-bash testenv/kafka.sh stop
 	bash testenv/hbase.sh stop
 
 clean:

@@ -17,7 +17,7 @@ pkgs="${DENORM_TEST_PKGS:-./...}"
 say() { printf 'test.sh: %s\n' "$*" >&2; }
 
 # Test environments, each a script with start, stop and env commands.
-services=(hbase)
+services=(hbase kafka)
 started=()
 
 stop_services() {
