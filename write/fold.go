@@ -22,6 +22,11 @@ type entityPlan struct {
 	existed bool
 	// first: the entity was never seen before; fast counters count it.
 	first bool
+	// stored is what the row held before the batch, derived; nil when the
+	// row was empty or deleted. Derived rows of the stored state are
+	// complete unless redo is set (a batch commits only when they are).
+	stored *layout.Derived
+	redo   bool
 }
 
 // fold walks one entity's events in log order against its stored state.
@@ -38,7 +43,7 @@ func (w *Writer) fold(g *group, stats *Stats) (*entityPlan, error) {
 		if err != nil {
 			return nil, err
 		}
-		cur = d
+		cur, ep.stored = d, d
 	}
 	ep.deleted = st.Deleted
 	redo := false
@@ -78,6 +83,7 @@ func (w *Writer) fold(g *group, stats *Stats) (*entityPlan, error) {
 	if redo && !ep.writePrimary {
 		stats.Redone++
 	}
+	ep.redo = redo
 	if !ep.deleted {
 		ep.derived = cur
 	}

@@ -1,6 +1,7 @@
 package write
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -70,13 +71,24 @@ func (w *Writer) write(ctx context.Context, plans []*entityPlan, stats *Stats) e
 			w.primaryMutations(&prim, ep, stats)
 		}
 		newIDs := map[string]bool{}
+		stored := map[string]*layout.Item{}
+		if ep.stored != nil && !ep.redo {
+			for i := range ep.stored.Items {
+				stored[ep.stored.Items[i].ID()] = &ep.stored.Items[i]
+			}
+		}
 		if ep.derived != nil {
 			for _, it := range ep.derived.Items {
-				newIDs[it.ID()] = true
+				id := it.ID()
+				newIDs[id] = true
+				prev := stored[id]
+				if prev != nil && sameCells(prev.Cells, it.Cells) {
+					continue // already in the store, as it should be
+				}
 				var ms []store.Mutation
-				if _, was := ep.old[it.ID()]; was && it.Family == "" {
-					// The row existed for an older state: clear what that
-					// state wrote (a covered field may have become empty).
+				if _, was := ep.old[id]; was && it.Family == "" && (prev == nil || !coveredBy(prev.Cells, it.Cells)) {
+					// The row existed for an older state and held a column
+					// the new state does not write: clear it.
 					ms = append(ms, w.clearRow(it.Table, v-1, stats)...)
 				}
 				for _, c := range it.Cells {
@@ -137,7 +149,12 @@ func (w *Writer) primaryMutations(prim *rowMuts, ep *entityPlan, stats *Stats) {
 	v := ep.version
 	key := ep.g.events[0].primKey
 	var ms []store.Mutation
-	if ep.existed {
+	// Clear what older versions wrote, unless the stored row's columns are
+	// all written again (then the new puts hide them). A stale pending
+	// cell may stay visible below the new version; readers only trust the
+	// one at the row's version.
+	if ep.existed && (ep.deleted || ep.stored == nil || ep.redo ||
+		!coveredBy(ep.stored.Primary, ep.derived.Primary)) {
 		ms = append(ms, w.clearRow(t.Name, v-1, stats)...)
 	}
 	book := layout.BookFamily(t)
@@ -235,4 +252,34 @@ func (w *Writer) parallel(ctx context.Context, tables []string, fn func(context.
 	}
 	wg.Wait()
 	return errors.Join(errs...)
+}
+
+// sameCells reports whether two sorted cell lists are equal.
+func sameCells(a, b []layout.Cell) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].Family != b[i].Family || !bytes.Equal(a[i].Qualifier, b[i].Qualifier) || !bytes.Equal(a[i].Value, b[i].Value) {
+			return false
+		}
+	}
+	return true
+}
+
+// coveredBy reports whether every column of old is written again in new.
+func coveredBy(old, new []layout.Cell) bool {
+	for _, o := range old {
+		found := false
+		for _, n := range new {
+			if n.Family == o.Family && bytes.Equal(n.Qualifier, o.Qualifier) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
 }

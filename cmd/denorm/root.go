@@ -110,6 +110,8 @@ running); 2 usage or input error.`,
 		newCostCmd(),
 		newDdlCmd(),
 		newHotspotCmd(),
+		newApplyCmd(),
+		newGenCmd(),
 	)
 	return root
 }

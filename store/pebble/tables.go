@@ -146,7 +146,7 @@ func (s *Store) CreateTable(ctx context.Context, spec store.TableSpec) error {
 	defer b.Close()
 	_ = b.Set(seqKey, binary.BigEndian.AppendUint64(nil, id+1), nil)
 	_ = b.Set(metaKey(spec.Name), js, nil)
-	if err := b.Commit(pdb.Sync); err != nil {
+	if err := b.Commit(s.ddlWriteOptions()); err != nil {
 		return fmt.Errorf("create table %q: %w", spec.Name, err)
 	}
 	s.tablesMu.Lock()
@@ -224,11 +224,22 @@ func (s *Store) DropTable(ctx context.Context, name string) error {
 	defer b.Close()
 	_ = b.DeleteRange(lo, hi, nil)
 	_ = b.Delete(metaKey(name), nil)
-	if err := b.Commit(pdb.Sync); err != nil {
+	if err := b.Commit(s.ddlWriteOptions()); err != nil {
 		return fmt.Errorf("drop table %q: %w", name, err)
 	}
 	s.tablesMu.Lock()
 	delete(s.tables, name)
 	s.tablesMu.Unlock()
 	return nil
+}
+
+// ddlWriteOptions syncs table creation and drops unless the store was
+// opened with a weaker default durability, which the caller chose knowing a
+// crash may lose the last writes (test fixtures that create tables by the
+// thousand do).
+func (s *Store) ddlWriteOptions() *pdb.WriteOptions {
+	if s.syncFor(store.DurabilityDefault) {
+		return pdb.Sync
+	}
+	return pdb.NoSync
 }

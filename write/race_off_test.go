@@ -1,0 +1,5 @@
+//go:build !race
+
+package write
+
+const raceEnabled = false
