@@ -23,6 +23,9 @@ type OrdersOptions struct {
 	// Deletes is the share of orders that end deleted (a GDPR erasure,
 	// say); 0 means none.
 	Deletes float64
+	// Renames is the share of events that rename a product, whose name
+	// orders copy live; 0 means none.
+	Renames float64
 }
 
 // order is one order's evolving state.
@@ -99,8 +102,24 @@ func Orders(w io.Writer, opts OrdersOptions) error {
 		}
 		return nil
 	}
+	productVersion := map[string]int64{}
 	for n := 0; n < opts.Events; n++ {
 		clock += int64(1 + r.Intn(2000))
+		if opts.Renames > 0 && r.Float64() < opts.Renames {
+			sku := fmt.Sprintf("sku%05d", skuZipf.Uint64())
+			productVersion[sku]++
+			v := productVersion[sku]
+			b, err := json.Marshal(map[string]any{"id": fmt.Sprintf("%s-v%d", sku, v), "entity": "product", "key": sku,
+				"version": v, "op": "upsert", "state": map[string]any{"sku": sku, "name": fmt.Sprintf("Product %s (rev %d)", sku, v),
+					"priceCents": int64(100 + r.Intn(9900))}})
+			if err != nil {
+				return err
+			}
+			if err := emit(append(b, '\n')); err != nil {
+				return err
+			}
+			continue
+		}
 		var o *order
 		// New orders and updates of open ones, about half and half.
 		if len(live) == 0 || r.Intn(2) == 0 {

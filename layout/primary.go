@@ -38,6 +38,9 @@ type State struct {
 	Values map[string]any
 	// Pending: the refs the version's write was to delete.
 	Pending []Ref
+	// Live holds the live-copy cells (qualifier -> cell), which carry the
+	// referenced entities' versions and are not part of Version.
+	Live map[string]store.Cell
 }
 
 // Exists reports whether the row holds a live entity.
@@ -52,6 +55,13 @@ func ReadState(plan *schema.Plan, ent *schema.Entity, t *schema.Table, row store
 	book := BookFamily(t)
 	var tomb int64 = -1
 	for _, c := range row.Cells {
+		if c.Family == book && IsLive(c.Qualifier) {
+			if st.Live == nil {
+				st.Live = map[string]store.Cell{}
+			}
+			st.Live[string(c.Qualifier)] = c
+			continue
+		}
 		if c.Timestamp > st.Version {
 			st.Version = c.Timestamp
 		}
@@ -72,6 +82,9 @@ func ReadState(plan *schema.Plan, ent *schema.Entity, t *schema.Table, row store
 	}
 	children := map[string][]map[string]any{}
 	for _, c := range row.Cells {
+		if c.Family == book && IsLive(c.Qualifier) {
+			continue
+		}
 		if c.Family == book && IsBookkeeping(c.Qualifier) {
 			if bytes.Equal(c.Qualifier, QualPending) && c.Timestamp == st.Version {
 				if st.Pending, err = DecodeRefs(c.Value); err != nil {

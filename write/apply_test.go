@@ -57,7 +57,7 @@ func applyFile(t testing.TB, st store.Store, path string) RunStats {
 // store, and the model agrees.
 func TestGeneratedStreamConverges(t *testing.T) {
 	dir := t.TempDir()
-	opts := gen.OrdersOptions{Events: 3000, Seed: 42, Deletes: 0.02}
+	opts := gen.OrdersOptions{Events: 3000, Seed: 42, Deletes: 0.02, Renames: 0.03}
 	clean := genFile(t, dir, "clean.jsonl", opts)
 	opts.Reorder, opts.Duplicate = 0.2, 0.1
 	messy := genFile(t, dir, "messy.jsonl", opts)

@@ -65,10 +65,17 @@ func (r *rowMuts) tables() []string {
 func (w *Writer) write(ctx context.Context, plans []*entityPlan, stats *Stats) error {
 	var prim, derived rowMuts
 	var incs []layout.Increment
+	live, err := w.liveSources(ctx, plans)
+	if err != nil {
+		return err
+	}
 	for _, ep := range plans {
 		v := ep.version
 		if ep.writePrimary {
 			w.primaryMutations(&prim, ep, stats)
+		}
+		if ms := w.liveMutations(ep, live, stats); len(ms) > 0 {
+			prim.add(ep.g.prim.Name, ep.g.events[0].primKey, ms...)
 		}
 		newIDs := map[string]bool{}
 		stored := map[string]*layout.Item{}
@@ -149,13 +156,22 @@ func (w *Writer) primaryMutations(prim *rowMuts, ep *entityPlan, stats *Stats) {
 	v := ep.version
 	key := ep.g.events[0].primKey
 	var ms []store.Mutation
-	// Clear what older versions wrote, unless the stored row's columns are
-	// all written again (then the new puts hide them). A stale pending
-	// cell may stay visible below the new version; readers only trust the
-	// one at the row's version.
-	if ep.existed && (ep.deleted || ep.stored == nil || ep.redo ||
-		!coveredBy(ep.stored.Primary, ep.derived.Primary)) {
-		ms = append(ms, w.clearRow(t.Name, v-1, stats)...)
+	// Delete, below the new version, each column the stored version wrote
+	// and this one does not. Columns rather than families: live copies in
+	// the row carry other entities' versions and must stay. A stale pending
+	// or tombstone cell may stay visible below the new version; readers
+	// only trust the ones at the row's version.
+	if ep.stored != nil {
+		var keep []layout.Cell
+		if !ep.deleted {
+			keep = ep.derived.Primary
+		}
+		for _, c := range ep.stored.Primary {
+			if !coveredBy([]layout.Cell{c}, keep) {
+				ms = append(ms, store.Mutation{Kind: store.DeleteColumn, Family: c.Family, Qualifier: c.Qualifier, Timestamp: v - 1})
+				stats.Deletes[t.Name]++
+			}
+		}
 	}
 	book := layout.BookFamily(t)
 	if ep.deleted {

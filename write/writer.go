@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"fmt"
-	"sync"
 
 	"github.com/denorm/denorm/event"
 	"github.com/denorm/denorm/layout"
@@ -112,7 +111,15 @@ func (w *Writer) Apply(ctx context.Context, evs []*event.Event) (Stats, []Reject
 	var rejected []Rejected
 	var groups []*group
 	byKey := map[string]*group{}
+	var refreshes []*event.Event
 	for i, ev := range evs {
+		referrers := layout.ReferencesTo(w.plan, ev.Entity)
+		if len(referrers) > 0 {
+			refreshes = append(refreshes, ev)
+			if w.plan.Primary(ev.Entity) == nil {
+				continue
+			}
+		}
 		p, err := w.prepare(i, ev)
 		if err != nil {
 			rejected = append(rejected, Rejected{Index: i, Event: ev, Reason: err})
@@ -144,6 +151,11 @@ func (w *Writer) Apply(ctx context.Context, evs []*event.Event) (Stats, []Reject
 	if err := w.write(ctx, plans, &stats); err != nil {
 		return stats, rejected, err
 	}
+	// Live copies of referenced entities changed in this batch, after the
+	// lookup rows of this batch's entities are written, so none is missed.
+	if err := w.refresh(ctx, refreshes, &stats); err != nil {
+		return stats, rejected, err
+	}
 	return stats, rejected, nil
 }
 
@@ -155,7 +167,7 @@ func (w *Writer) prepare(i int, ev *event.Event) (*pending, error) {
 	}
 	prim := w.plan.Primary(ev.Entity)
 	if prim == nil {
-		return nil, fmt.Errorf("entity %s has no primary table to write", ev.Entity)
+		return nil, fmt.Errorf("entity %s has no primary table, and no other entity copies its fields live", ev.Entity)
 	}
 	p := &pending{idx: i, ev: ev, ent: ent}
 	if ev.Op == event.Delete {
@@ -212,43 +224,16 @@ func (w *Writer) checkSizes(d *layout.Derived) error {
 
 // readStates reads the primary row of every group, several at a time.
 func (w *Writer) readStates(ctx context.Context, groups []*group) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	work := make(chan *group)
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var firstErr error
-	for i := 0; i < w.opts.Readers && i < len(groups); i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for g := range work {
-				key := g.events[0].primKey
-				row, err := w.st.Get(ctx, g.prim.Name, store.Get{Row: key})
-				if err == nil {
-					g.state, err = layout.ReadState(w.plan, g.ent, g.prim, row)
-				}
-				if err != nil {
-					mu.Lock()
-					if firstErr == nil {
-						firstErr = fmt.Errorf("write: read primary row %s of %s: %w", store.Printable(key), g.prim.Name, err)
-						cancel()
-					}
-					mu.Unlock()
-				}
-			}
-		}()
-	}
-	for _, g := range groups {
-		select {
-		case work <- g:
-		case <-ctx.Done():
+	return w.each(ctx, len(groups), func(ctx context.Context, i int) error {
+		g := groups[i]
+		key := g.events[0].primKey
+		row, err := w.st.Get(ctx, g.prim.Name, store.Get{Row: key})
+		if err == nil {
+			g.state, err = layout.ReadState(w.plan, g.ent, g.prim, row)
 		}
-	}
-	close(work)
-	wg.Wait()
-	if firstErr == nil && ctx.Err() != nil {
-		return ctx.Err()
-	}
-	return firstErr
+		if err != nil {
+			return fmt.Errorf("write: read primary row %s of %s: %w", store.Printable(key), g.prim.Name, err)
+		}
+		return nil
+	})
 }

@@ -39,8 +39,8 @@ neither changes the orders themselves, so the applied state is the same.`,
 			if opts.Events <= 0 {
 				return usageErrorf("--events must be positive")
 			}
-			if opts.Reorder < 0 || opts.Reorder > 1 || opts.Duplicate < 0 || opts.Duplicate > 1 || opts.Deletes < 0 || opts.Deletes > 1 {
-				return usageErrorf("--reorder, --duplicate and --deletes are shares between 0 and 1")
+			if opts.Reorder < 0 || opts.Reorder > 1 || opts.Duplicate < 0 || opts.Duplicate > 1 || opts.Deletes < 0 || opts.Deletes > 1 || opts.Renames < 0 || opts.Renames > 1 {
+				return usageErrorf("--reorder, --duplicate, --deletes and --renames are shares between 0 and 1")
 			}
 			w := cmd.OutOrStdout()
 			if out != "" && out != "-" {
@@ -67,6 +67,7 @@ neither changes the orders themselves, so the applied state is the same.`,
 	cmd.Flags().Float64Var(&opts.Reorder, "reorder", 0, "share of events swapped with the next one")
 	cmd.Flags().Float64Var(&opts.Duplicate, "duplicate", 0, "share of events written twice")
 	cmd.Flags().Float64Var(&opts.Deletes, "deletes", 0, "share of updates that delete the order instead")
+	cmd.Flags().Float64Var(&opts.Renames, "renames", 0.01, "share of events that rename a product (orders copy product names live)")
 	cmd.Flags().IntVar(&opts.Customers, "customers", 0, "distinct customers (default events/5+1)")
 	cmd.Flags().IntVar(&opts.SKUs, "skus", 0, "distinct SKUs (default 1000)")
 	cmd.Flags().StringVar(&out, "out", "", "write to this file instead of standard output")

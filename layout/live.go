@@ -1,0 +1,171 @@
+package layout
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/denorm/denorm/rowkey"
+	"github.com/denorm/denorm/schema"
+)
+
+// Live copies (reference fields with intent live) are cells of their own in
+// the referencing entity's primary row, in its bookkeeping family:
+//
+//	qualifier 0x01, reference name, 0x00, encoded reference key, 0x00, field
+//	timestamp the version of the referenced entity
+//
+// Their timestamps are the reference's versions, never the entity's, so an
+// entity write (which clears only its own columns) never masks them, and the
+// newest reference version wins wherever events arrive from. The lookup
+// table keeps, at the row whose key is just the reference key's prefix, the
+// reference's latest copied values (qualifier 0x01 + field), so that an
+// entity written after the reference changed picks them up.
+
+// liveMark starts every live-copy qualifier.
+const liveMark = 0x01
+
+// IsLive reports whether a qualifier holds a live copy.
+func IsLive(q []byte) bool { return len(q) > 0 && q[0] == liveMark }
+
+// LiveQualifier is the qualifier of one live copy in the primary row.
+func LiveQualifier(ref *schema.Reference, refKey []byte, from string) []byte {
+	q := make([]byte, 0, 3+len(ref.Name)+len(refKey)+len(from))
+	q = append(append(q, liveMark), ref.Name...)
+	q = append(append(q, 0), refKey...)
+	return append(append(q, 0), from...)
+}
+
+// SourceQualifier is the qualifier, in a lookup table's reference row, of
+// the reference's latest value of a copied field.
+func SourceQualifier(from string) []byte { return append([]byte{liveMark}, from...) }
+
+// LiveRef is one referenced entity that a state copies live fields from.
+type LiveRef struct {
+	Ref    *schema.Reference
+	Lookup *schema.Table
+	Value  any    // the reference key's value, e.g. the SKU
+	Key    []byte // its encoding, as in LiveQualifier
+	// Row is the lookup table's reference row for this key, and Stop ends
+	// the range of the lookup rows that point back at referencing rows.
+	Row, Stop []byte
+	From []string // the referenced fields copied live
+}
+
+// LookupFor finds the lookup table that serves a reference.
+func LookupFor(plan *schema.Plan, ent *schema.Entity, ref *schema.Reference) *schema.Table {
+	for _, t := range plan.TablesOf(ent.Name) {
+		if t.Role == schema.RoleLookup && t.Reference == ref.Name {
+			return t
+		}
+	}
+	return nil
+}
+
+// liveFields lists the referenced fields a reference copies live.
+func liveFields(ref *schema.Reference) []string {
+	var out []string
+	for _, c := range ref.Copies {
+		if c.Intent == schema.IntentLive {
+			out = append(out, c.From)
+		}
+	}
+	return out
+}
+
+// LiveRefs lists the distinct referenced keys of a state whose fields are
+// copied live, sorted by reference and key.
+func LiveRefs(plan *schema.Plan, ent *schema.Entity, state map[string]any) ([]LiveRef, error) {
+	var out []LiveRef
+	for _, ref := range ent.References {
+		from := liveFields(ref)
+		if len(from) == 0 {
+			continue
+		}
+		lookup := LookupFor(plan, ent, ref)
+		if lookup == nil {
+			return nil, fmt.Errorf("layout: live copies of %s.%s need a lookup table", ent.Name, ref.Name)
+		}
+		seen := map[string]bool{}
+		for _, v := range refKeyValues(ent, ref, state) {
+			lr, err := NewLiveRef(plan, ref, lookup, v)
+			if err != nil {
+				return nil, err
+			}
+			if seen[string(lr.Key)] {
+				continue
+			}
+			seen[string(lr.Key)] = true
+			lr.From = from
+			out = append(out, lr)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Ref.Name != out[j].Ref.Name {
+			return out[i].Ref.Name < out[j].Ref.Name
+		}
+		return string(out[i].Key) < string(out[j].Key)
+	})
+	return out, nil
+}
+
+// NewLiveRef locates one reference key: its encoding and its lookup rows.
+func NewLiveRef(plan *schema.Plan, ref *schema.Reference, lookup *schema.Table, value any) (LiveRef, error) {
+	ent := plan.Entity(lookup.Entity)
+	f := ent.Field(ref.Key)
+	if f == nil {
+		return LiveRef{}, fmt.Errorf("layout: reference %s: no field %s", ref.Name, ref.Key)
+	}
+	key, err := rowkey.AppendValue(nil, f.Type, value)
+	if err != nil {
+		return LiveRef{}, fmt.Errorf("layout: reference %s key: %w", ref.Name, err)
+	}
+	ranges, err := lookup.Key.PrefixBounds(rowkey.Values{ref.Key: value})
+	if err != nil || len(ranges) != 1 {
+		return LiveRef{}, fmt.Errorf("layout: lookup %s by %s: %v", lookup.Name, ref.Key, err)
+	}
+	return LiveRef{Ref: ref, Lookup: lookup, Value: value, Key: key, Row: ranges[0].Start, Stop: ranges[0].Stop, From: liveFields(ref)}, nil
+}
+
+// refKeyValues lists the values of a reference's key field in a state: one
+// for an entity field, one per element for a child field.
+func refKeyValues(ent *schema.Entity, ref *schema.Reference, state map[string]any) []any {
+	f := ent.Field(ref.Key)
+	if f == nil {
+		return nil
+	}
+	if f.Child == "" {
+		if v, ok := state[ref.Key]; ok && v != nil {
+			return []any{v}
+		}
+		return nil
+	}
+	elems, _ := state[f.Child].([]map[string]any)
+	var out []any
+	for _, el := range elems {
+		if v, ok := el[f.Name]; ok && v != nil {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// ReferencesTo lists, over every entity, the references to entity name that
+// copy fields live, with the entity holding them.
+func ReferencesTo(plan *schema.Plan, name string) []Referrer {
+	var out []Referrer
+	for _, e := range plan.Entities {
+		for _, r := range e.References {
+			if r.Entity == name && len(liveFields(r)) > 0 {
+				out = append(out, Referrer{Entity: e, Ref: r, Lookup: LookupFor(plan, e, r)})
+			}
+		}
+	}
+	return out
+}
+
+// Referrer is an entity that copies another's fields live.
+type Referrer struct {
+	Entity *schema.Entity
+	Ref    *schema.Reference
+	Lookup *schema.Table
+}

@@ -1,0 +1,253 @@
+package write
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"sync"
+
+	"github.com/denorm/denorm/event"
+	"github.com/denorm/denorm/layout"
+	"github.com/denorm/denorm/store"
+)
+
+// liveSources reads the lookup tables' reference rows that the batch's new
+// states need: a state that starts to reference a key copies the
+// reference's latest values from there. Keyed by lookup table and row.
+func (w *Writer) liveSources(ctx context.Context, plans []*entityPlan) (map[string]store.Row, error) {
+	need := map[string]layout.LiveRef{}
+	for _, ep := range plans {
+		for _, lr := range w.newLiveRefs(ep) {
+			need[lr.Lookup.Name+"\x00"+string(lr.Row)] = lr
+		}
+	}
+	if len(need) == 0 {
+		return nil, nil
+	}
+	keys := make([]string, 0, len(need))
+	for k := range need {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	out := make(map[string]store.Row, len(keys))
+	var mu sync.Mutex
+	err := w.each(ctx, len(keys), func(ctx context.Context, i int) error {
+		lr := need[keys[i]]
+		row, err := w.st.Get(ctx, lr.Lookup.Name, store.Get{Row: lr.Row})
+		if err != nil {
+			return fmt.Errorf("write: read reference row %s of %s: %w", store.Printable(lr.Row), lr.Lookup.Name, err)
+		}
+		mu.Lock()
+		out[keys[i]] = row
+		mu.Unlock()
+		return nil
+	})
+	return out, err
+}
+
+// newLiveRefs lists the live references of an entity's final state that
+// its stored state lacks (all of them on a redo, when the copies written
+// may have been lost).
+func (w *Writer) newLiveRefs(ep *entityPlan) []layout.LiveRef {
+	if ep.derived == nil || ep.deleted {
+		return nil
+	}
+	final := ep.g.events[len(ep.g.events)-1]
+	for _, p := range ep.g.events {
+		if p.ev.Version == ep.version && p.derived != nil {
+			final = p
+		}
+	}
+	refs, err := layout.LiveRefs(w.plan, ep.g.ent, final.ev.State)
+	if err != nil || len(refs) == 0 {
+		return nil
+	}
+	if ep.stored == nil || ep.redo || !ep.writePrimary {
+		return refs
+	}
+	var old map[string]bool
+	if st := ep.g.state; st != nil && st.Values != nil {
+		prev, _ := layout.LiveRefs(w.plan, ep.g.ent, st.Values)
+		old = make(map[string]bool, len(prev))
+		for _, r := range prev {
+			old[r.Ref.Name+"\x00"+string(r.Key)] = true
+		}
+	}
+	var out []layout.LiveRef
+	for _, r := range refs {
+		if !old[r.Ref.Name+"\x00"+string(r.Key)] {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// liveMutations copies the reference rows' values into an entity's primary
+// row, each at the reference's version.
+func (w *Writer) liveMutations(ep *entityPlan, live map[string]store.Row, stats *Stats) []store.Mutation {
+	var ms []store.Mutation
+	book := layout.BookFamily(ep.g.prim)
+	// Copies of references the entity no longer holds stay, unrefreshed
+	// (their lookup rows are gone): readers only consult the copies of the
+	// references a state holds. Deleting them would mask the same version
+	// if the entity referenced the key again.
+	for _, lr := range w.newLiveRefs(ep) {
+		row, ok := live[lr.Lookup.Name+"\x00"+string(lr.Row)]
+		if !ok {
+			continue
+		}
+		for _, from := range lr.From {
+			if c, ok := row.Latest(lr.Lookup.Families[0].Name, layout.SourceQualifier(from)); ok {
+				ms = append(ms, store.Mutation{Kind: store.Put, Family: book, Qualifier: layout.LiveQualifier(lr.Ref, lr.Key, from), Timestamp: c.Timestamp, Value: c.Value})
+				stats.Cells[ep.g.prim.Name]++
+			}
+		}
+	}
+	return ms
+}
+
+// refresh applies events of referenced entities: their latest copied values
+// go to the lookup table's reference row, and into every referencing row
+// the lookup table lists, at the reference's version.
+func (w *Writer) refresh(ctx context.Context, evs []*event.Event, stats *Stats) error {
+	// One event per referenced key: the newest version (an older one would
+	// be hidden by timestamps anyway).
+	newest := map[string]*event.Event{}
+	var order []string
+	for _, ev := range evs {
+		k := ev.Entity + "\x00" + ev.KeyString(w.plan.Entity(ev.Entity).Key)
+		if cur, ok := newest[k]; !ok || ev.Version > cur.Version {
+			if !ok {
+				order = append(order, k)
+			}
+			newest[k] = ev
+		}
+	}
+	var mu sync.Mutex
+	return w.each(ctx, len(order), func(ctx context.Context, i int) error {
+		ev := newest[order[i]]
+		for _, rr := range layout.ReferencesTo(w.plan, ev.Entity) {
+			if err := w.refreshOne(ctx, ev, rr, stats, &mu); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+func (w *Writer) refreshOne(ctx context.Context, ev *event.Event, rr layout.Referrer, stats *Stats, mu *sync.Mutex) error {
+	src := w.plan.Entity(ev.Entity)
+	if len(src.Key) != 1 {
+		return fmt.Errorf("write: live copies from %s need a one-field key", src.Name)
+	}
+	lr, err := layout.NewLiveRef(w.plan, rr.Ref, rr.Lookup, ev.Key[src.Key[0]])
+	if err != nil {
+		return err
+	}
+	v := ev.Version
+	fam := rr.Lookup.Families[0].Name
+	// The values to copy, as cells of the lookup table's reference row
+	// (qualifier SourceQualifier) and of each referencing row (LiveQualifier).
+	type val struct {
+		from string
+		b    []byte // nil: delete
+	}
+	var vals []val
+	for _, from := range lr.From {
+		var b []byte
+		if ev.Op == event.Upsert {
+			if x, ok := ev.State[from]; ok && x != nil {
+				f := src.Field(from)
+				if b, err = layout.EncodeValue(f.Type, x); err != nil {
+					return fmt.Errorf("write: live copy %s.%s: %w", src.Name, from, err)
+				}
+			}
+		}
+		vals = append(vals, val{from, b})
+	}
+	mutation := func(family string, q []byte, b []byte) store.Mutation {
+		if b == nil {
+			return store.Mutation{Kind: store.DeleteColumn, Family: family, Qualifier: q, Timestamp: v}
+		}
+		return store.Mutation{Kind: store.Put, Family: family, Qualifier: q, Timestamp: v, Value: b}
+	}
+	var ms []store.Mutation
+	for _, x := range vals {
+		ms = append(ms, mutation(fam, layout.SourceQualifier(x.from), x.b))
+	}
+	if err := w.st.Mutate(ctx, rr.Lookup.Name, store.RowMutation{Row: lr.Row, Mutations: ms, Durability: w.durability(rr.Lookup.Name)}); err != nil {
+		return fmt.Errorf("write: reference row of %s in %s: %w", store.Printable(lr.Row), rr.Lookup.Name, err)
+	}
+	sc, err := w.st.Scan(ctx, rr.Lookup.Name, store.Scan{Start: lr.Row, Stop: lr.Stop, Columns: []store.Column{{Family: fam, Qualifier: []byte("r")}}})
+	if err != nil {
+		return fmt.Errorf("write: scan %s for %s: %w", rr.Lookup.Name, store.Printable(lr.Row), err)
+	}
+	defer sc.Close()
+	prim := w.plan.Primary(rr.Entity.Name)
+	book := layout.BookFamily(prim)
+	var batch []store.RowMutation
+	seen := map[string]bool{}
+	for sc.Next(ctx) {
+		c, ok := sc.Row().Latest(fam, []byte("r"))
+		if !ok || seen[string(c.Value)] {
+			continue
+		}
+		key := append([]byte(nil), c.Value...) // scanned rows are reused
+		seen[string(key)] = true
+		var pm []store.Mutation
+		for _, x := range vals {
+			pm = append(pm, mutation(book, layout.LiveQualifier(lr.Ref, lr.Key, x.from), x.b))
+		}
+		batch = append(batch, store.RowMutation{Row: key, Mutations: pm})
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("write: scan %s: %w", rr.Lookup.Name, err)
+	}
+	if err := w.batch(ctx, prim.Name, batch); err != nil {
+		return err
+	}
+	if sy, ok := w.st.(store.Syncer); ok && w.deferSync() {
+		if err := sy.Sync(ctx); err != nil {
+			return fmt.Errorf("write: sync: %w", err)
+		}
+	}
+	mu.Lock()
+	stats.Cells[rr.Lookup.Name] += len(vals)
+	stats.Cells[prim.Name] += len(batch) * len(vals)
+	mu.Unlock()
+	return nil
+}
+
+// each runs fn for 0..n-1 on the writer's readers and returns the first
+// error.
+func (w *Writer) each(ctx context.Context, n int, fn func(context.Context, int) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	work := make(chan int)
+	var wg sync.WaitGroup
+	var once sync.Once
+	var first error
+	for r := 0; r < w.opts.Readers && r < n; r++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range work {
+				if err := fn(ctx, i); err != nil {
+					once.Do(func() { first = err; cancel() })
+				}
+			}
+		}()
+	}
+	for i := 0; i < n; i++ {
+		select {
+		case work <- i:
+		case <-ctx.Done():
+		}
+	}
+	close(work)
+	wg.Wait()
+	if first == nil && ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return first
+}

@@ -1,0 +1,116 @@
+package write
+
+import (
+	"context"
+	"testing"
+
+	"github.com/denorm/denorm/ddl"
+	"github.com/denorm/denorm/event"
+	"github.com/denorm/denorm/layout"
+	"github.com/denorm/denorm/store"
+	"github.com/denorm/denorm/store/pebble"
+)
+
+// liveName reads an order's live copy of a product name, "" when absent.
+func liveName(t *testing.T, st store.Store, w *Writer, state map[string]any, sku string) string {
+	t.Helper()
+	plan := w.plan
+	ent := plan.Entity("order")
+	d, err := layout.Derive(plan, ent, state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	row, err := st.Get(context.Background(), "orders", store.Get{Row: d.PrimaryKey})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := ent.References[0]
+	lr, err := layout.NewLiveRef(plan, ref, layout.LookupFor(plan, ent, ref), sku)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, ok := row.Latest("d", layout.LiveQualifier(ref, lr.Key, "name"))
+	if !ok {
+		return ""
+	}
+	return string(c.Value)
+}
+
+func TestLiveCopies(t *testing.T) {
+	ctx := context.Background()
+	st, err := pebble.Open(ctx, t.TempDir(), pebble.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	plan := ordersPlan(t)
+	if _, err := ddl.Create(ctx, st, plan); err != nil {
+		t.Fatal(err)
+	}
+	w := New(plan, st, Options{})
+	product := func(v int64, name string) *event.Event {
+		if name == "" {
+			return &event.Event{Entity: "product", Key: map[string]any{"sku": "p1"}, Version: v, Op: event.Delete}
+		}
+		return &event.Event{Entity: "product", Key: map[string]any{"sku": "p1"}, Version: v, Op: event.Upsert,
+			State: map[string]any{"sku": "p1", "name": name, "priceCents": int64(100)}}
+	}
+	order := func(id string, v int64, skus ...string) (*event.Event, map[string]any) {
+		var items []map[string]any
+		for i, s := range skus {
+			items = append(items, map[string]any{"line": int32(i + 1), "sku": s, "quantity": int64(1), "name": "snap " + s})
+		}
+		st := map[string]any{"orderId": id, "customerId": "c1", "status": "OPEN", "placedAt": int64(1000)}
+		if items != nil {
+			st["items"] = items
+		}
+		return &event.Event{Entity: "order", Key: map[string]any{"orderId": id}, Version: v, Op: event.Upsert, State: st}, st
+	}
+	apply := func(evs ...*event.Event) {
+		t.Helper()
+		if _, rej, err := w.Apply(ctx, evs); err != nil || len(rej) > 0 {
+			t.Fatalf("apply: %v %v", err, rej)
+		}
+	}
+	expect := func(state map[string]any, want, when string) {
+		t.Helper()
+		if got := liveName(t, st, w, state, "p1"); got != want {
+			t.Fatalf("%s: live name %q, want %q", when, got, want)
+		}
+	}
+
+	apply(product(1, "Anvil"))
+	o1, s1 := order("o1", 1, "p1", "p2")
+	apply(o1)
+	expect(s1, "Anvil", "an order written after the product copies its name")
+
+	apply(product(3, "Crate"))
+	expect(s1, "Crate", "a rename reaches the referencing order")
+	apply(product(2, "Bucket"))
+	expect(s1, "Crate", "a late, older rename changes nothing")
+
+	o1v2, s1v2 := order("o1", 2, "p2", "p1")
+	apply(o1v2)
+	expect(s1v2, "Crate", "the order's own update keeps the live copy")
+
+	o2, s2 := order("o2", 1, "p1")
+	apply(o2, product(4, "Drum")) // in one batch: the refresh sees o2's lookup row
+	expect(s2, "Drum", "order and rename in one batch")
+	expect(s1v2, "Drum", "the rename reaches every order")
+
+	o1v3, s1v3 := order("o1", 3, "p2")
+	apply(o1v3)
+	apply(product(5, "Easel"))
+	expect(s1v3, "Drum", "an order that dropped the product is not refreshed any more")
+	o1v4, s1v4 := order("o1", 4, "p1")
+	apply(o1v4)
+	expect(s1v4, "Easel", "referencing it again copies the latest name")
+
+	apply(product(6, ""))
+	expect(s1v4, "", "a deleted product leaves no live copy (readers use the snapshot)")
+	expect(s2, "", "in every order")
+
+	// Replaying the whole product history changes nothing.
+	apply(product(1, "Anvil"), product(3, "Crate"), product(2, "Bucket"), product(4, "Drum"), product(5, "Easel"))
+	expect(s2, "", "after a replay")
+}
