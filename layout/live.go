@@ -48,7 +48,7 @@ type LiveRef struct {
 	// Row is the lookup table's reference row for this key, and Stop ends
 	// the range of the lookup rows that point back at referencing rows.
 	Row, Stop []byte
-	From []string // the referenced fields copied live
+	From      []string // the referenced fields copied live
 }
 
 // LookupFor finds the lookup table that serves a reference.
