@@ -27,6 +27,9 @@ type entityPlan struct {
 	// complete unless redo is set (a batch commits only when they are).
 	stored *layout.Derived
 	redo   bool
+	// live caches newLiveRefs.
+	live     []layout.LiveRef
+	liveDone bool
 }
 
 // fold walks one entity's events in log order against its stored state.
@@ -66,8 +69,10 @@ func (w *Writer) fold(g *group, stats *Stats) (*entityPlan, error) {
 			stats.Stale++ // a duplicate within the batch
 			continue
 		}
-		if cur != nil {
-			for _, r := range cur.Refs() {
+		// Only what the store holds needs deleting: the stored state's
+		// refs (states folded within this batch were never written).
+		if !ep.writePrimary && ep.stored != nil {
+			for _, r := range ep.stored.Refs() {
 				ep.old[r.ID()] = r
 			}
 		}

@@ -49,6 +49,13 @@ func (w *Writer) liveSources(ctx context.Context, plans []*entityPlan) (map[stri
 // its stored state lacks (all of them on a redo, when the copies written
 // may have been lost).
 func (w *Writer) newLiveRefs(ep *entityPlan) []layout.LiveRef {
+	if !ep.liveDone {
+		ep.live, ep.liveDone = w.computeLiveRefs(ep), true
+	}
+	return ep.live
+}
+
+func (w *Writer) computeLiveRefs(ep *entityPlan) []layout.LiveRef {
 	if ep.derived == nil || ep.deleted {
 		return nil
 	}
