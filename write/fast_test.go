@@ -62,7 +62,7 @@ func TestFastCountersDrift(t *testing.T) {
 		cs := &crashStore{Store: f.ns, budget: r.Intn(40)}
 		log := append([]*event.Event(nil), evs...)
 		r.Shuffle(len(log), func(i, j int) { log[i], log[j] = log[j], log[i] })
-		w := New(plan, cs, Options{})
+		w := New(plan, withSyncOf(cs, f.st), Options{})
 		for off := 0; off < len(log); {
 			end := min(off+1+r.Intn(4), len(log))
 			if _, _, err := w.Apply(ctx, log[off:end]); err != nil {
@@ -103,7 +103,7 @@ func TestFastCountersExactWithoutRetries(t *testing.T) {
 		evs = append(evs, &event.Event{Entity: "order", Key: map[string]any{"orderId": st["orderId"]}, Version: 1, Op: event.Upsert, State: st})
 		want[fmt.Sprintf("%d|s%d", i%3, i%4)] += int64(i%5 + 1)
 	}
-	if _, _, err := New(plan, f.ns, Options{}).Apply(ctx, evs); err != nil {
+	if _, _, err := New(plan, withSyncOf(f.ns, f.st), Options{}).Apply(ctx, evs); err != nil {
 		t.Fatal(err)
 	}
 	got := counterSums(t, plan, readAll(t, ctx, f.ns, plan))

@@ -61,11 +61,31 @@ func classify(table string, row []byte, msg string) error {
 // wrapServer wraps a gateway error with what was being done and, where the
 // text allows, the store error it means; the original text is kept.
 func wrapServer(what string, sentinel error, err error) error {
+	if msg, ok := serverMessage(err); ok {
+		err = &serverError{msg: msg, err: err}
+	}
 	if sentinel == nil {
 		return fmt.Errorf("hbase: %s: %w", what, err)
 	}
 	return fmt.Errorf("hbase: %s: %w (server said: %v)", what, sentinel, err)
 }
+
+// serverError shows what the gateway said (the generated Thrift types print
+// pointers) and keeps the original error for errors.As.
+type serverError struct {
+	msg string
+	err error
+}
+
+func (e *serverError) Error() string {
+	msg, _, _ := strings.Cut(e.msg, "\n\tat ") // the Java stack trace adds nothing here
+	if len(msg) > 2000 {
+		msg = msg[:2000] + "..."
+	}
+	return msg
+}
+
+func (e *serverError) Unwrap() error { return e.err }
 
 // cellSize is the serialized KeyValue size HBase checks against
 // hbase.client.keyvalue.maxsize: 20 fixed bytes plus row, family, qualifier

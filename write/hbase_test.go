@@ -1,0 +1,166 @@
+package write
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/denorm/denorm/ddl"
+	"github.com/denorm/denorm/event"
+	"github.com/denorm/denorm/gen"
+	"github.com/denorm/denorm/source"
+	"github.com/denorm/denorm/store"
+	_ "github.com/denorm/denorm/store/hbase"
+	"github.com/denorm/denorm/store/pebble"
+)
+
+// liveHBase opens the real HBase of the test environment, with the orders
+// tables under a name prefix of this run's own, dropped at the end.
+func liveHBase(t *testing.T) *nsStore {
+	t.Helper()
+	raw := os.Getenv("DENORM_HBASE_URL")
+	if raw == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("DENORM_HBASE_URL is not set; CI must run the HBase tests")
+		}
+		t.Skip("DENORM_HBASE_URL is not set (make test or make testenv-up starts HBase)")
+	}
+	ctx := context.Background()
+	st, err := store.Open(ctx, raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := &nsStore{Store: st, prefix: fmt.Sprintf("w%x_", rand.Int63())}
+	plan := ordersPlan(t)
+	t.Cleanup(func() {
+		for _, tbl := range plan.Tables {
+			if err := st.DropTable(ctx, ns.prefix+tbl.Name); err != nil && !errors.Is(err, store.ErrTableNotFound) {
+				t.Errorf("drop %s: %v", ns.prefix+tbl.Name, err)
+			}
+		}
+		st.Close()
+	})
+	if _, err := ddl.Create(ctx, ns, plan); err != nil {
+		t.Fatal(err)
+	}
+	return ns
+}
+
+// The orders example end to end on real HBase: a generated stream with
+// reordering, duplicates, deletes and product renames, applied from a file,
+// ends in the same state as on the embedded store.
+func TestHBaseOrdersEndToEnd(t *testing.T) {
+	hb := liveHBase(t)
+	ctx := context.Background()
+	dir := t.TempDir()
+	var buf bytes.Buffer
+	if err := gen.Orders(&buf, gen.OrdersOptions{Events: 1500, Seed: 5, Reorder: 0.1, Duplicate: 0.1, Deletes: 0.03, Renames: 0.03}); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "orders.jsonl")
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	plan := ordersPlan(t)
+	apply := func(st store.Store, offsets string) RunStats {
+		src, err := source.OpenFile(path, source.FileOptions{OffsetPath: filepath.Join(dir, offsets)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer src.Close()
+		dl, err := source.OpenDeadLetterFile(filepath.Join(dir, offsets+".dead"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer dl.Close()
+		stats, err := Run(ctx, New(plan, st, Options{}), src, dl, RunOptions{BatchSize: 250})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return stats
+	}
+	pst, err := pebble.Open(ctx, filepath.Join(dir, "db"), pebble.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pst.Close()
+	if _, err := ddl.Create(ctx, pst, plan); err != nil {
+		t.Fatal(err)
+	}
+	ps := apply(pst, "pebble.offset")
+	hs := apply(hb, "hbase.offset")
+	if hs.DeadLetters != 0 || hs.Applied != ps.Applied || hs.Applied == 0 {
+		t.Fatalf("hbase applied %d (dead %d), pebble %d", hs.Applied, hs.DeadLetters, ps.Applied)
+	}
+	if d := readAll(t, ctx, hb, plan).diff(readAll(t, ctx, pst, plan)); d != "" {
+		t.Fatalf("HBase and the embedded store differ:\n%s", d)
+	}
+}
+
+// The convergence property on real HBase, at a smaller size: in order,
+// shuffled with duplicates, and with crashes at random writes. Each run
+// keeps to its own ids in shared tables.
+func TestHBaseConvergence(t *testing.T) {
+	hb := liveHBase(t)
+	ctx := context.Background()
+	plan := ordersPlan(t)
+	runs := 0
+	for h := 0; h < 12; h++ {
+		seed := int64(31000 + h)
+		r := rand.New(rand.NewSource(seed))
+		base := historyNS(r, 1+r.Intn(3), "")
+		for variant := 0; variant < 3; variant++ {
+			runs++
+			ns := fmt.Sprintf("R%dx", runs)
+			evs := historyNS(rand.New(rand.NewSource(seed)), len(entitiesOf(base)), ns)
+			want, wantUnits := model(t, plan, evs)
+			log := interleave(r, evs)
+			budget := -1
+			switch variant {
+			case 1:
+				for i := 0; i < len(evs)/2+1; i++ {
+					log = append(log, evs[r.Intn(len(evs))])
+				}
+				r.Shuffle(len(log), func(i, j int) { log[i], log[j] = log[j], log[i] })
+			case 2:
+				budget = r.Intn(20)
+			}
+			cs := &crashStore{Store: hb, budget: budget}
+			w := New(plan, cs, Options{})
+			for off := 0; off < len(log); {
+				end := min(off+1+r.Intn(5), len(log))
+				_, rej, err := w.Apply(ctx, log[off:end])
+				if errors.Is(err, errCrash) {
+					cs.mu.Lock()
+					cs.budget = -1
+					cs.mu.Unlock()
+					continue
+				}
+				if err != nil || len(rej) > 0 {
+					t.Fatalf("history %d variant %d: %v %v", h, variant, err, rej)
+				}
+				off = end
+			}
+			got := readAllNS(t, ctx, hb, plan, ns)
+			if d := got.diff(want); d != "" {
+				t.Fatalf("history %d (seed %d) variant %d differs from the model:\n%s", h, seed, variant, d)
+			}
+			if gu := counterSums(t, plan, got); fmt.Sprint(gu) != fmt.Sprint(wantUnits) {
+				t.Fatalf("history %d variant %d: units %v, want %v", h, variant, gu, wantUnits)
+			}
+		}
+	}
+}
+
+func entitiesOf(evs []*event.Event) map[string]bool {
+	out := map[string]bool{}
+	for _, e := range evs {
+		out[e.Key["orderId"].(string)] = true
+	}
+	return out
+}
