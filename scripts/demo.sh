@@ -11,7 +11,16 @@ export DENORM_STORE="${DENORM_STORE:-pebble://./denorm-data}"
 bin=bin/denorm
 table=demo_orders
 
-step() { printf '\n$ denorm %s\n' "$*"; "$bin" "$@"; }
+# step shows a command as one would type it (quoting what the shell would
+# otherwise eat), then runs it.
+step() {
+  local a shown=""
+  for a in "$@"; do
+    if [[ "$a" =~ ^[A-Za-z0-9_.:,=/-]+$ ]]; then shown+=" $a"; else shown+=" '$a'"; fi
+  done
+  printf '\n$ denorm%s\n' "$shown"
+  "$bin" "$@"
+}
 
 echo "demo: store $DENORM_STORE"
 if "$bin" table list --format json | grep -q "\"$table\""; then
