@@ -13,7 +13,11 @@ func newGenCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "gen",
 		Short: "Generate realistic event streams for trying denorm",
-		Args:  usageArgs(cobra.NoArgs),
+		Long: `Generate seeded, realistic change-event streams (JSON lines, see
+docs/events.md) for trying denorm, for tests and for benchmarks.`,
+		Example: `  denorm gen orders --events 10000 --seed 1 > orders.jsonl
+  denorm apply --schema examples/orders.yaml --events orders.jsonl`,
+		Args: usageArgs(cobra.NoArgs),
 		RunE:  helpAndFail,
 	}
 	cmd.AddCommand(newGenOrdersCmd())
