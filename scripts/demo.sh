@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
-# demo.sh: the first thing to run. Builds denorm, then creates a table on the
-# embedded store in ./denorm-data, writes a few cells and reads them back.
-# It runs again safely: it drops its own table first.
+# demo.sh: the first thing to run. On the embedded store in ./denorm-data:
+# reviews the order history schema, generates an order event stream (with
+# duplicates and reordering, as a real log has) and applies it to every copy
+# the schema declares, then shows the tables; and, with the command's small
+# shell, creates a table, writes a few cells and reads them back.
+# It runs again safely: the apply is idempotent and the shell demo drops its
+# own table first.
 #
 # Environment: DENORM_STORE (default pebble://./denorm-data).
 set -euo pipefail
@@ -23,6 +27,15 @@ step() {
 }
 
 echo "demo: store $DENORM_STORE"
+events=./denorm-data-events/orders.jsonl
+mkdir -p "$(dirname "$events")"
+step review examples/orders.yaml || true
+step gen orders --events 20000 --seed 1 --reorder 0.05 --duplicate 0.05 --deletes 0.01 --out "$events"
+step apply --schema examples/orders.yaml --events "$events" --from-start
+step table list
+step scan orders --limit 2
+step scan daily_units --limit 2
+
 if "$bin" table list --format json | grep -q "\"$table\""; then
   step table drop "$table"
 fi
