@@ -190,27 +190,6 @@ func rowChild(e *schema.Entity, t *schema.Table) string {
 	return ""
 }
 
-// present is the `when` test: set, not empty, zero or false.
-func present(v any) bool {
-	switch x := v.(type) {
-	case nil:
-		return false
-	case string:
-		return x != ""
-	case []byte:
-		return len(x) > 0
-	case int32:
-		return x != 0
-	case int64:
-		return x != 0
-	case float64:
-		return x != 0
-	case bool:
-		return x
-	}
-	return true
-}
-
 // rowsFor lays one record out in one table, the way the estimate assumes.
 func rowsFor(e *schema.Entity, t *schema.Table, rec record, pkey []byte, ts int64) ([]store.RowMutation, error) {
 	child := rowChild(e, t)
@@ -227,7 +206,7 @@ func rowsFor(e *schema.Entity, t *schema.Table, rec record, pkey []byte, ts int6
 		for k, v := range el {
 			vals[child+"."+k] = v
 		}
-		if t.When != "" && !present(vals[t.When]) {
+		if t.When != "" && !schema.Set(vals[t.When]) {
 			continue
 		}
 		key, err := t.Key.Encode(vals)

@@ -227,7 +227,7 @@ func (s *sim) writeKey(c clock) ([]byte, error) {
 		// A partial table only gets rows whose `when` field is set. The
 		// write rate already counts only those; when the key reads the
 		// field, draw again until it is set, so the key has a real value.
-		if !s.whenInKey || present(vals[s.table.When]) {
+		if !s.whenInKey || schema.Set(vals[s.table.When]) {
 			break
 		}
 		if try >= maxWhenDraws {
@@ -244,26 +244,6 @@ func (s *sim) writeKey(c clock) ([]byte, error) {
 		key = append(key, byte(s.rng.IntN(cn.Buckets)))
 	}
 	return key, nil
-}
-
-func present(v any) bool {
-	switch x := v.(type) {
-	case nil:
-		return false
-	case string:
-		return x != ""
-	case []byte:
-		return len(x) > 0
-	case bool:
-		return x
-	case int32:
-		return x != 0
-	case int64:
-		return x != 0
-	case float64:
-		return x != 0
-	}
-	return true
 }
 
 // sampleAcross draws keys at moments spread over the whole run, for split

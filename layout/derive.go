@@ -133,7 +133,7 @@ func Derive(plan *schema.Plan, ent *schema.Entity, state map[string]any) (*Deriv
 			perElement[t.Each] = rows
 		}
 		for _, vals := range rows {
-			if t.When != "" && !isSet(vals[t.When]) {
+			if t.When != "" && !schema.Set(vals[t.When]) {
 				continue
 			}
 			if err := deriveRow(plan, ent, t, vals, d, ekey, items); err != nil {
@@ -349,27 +349,6 @@ func rowValues(each string, state map[string]any, top rowkey.Values) []rowkey.Va
 		out = append(out, vals)
 	}
 	return out
-}
-
-// isSet: present and not the zero value of its type.
-func isSet(v any) bool {
-	switch x := v.(type) {
-	case nil:
-		return false
-	case string:
-		return x != ""
-	case []byte:
-		return len(x) > 0
-	case bool:
-		return x
-	case int32:
-		return x != 0
-	case int64:
-		return x != 0
-	case float64:
-		return x != 0
-	}
-	return true
 }
 
 var _ = store.LatestTimestamp
