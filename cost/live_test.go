@@ -3,9 +3,9 @@ package cost
 import (
 	"context"
 	"fmt"
+	"github.com/denorm/denorm/internal/testenv"
 	"math"
 	"math/rand/v2"
-	"os"
 	"testing"
 	"time"
 
@@ -16,13 +16,7 @@ import (
 // Measure against real HBase: the cells written must match the estimate
 // there too. HBase's store does not report disk usage through Thrift2.
 func TestMeasureOnHBase(t *testing.T) {
-	raw := os.Getenv("DENORM_HBASE_URL")
-	if raw == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("DENORM_HBASE_URL is not set; CI must run the HBase tests")
-		}
-		t.Skip("DENORM_HBASE_URL is not set (e.g. hbase://127.0.0.1:9090)")
-	}
+	raw := testenv.HBaseURL(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	st, err := store.Open(ctx, raw)

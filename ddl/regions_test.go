@@ -3,7 +3,7 @@ package ddl
 import (
 	"context"
 	"fmt"
-	"os"
+	"github.com/denorm/denorm/internal/testenv"
 	"testing"
 	"time"
 
@@ -65,13 +65,7 @@ func TestSaltSplitsOnPebble(t *testing.T) {
 }
 
 func TestSaltSplitsOnHBase(t *testing.T) {
-	raw := os.Getenv("DENORM_HBASE_URL")
-	if raw == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("DENORM_HBASE_URL is not set; CI must run the HBase tests")
-		}
-		t.Skip("DENORM_HBASE_URL is not set (e.g. hbase://127.0.0.1:9090)")
-	}
+	raw := testenv.HBaseURL(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	st, err := store.Open(ctx, raw)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/denorm/denorm/internal/testenv"
 	"math/rand"
 	"os"
 	"path/filepath"
@@ -23,13 +24,7 @@ import (
 // tables under a name prefix of this run's own, dropped at the end.
 func liveHBase(t *testing.T) *nsStore {
 	t.Helper()
-	raw := os.Getenv("DENORM_HBASE_URL")
-	if raw == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("DENORM_HBASE_URL is not set; CI must run the HBase tests")
-		}
-		t.Skip("DENORM_HBASE_URL is not set (make test or make testenv-up starts HBase)")
-	}
+	raw := testenv.HBaseURL(t)
 	ctx := context.Background()
 	st, err := store.Open(ctx, raw)
 	if err != nil {

@@ -2,7 +2,7 @@ package main
 
 import (
 	"fmt"
-	"os"
+	"github.com/denorm/denorm/internal/testenv"
 	"slices"
 	"testing"
 	"time"
@@ -12,14 +12,7 @@ import (
 // the test skips, except under CI, which must never skip it silently.
 func hbaseURL(t *testing.T) string {
 	t.Helper()
-	u := os.Getenv("DENORM_HBASE_URL")
-	if u == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("DENORM_HBASE_URL is not set; CI must run against real HBase (make test starts it)")
-		}
-		t.Skip("DENORM_HBASE_URL is not set; run make test or make testenv-up")
-	}
-	return u
+	return testenv.HBaseURL(t)
 }
 
 // TestHBaseCommands runs the same commands as the embedded tests against real

@@ -4,8 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/denorm/denorm/internal/testenv"
 	"net/http"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -18,10 +18,7 @@ import (
 // by, which is what lets another tool join the two.
 func TestRegionIDsAreJMXNames(t *testing.T) {
 	s := openLive(t, liveURL(t))
-	jmx := os.Getenv("DENORM_HBASE_JMX")
-	if jmx == "" {
-		t.Skip("DENORM_HBASE_JMX is not set (e.g. http://127.0.0.1:16030/jmx)")
-	}
+	jmx := testenv.HBaseJMX(t)
 	ctx := t.Context()
 	table := fmt.Sprintf("hbase_jmx_ids_%d", time.Now().UnixNano())
 	spec := store.TableSpec{Name: table, Families: []store.FamilySpec{{Name: "f"}}, SplitKeys: [][]byte{[]byte("g"), []byte("p\x00\xff")}}

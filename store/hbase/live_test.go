@@ -2,8 +2,8 @@ package hbase
 
 import (
 	"context"
+	"github.com/denorm/denorm/internal/testenv"
 	"net/url"
-	"os"
 	"testing"
 	"time"
 
@@ -15,14 +15,7 @@ import (
 // skip it silently.
 func liveURL(tb testing.TB) string {
 	tb.Helper()
-	raw := os.Getenv("DENORM_HBASE_URL")
-	if raw == "" {
-		if os.Getenv("CI") == "true" {
-			tb.Fatal("DENORM_HBASE_URL is not set; CI must run the HBase tests (start HBase with testenv/hbase.sh)")
-		}
-		tb.Skip("DENORM_HBASE_URL is not set (e.g. hbase://127.0.0.1:9090); skipping tests against real HBase")
-	}
-	return raw
+	return testenv.HBaseURL(tb)
 }
 
 // withDefaultParam adds a query parameter unless the URL already has it.
