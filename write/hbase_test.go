@@ -41,7 +41,7 @@ func hbasePlan(t testing.TB) *schema.Plan {
 
 // liveHBase opens the real HBase of the test environment, with the orders
 // tables under a name prefix of this run's own, dropped at the end.
-func liveHBase(t *testing.T) *nsStore {
+func liveHBase(t testing.TB) *nsStore {
 	t.Helper()
 	raw := testenv.HBaseURL(t)
 	ctx := context.Background()
@@ -177,4 +177,29 @@ func entitiesOf(evs []*event.Event) map[string]bool {
 		out[e.Key["orderId"].(string)] = true
 	}
 	return out
+}
+
+// BenchmarkApplyHBase: the orders apply throughput on real HBase, the same
+// stream and batches as BenchmarkApply on the embedded store.
+func BenchmarkApplyHBase(b *testing.B) {
+	evs := benchStream(b)[:5000]
+	plan := hbasePlan(b)
+	ctx := context.Background()
+	var cells int
+	for b.Loop() {
+		b.StopTimer()
+		hb := liveHBase(b)
+		rec := &recorder{Store: hb}
+		w := New(plan, rec, Options{})
+		b.StartTimer()
+		for off := 0; off < len(evs); off += 1000 {
+			if _, _, err := w.Apply(ctx, evs[off:min(off+1000, len(evs))]); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.StopTimer()
+		cells = len(rec.keys)
+		b.StartTimer()
+	}
+	report(b, len(evs), cells)
 }
