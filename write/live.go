@@ -131,6 +131,7 @@ func (w *Writer) refresh(ctx context.Context, evs []*event.Event, stats *Stats) 
 		}
 	}
 	var mu sync.Mutex
+	stats.Refreshed += len(evs)
 	return w.each(ctx, len(order), func(ctx context.Context, i int) error {
 		ev := newest[order[i]]
 		for _, rr := range layout.ReferencesTo(w.plan, ev.Entity) {

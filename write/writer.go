@@ -58,6 +58,7 @@ type Stats struct {
 	Applied    int            // events whose state was written
 	Stale      int            // events older than the entity's stored version: skipped
 	Redone     int            // entities whose stored version was replayed: copies rewritten
+	Refreshed  int            // events of referenced entities, whose values were copied live
 	Rejected   int            // events refused
 	Cells      map[string]int // cells put, per table
 	Deletes    map[string]int // delete markers written, per table
@@ -69,6 +70,7 @@ func (s *Stats) add(o Stats) {
 	s.Applied += o.Applied
 	s.Stale += o.Stale
 	s.Redone += o.Redone
+	s.Refreshed += o.Refreshed
 	s.Rejected += o.Rejected
 	s.Increments += o.Increments
 	if s.Cells == nil {

@@ -121,6 +121,7 @@ type applyResult struct {
 	Applied       int            `json:"applied"`
 	Stale         int            `json:"stale"`
 	Redone        int            `json:"redone"`
+	Refreshed     int            `json:"refreshed"`
 	DeadLetters   int            `json:"dead_letters"`
 	DeadLetter    string         `json:"dead_letter_file,omitempty"`
 	Cells         map[string]int `json:"cells"`
@@ -131,7 +132,7 @@ type applyResult struct {
 }
 
 func applySummary(s write.RunStats, d time.Duration, dead string) applyResult {
-	r := applyResult{Events: s.Events, Applied: s.Applied, Stale: s.Stale, Redone: s.Redone, DeadLetters: s.DeadLetters,
+	r := applyResult{Events: s.Events, Applied: s.Applied, Stale: s.Stale, Redone: s.Redone, Refreshed: s.Refreshed, DeadLetters: s.DeadLetters,
 		Cells: s.Cells, DeleteMarkers: s.Deletes, Increments: s.Increments, Seconds: d.Seconds()}
 	if r.Cells == nil {
 		r.Cells, r.DeleteMarkers = map[string]int{}, map[string]int{}
@@ -146,8 +147,8 @@ func applySummary(s write.RunStats, d time.Duration, dead string) applyResult {
 }
 
 func (r applyResult) text(w interface{ Write([]byte) (int, error) }) {
-	fmt.Fprintf(w, "events %d: applied %d, stale or duplicate %d, redone %d, dead letters %d\n",
-		r.Events, r.Applied, r.Stale, r.Redone, r.DeadLetters)
+	fmt.Fprintf(w, "events %d: applied %d, stale or duplicate %d, redone %d, live copies refreshed %d, dead letters %d\n",
+		r.Events, r.Applied, r.Stale, r.Redone, r.Refreshed, r.DeadLetters)
 	tables := make([]string, 0, len(r.Cells))
 	for t := range r.Cells {
 		tables = append(tables, t)
