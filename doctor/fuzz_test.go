@@ -1,0 +1,53 @@
+package doctor
+
+import (
+	"bytes"
+	"os"
+	"testing"
+)
+
+func seedFiles(f *testing.F, names ...string) {
+	for _, n := range names {
+		b, err := os.ReadFile("testdata/" + n)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+}
+
+// The parsers read whatever a cluster or a user hands them: they must never
+// panic, and a parsed /jmx snapshot must be safe to diagnose.
+func FuzzParseJMX(f *testing.F) {
+	seedFiles(f, "jmx_Regions.json", "jmx_IPC.json")
+	f.Add([]byte(`{"beans":[{"name":"Hadoop:service=HBase,name=RegionServer,sub=Regions","Namespace_a_table_b_region_0_metric_c":1}]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		s, err := ParseJMX(bytes.NewReader(data), "fuzz")
+		if err != nil {
+			return
+		}
+		Diagnose(Input{Samples: []Sample{{After: s}, {Before: s, After: s}}}, Options{})
+	})
+}
+
+func FuzzParseSlowLog(f *testing.F) {
+	seedFiles(f, "slowlog.json", "responsetooslow.log")
+	f.Fuzz(func(t *testing.T, data []byte) {
+		calls, err := ParseSlowLog(bytes.NewReader(data))
+		if err != nil {
+			t.Fatalf("a bytes reader cannot fail: %v", err)
+		}
+		Diagnose(Input{Slow: calls}, Options{MinUnbatched: 1})
+	})
+}
+
+func FuzzParseClientLog(f *testing.F) {
+	seedFiles(f, "client.log")
+	f.Fuzz(func(t *testing.T, data []byte) {
+		evs, err := ParseClientLog(bytes.NewReader(data))
+		if err != nil {
+			t.Fatalf("a bytes reader cannot fail: %v", err)
+		}
+		Diagnose(Input{Logs: evs}, Options{})
+	})
+}
