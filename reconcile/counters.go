@@ -1,0 +1,118 @@
+package reconcile
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/denorm/denorm/layout"
+	"github.com/denorm/denorm/schema"
+	"github.com/denorm/denorm/store"
+)
+
+// counters checks a counter table against every primary row: exact-mode
+// contributions no state derives are orphans; fast-mode totals are compared
+// with the recomputed sums. Only a run over the whole table calls it.
+func (j *job) counters(ctx context.Context, t *schema.Table) error {
+	sc, err := j.st.Scan(ctx, t.Name, store.Scan{})
+	if err != nil {
+		return fmt.Errorf("reconcile: scan %s: %w", t.Name, err)
+	}
+	defer sc.Close()
+	exact := t.Counter.Mode == schema.CounterExact
+	c := j.rep.Kinds[KindCounter]
+	for sc.Next(ctx) {
+		row := copyRow(sc.Row())
+		for _, cell := range row.Cells {
+			id := cellID(t.Name, row.Key, cell.Family, cell.Qualifier)
+			if exact {
+				if err := j.contribution(ctx, c, t, row.Key, cell, id); err != nil {
+					return err
+				}
+				continue
+			}
+			var want int64
+			fs, seen := j.sums[id]
+			if seen {
+				want = fs.Sum
+			}
+			delete(j.sums, id)
+			got, err := layout.CellInt64(cell.Value)
+			if err == nil && got == want && seen {
+				c.Valid++
+				continue
+			}
+			c.Drifted++
+			// Set only if the cell still holds what was read: an increment
+			// in between makes the set fail instead of being lost.
+			m := store.Mutation{Kind: store.Put, Family: cell.Family, Qualifier: cell.Qualifier, Timestamp: cell.Timestamp + 1, Value: layout.Int64Cell(want)}
+			if err := j.setCounter(ctx, c, t.Name, row.Key, store.Condition{Family: cell.Family, Qualifier: cell.Qualifier, Value: cell.Value}, m); err != nil {
+				return err
+			}
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("reconcile: scan %s: %w", t.Name, err)
+	}
+	if exact {
+		return nil
+	}
+	// Counter cells the sums have and the store lacks.
+	for _, fs := range j.sums {
+		ref, want := fs.Ref, fs.Sum
+		if ref.Table != t.Name || want == 0 {
+			continue
+		}
+		c.Drifted++
+		m := store.Mutation{Kind: store.Put, Family: ref.Family, Qualifier: ref.Qualifier, Timestamp: store.LatestTimestamp, Value: layout.Int64Cell(want)}
+		if err := j.setCounter(ctx, c, t.Name, ref.Row, store.Condition{Family: ref.Family, Qualifier: ref.Qualifier, Absent: true}, m); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (j *job) setCounter(ctx context.Context, c *Counts, table string, row []byte, cond store.Condition, m store.Mutation) error {
+	if j.opts.DryRun {
+		return nil
+	}
+	ok, err := j.st.CheckAndMutate(ctx, table, cond, store.RowMutation{Row: row, Mutations: []store.Mutation{m}})
+	if err != nil || !ok {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		c.Failed++
+		return nil
+	}
+	c.Repaired++
+	return nil
+}
+
+// contribution checks one exact-mode contribution cell that the primary
+// pass may not have derived.
+func (j *job) contribution(ctx context.Context, c *Counts, t *schema.Table, row []byte, cell store.Cell, id string) error {
+	if j.contribs[id] {
+		return nil // derived, and counted, by the primary pass
+	}
+	ek, ok := contributionKey(cell.Qualifier)
+	if !ok {
+		return nil // not a contribution: a folded total, left alone
+	}
+	ref := layout.Ref{Table: t.Name, Row: row, Family: cell.Family, Qualifier: cell.Qualifier}
+	if pk, known := j.entities[string(ek)]; known {
+		orphan, err := j.isOrphan(ctx, t.Name, row, pk, cell.Timestamp, ref)
+		if err != nil || !orphan {
+			return err
+		}
+	}
+	c.Orphaned++
+	if j.opts.DryRun {
+		return nil
+	}
+	if pk, known := j.entities[string(ek)]; known {
+		orphan, err := j.isOrphan(ctx, t.Name, row, pk, cell.Timestamp, ref)
+		if err != nil || !orphan {
+			return err
+		}
+	}
+	return j.repair(ctx, c, t.Name, row, []store.Mutation{{Kind: store.DeleteColumn, Family: cell.Family, Qualifier: cell.Qualifier, Timestamp: cell.Timestamp}})
+}

@@ -1,0 +1,176 @@
+package reconcile
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/denorm/denorm/ddl"
+	"github.com/denorm/denorm/event"
+	"github.com/denorm/denorm/gen"
+	"github.com/denorm/denorm/layout"
+	"github.com/denorm/denorm/schema"
+	"github.com/denorm/denorm/store"
+	"github.com/denorm/denorm/store/pebble"
+	"github.com/denorm/denorm/write"
+)
+
+func loadPlan(t testing.TB, fast bool) *schema.Plan {
+	t.Helper()
+	b, err := os.ReadFile("../examples/orders.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := string(b)
+	if fast {
+		src = strings.Replace(src, "mode: exact", "mode: fast", 1)
+	}
+	p, err := schema.Parse("orders.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func openStore(t testing.TB, plan *schema.Plan) store.Store {
+	t.Helper()
+	st, err := pebble.Open(context.Background(), t.TempDir(), pebble.Options{Durability: store.AsyncWAL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	if _, err := ddl.Create(context.Background(), st, plan); err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// genEvents decodes a generated orders stream.
+func genEvents(t testing.TB, plan *schema.Plan, opts gen.OrdersOptions) []*event.Event {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := gen.Orders(&buf, opts); err != nil {
+		t.Fatal(err)
+	}
+	var evs []*event.Event
+	for _, line := range bytes.Split(buf.Bytes(), []byte("\n")) {
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		ev, err := event.Decode(plan, line)
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs = append(evs, ev)
+	}
+	return evs
+}
+
+func apply(t testing.TB, ctx context.Context, w *write.Writer, evs []*event.Event) {
+	t.Helper()
+	if _, rej, err := w.Apply(ctx, evs); err != nil || len(rej) > 0 {
+		t.Fatalf("apply: %v, %d rejected", err, len(rej))
+	}
+}
+
+// snapshot is every visible cell of every table, as "table row fam:qual @ts = value" lines.
+func snapshot(t testing.TB, ctx context.Context, st store.Store, plan *schema.Plan) []string {
+	t.Helper()
+	var out []string
+	for _, tbl := range plan.Tables {
+		sc, err := st.Scan(ctx, tbl.Name, store.Scan{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for sc.Next(ctx) {
+			r := sc.Row()
+			for _, c := range r.Cells {
+				out = append(out, fmt.Sprintf("%s %s %s:%s @%d = %s", tbl.Name, store.Printable(r.Key), c.Family, store.Printable(c.Qualifier), c.Timestamp, store.Printable(c.Value)))
+			}
+		}
+		if err := sc.Err(); err != nil {
+			t.Fatal(err)
+		}
+		sc.Close()
+	}
+	sort.Strings(out)
+	return out
+}
+
+func diffLines(a, b []string) string {
+	in := func(xs []string) map[string]bool {
+		m := map[string]bool{}
+		for _, x := range xs {
+			m[x] = true
+		}
+		return m
+	}
+	ma, mb := in(a), in(b)
+	var out []string
+	for _, x := range a {
+		if !mb[x] {
+			out = append(out, "- "+x)
+		}
+	}
+	for _, x := range b {
+		if !ma[x] {
+			out = append(out, "+ "+x)
+		}
+	}
+	if len(out) > 20 {
+		out = append(out[:20], fmt.Sprintf("... %d more", len(out)-20))
+	}
+	return strings.Join(out, "\n")
+}
+
+// primaries lists the live entities of the primary table with their rows.
+type entityRow struct {
+	row   store.Row
+	state *layout.State
+}
+
+func primaries(t testing.TB, ctx context.Context, st store.Store, plan *schema.Plan) []entityRow {
+	t.Helper()
+	ent := plan.Entity("order")
+	prim := plan.Primary("order")
+	sc, err := st.Scan(ctx, prim.Name, store.Scan{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sc.Close()
+	var out []entityRow
+	for sc.Next(ctx) {
+		row := copyRow(sc.Row())
+		s, err := layout.ReadState(plan, ent, prim, row)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Exists() {
+			out = append(out, entityRow{row, s})
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func mutate(t testing.TB, ctx context.Context, st store.Store, table string, row []byte, ms ...store.Mutation) {
+	t.Helper()
+	if err := st.Mutate(ctx, table, store.RowMutation{Row: row, Mutations: ms}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func run(t testing.TB, ctx context.Context, plan *schema.Plan, st store.Store, opts Options) *Report {
+	t.Helper()
+	rep, err := Run(ctx, plan, st, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}

@@ -1,0 +1,130 @@
+package reconcile
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+
+	"github.com/denorm/denorm/layout"
+	"github.com/denorm/denorm/schema"
+	"github.com/denorm/denorm/store"
+)
+
+// orphans scans an index or lookup table for rows whose ref cell names a
+// primary row (in this run's ranges) that is gone, deleted, or no longer
+// derives the row, and deletes them at their own newest timestamp.
+func (j *job) orphans(ctx context.Context, t *schema.Table) error {
+	sc, err := j.st.Scan(ctx, t.Name, store.Scan{})
+	if err != nil {
+		return fmt.Errorf("reconcile: scan %s: %w", t.Name, err)
+	}
+	defer sc.Close()
+	c := j.kind(t.Name)
+	for sc.Next(ctx) {
+		row := sc.Row()
+		ref, ok := row.Latest(t.Ref.Family, []byte(schema.RefQualifier))
+		if !ok || !j.mine(ref.Value) {
+			continue // a reference row of a lookup table, or another shard's
+		}
+		row = copyRow(row)
+		pk := append([]byte(nil), ref.Value...)
+		newest := newestTimestamp(row)
+		orphan, err := j.isOrphan(ctx, t.Name, row.Key, pk, newest)
+		if err != nil {
+			return err
+		}
+		if !orphan {
+			continue
+		}
+		c.Orphaned++
+		if j.opts.DryRun {
+			continue
+		}
+		// Read the primary row again just before the delete: a write made
+		// since the first read may derive the row again.
+		if orphan, err = j.isOrphan(ctx, t.Name, row.Key, pk, newest); err != nil {
+			return err
+		}
+		if !orphan {
+			continue
+		}
+		var ms []store.Mutation
+		for _, f := range t.Families {
+			ms = append(ms, store.Mutation{Kind: store.DeleteFamily, Family: f.Name, Timestamp: newest})
+		}
+		if err := j.repair(ctx, c, t.Name, row.Key, ms); err != nil {
+			return err
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("reconcile: scan %s: %w", t.Name, err)
+	}
+	return nil
+}
+
+// mine reports whether a primary key falls in this run's ranges.
+func (j *job) mine(pk []byte) bool {
+	for _, r := range j.ranges {
+		if r.contains(pk) {
+			return true
+		}
+	}
+	return false
+}
+
+// isOrphan reads the primary row pk and reports whether its state, which
+// must be at least as new as the derived row (newest), no longer derives
+// the row (or, with a qualifier, the counter contribution) of table.
+func (j *job) isOrphan(ctx context.Context, table string, row, pk []byte, newest int64, qual ...layout.Ref) (bool, error) {
+	prow, err := j.st.Get(ctx, j.prim.Name, store.Get{Row: pk})
+	if err != nil {
+		return false, fmt.Errorf("reconcile: get %s row %s: %w", j.prim.Name, store.Printable(pk), err)
+	}
+	state, err := layout.ReadState(j.plan, j.ent, j.prim, prow)
+	if err != nil {
+		return false, fmt.Errorf("reconcile: %w", err)
+	}
+	if state.Version == 0 {
+		return true, nil // the primary row is gone
+	}
+	if state.Version < newest {
+		// The derived row is newer than the primary row: the writer writes
+		// primary rows first, so this is not the writer's doing; leave it.
+		return false, nil
+	}
+	if !state.Exists() {
+		return true, nil
+	}
+	d, err := layout.Derive(j.plan, j.ent, state.Values)
+	if err != nil {
+		return false, fmt.Errorf("reconcile: %s row %s: %w", j.prim.Name, store.Printable(pk), err)
+	}
+	want := layout.Ref{Table: table, Row: row}
+	if len(qual) > 0 {
+		want = qual[0]
+	}
+	for _, it := range d.Items {
+		if it.Ref.Compare(want) == 0 {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+func newestTimestamp(r store.Row) int64 {
+	var ts int64
+	for _, c := range r.Cells {
+		ts = max(ts, c.Timestamp)
+	}
+	return ts
+}
+
+// contributionKey is the entity key in an exact-mode contribution's
+// qualifier (<qualifier> 0x00 <entity key>).
+func contributionKey(q []byte) ([]byte, bool) {
+	i := bytes.IndexByte(q, 0)
+	if i < 0 {
+		return nil, false
+	}
+	return q[i+1:], true
+}

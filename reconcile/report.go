@@ -1,0 +1,144 @@
+package reconcile
+
+import (
+	"fmt"
+	"io"
+	"sort"
+)
+
+// Kinds of copies a report counts.
+const (
+	KindIndex   = "index"
+	KindLookup  = "lookup"
+	KindCounter = "counter"
+	KindLive    = "live"
+)
+
+// Counts is what a run found for one kind of copy.
+type Counts struct {
+	Valid    int64 `json:"valid"`
+	Missing  int64 `json:"missing"`
+	Stale    int64 `json:"stale"`
+	Orphaned int64 `json:"orphaned"`
+	// Drifted counts fast-mode counter cells whose total differed from the
+	// recomputed sum.
+	Drifted  int64 `json:"drifted"`
+	Repaired int64 `json:"repaired"` // cells written or deleted
+	Failed   int64 `json:"failed"`   // repairs the store refused
+}
+
+// Differences is the number of copies that were not as derived.
+func (c *Counts) Differences() int64 { return c.Missing + c.Stale + c.Orphaned + c.Drifted }
+
+// Report is the outcome of a run.
+type Report struct {
+	Rows   int64              `json:"rows_scanned"` // primary rows
+	DryRun bool               `json:"dry_run"`
+	Kinds  map[string]*Counts `json:"kinds"`
+}
+
+func newReport(dry bool) *Report {
+	r := &Report{DryRun: dry, Kinds: map[string]*Counts{}}
+	for _, k := range []string{KindIndex, KindLookup, KindCounter, KindLive} {
+		r.Kinds[k] = &Counts{}
+	}
+	return r
+}
+
+// Differences sums the differences of every kind.
+func (r *Report) Differences() int64 {
+	var n int64
+	for _, c := range r.Kinds {
+		n += c.Differences()
+	}
+	return n
+}
+
+// Failed sums the failed repairs of every kind.
+func (r *Report) Failed() int64 {
+	var n int64
+	for _, c := range r.Kinds {
+		n += c.Failed
+	}
+	return n
+}
+
+// Add merges another report (of another shard) into r.
+func (r *Report) Add(o *Report) {
+	r.Rows += o.Rows
+	for k, c := range o.Kinds {
+		m := r.Kinds[k]
+		if m == nil {
+			m = &Counts{}
+			r.Kinds[k] = m
+		}
+		m.Valid += c.Valid
+		m.Missing += c.Missing
+		m.Stale += c.Stale
+		m.Orphaned += c.Orphaned
+		m.Drifted += c.Drifted
+		m.Repaired += c.Repaired
+		m.Failed += c.Failed
+	}
+}
+
+func (r *Report) kinds() []string {
+	ks := make([]string, 0, len(r.Kinds))
+	for k := range r.Kinds {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
+
+// WriteText writes the report for people.
+func (r *Report) WriteText(w io.Writer) error {
+	mode := "repair"
+	if r.DryRun {
+		mode = "dry run"
+	}
+	if _, err := fmt.Fprintf(w, "%s: %d primary rows scanned\n%-8s %8s %8s %8s %8s %8s %8s %8s\n", mode, r.Rows,
+		"kind", "valid", "missing", "stale", "orphaned", "drifted", "repaired", "failed"); err != nil {
+		return err
+	}
+	for _, k := range r.kinds() {
+		c := r.Kinds[k]
+		if _, err := fmt.Fprintf(w, "%-8s %8d %8d %8d %8d %8d %8d %8d\n", k, c.Valid, c.Missing, c.Stale, c.Orphaned, c.Drifted, c.Repaired, c.Failed); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// WriteMetrics writes the report in Prometheus text format, for the node
+// exporter's textfile collector.
+func (r *Report) WriteMetrics(w io.Writer, table string) error {
+	p := func(format string, a ...any) error { _, err := fmt.Fprintf(w, format, a...); return err }
+	if err := p("# HELP denorm_reconcile_rows_scanned Primary rows the last reconcile run scanned.\n# TYPE denorm_reconcile_rows_scanned gauge\ndenorm_reconcile_rows_scanned{table=%q} %d\n", table, r.Rows); err != nil {
+		return err
+	}
+	metrics := []struct {
+		name, help string
+		get        func(*Counts) int64
+	}{
+		{"valid", "Copies found as derived.", func(c *Counts) int64 { return c.Valid }},
+		{"missing", "Copies the store lacked.", func(c *Counts) int64 { return c.Missing }},
+		{"stale", "Copies with cells other than derived.", func(c *Counts) int64 { return c.Stale }},
+		{"orphaned", "Copies no primary row derives.", func(c *Counts) int64 { return c.Orphaned }},
+		{"drifted", "Fast-mode counter cells off their recomputed sum.", func(c *Counts) int64 { return c.Drifted }},
+		{"repaired", "Cells written or deleted by repairs.", func(c *Counts) int64 { return c.Repaired }},
+		{"failed", "Repairs the store refused.", func(c *Counts) int64 { return c.Failed }},
+	}
+	for _, m := range metrics {
+		name := "denorm_reconcile_copies_" + m.name
+		if err := p("# HELP %s %s\n# TYPE %s gauge\n", name, m.help, name); err != nil {
+			return err
+		}
+		for _, k := range r.kinds() {
+			if err := p("%s{table=%q,kind=%q} %d\n", name, table, k, m.get(r.Kinds[k])); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
