@@ -1,0 +1,111 @@
+package read
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+
+	"github.com/denorm/denorm/layout"
+	"github.com/denorm/denorm/store"
+)
+
+// verify resolves thin index hits to their primary rows. A hit counts only
+// when the primary row, as it stands, still derives exactly that index row:
+// the writer deletes old index rows after it writes the primary row, so an
+// index row can outlive the state it came from (a crash, a slow writer).
+func (r *Reader) verify(ctx context.Context, qq *query, hits []store.Row, repair bool, res *Result) error {
+	primaries := map[string]store.Row{}
+	for _, h := range hits {
+		ref, ok := h.Latest(qq.t.Ref.Family, []byte(qq.t.Ref.Qualifier))
+		if !ok {
+			continue
+		}
+		k := string(ref.Value)
+		if _, done := primaries[k]; done {
+			continue
+		}
+		row, err := r.st.Get(ctx, qq.primary.Name, store.Get{Row: ref.Value})
+		if err != nil {
+			return fmt.Errorf("read: query %s: primary row of an index hit: %w", qq.q.Name, err)
+		}
+		primaries[k] = copyRow(row)
+	}
+	for _, h := range hits {
+		ref, hasRef := h.Latest(qq.t.Ref.Family, []byte(qq.t.Ref.Qualifier))
+		why := "no ref cell"
+		if hasRef {
+			vals, ok, reason, err := r.checkHit(qq, h.Key, primaries[string(ref.Value)])
+			if err != nil {
+				return err
+			}
+			if ok {
+				res.Rows = append(res.Rows, vals)
+				continue
+			}
+			why = reason
+		}
+		res.DroppedStale++
+		r.log.Info("stale index hit dropped", "query", qq.q.Name, "table", qq.t.Name, "row", store.Printable(h.Key), "reason", why)
+		if !repair {
+			continue
+		}
+		ts := hitTimestamp(h, ref, hasRef)
+		ms := make([]store.Mutation, 0, len(qq.t.Families))
+		for _, f := range qq.t.Families {
+			ms = append(ms, store.Mutation{Kind: store.DeleteFamily, Family: f.Name, Timestamp: ts})
+		}
+		if err := r.st.Mutate(ctx, qq.t.Name, store.RowMutation{Row: h.Key, Mutations: ms}); err != nil {
+			return fmt.Errorf("read: query %s: repairing %s row %s: %w", qq.q.Name, qq.t.Name, store.Printable(h.Key), err)
+		}
+		res.Repaired++
+		r.log.Info("stale index row deleted", "query", qq.q.Name, "table", qq.t.Name, "row", store.Printable(h.Key), "at", ts)
+	}
+	return nil
+}
+
+// hitTimestamp is the version the stale entry was written at: the ref cell's
+// timestamp, or without one the newest cell of the row. Deleting at it (never
+// later) leaves any newer put of the same row standing.
+func hitTimestamp(h store.Row, ref store.Cell, hasRef bool) int64 {
+	if hasRef {
+		return ref.Timestamp
+	}
+	var ts int64
+	for _, c := range h.Cells {
+		ts = max(ts, c.Timestamp)
+	}
+	return ts
+}
+
+// checkHit reports whether the primary row derives the index row key, and
+// returns the entity's fields when it does.
+func (r *Reader) checkHit(qq *query, key []byte, prim store.Row) (map[string]any, bool, string, error) {
+	if prim.Empty() {
+		return nil, false, "primary row is gone", nil
+	}
+	st, err := layout.ReadState(r.plan, qq.ent, qq.primary, prim)
+	if err != nil {
+		return nil, false, "", fmt.Errorf("read: query %s: %w", qq.q.Name, err)
+	}
+	if !st.Exists() {
+		return nil, false, "entity is deleted", nil
+	}
+	d, err := layout.Derive(r.plan, qq.ent, st.Values)
+	if err != nil {
+		return nil, false, "", fmt.Errorf("read: query %s: deriving index rows: %w", qq.q.Name, err)
+	}
+	found := false
+	for _, it := range d.Items {
+		if it.Table == qq.t.Name && it.Family == "" && bytes.Equal(it.Row, key) {
+			found = true
+			break
+		}
+	}
+	if !found {
+		return nil, false, "primary row no longer derives this index row", nil
+	}
+	if err := r.applyLive(qq.ent, st); err != nil {
+		return nil, false, "", err
+	}
+	return st.Values, true, "", nil
+}
