@@ -112,6 +112,7 @@ running); 2 usage or input error.`,
 		newHotspotCmd(),
 		newApplyCmd(),
 		newGenCmd(),
+		newDoctorCmd(),
 	)
 	return root
 }

@@ -1,0 +1,145 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/denorm/denorm/doctor"
+)
+
+func newDoctorCmd() *cobra.Command {
+	var (
+		jmx      []string
+		interval time.Duration
+		slowlog  string
+		logFile  string
+		format   string
+	)
+	cmd := &cobra.Command{
+		Use:   "doctor [--jmx URL|FILE ...] [--interval D] [--slowlog FILE] [--log FILE] [--format text|json]",
+		Short: "Find anti-patterns in a running cluster from /jmx, the slow log and client logs",
+		Long: `Read the signatures HBase anti-patterns leave in a running cluster and name
+the catalogue rule behind each: request skew by region, store files near the
+blocking limit, too many stores per region, blocked memstores, a full call
+queue, expired scanners, mutations without the WAL, reads mostly filtered,
+oversized regions, and the exceptions of client logs and the slow log.
+
+--jmx takes RegionServer /jmx endpoints (http://host:16030/jmx), sampled twice
+--interval apart because the counters are cumulative, or saved /jmx JSON
+files, read once (their counters are totals since each region opened).
+--slowlog takes the shell's get_slowlog_responses JSON or log lines holding
+(responseTooSlow); --log takes a client log file. docs/doctor.md lists the
+cluster-only rule ids; docs/rules.md the shared ones.
+
+Formats: text, or json (stable: {"findings":[{"rule","severity","table",
+"region","server","message","evidence","fix"}],"summary":{"error","warning",
+"info"}}).
+
+Exit codes: 0 no error findings; 1 at least one error finding; 2 bad usage or
+an input that could not be read.`,
+		Example: `  denorm doctor --jmx http://rs1:16030/jmx --jmx http://rs2:16030/jmx --interval 30s
+  denorm doctor --jmx saved-jmx.json --log client.log --format json`,
+		Args: usageArgs(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkFormat(format); err != nil {
+				return err
+			}
+			if len(jmx) == 0 && slowlog == "" && logFile == "" {
+				return usageErrorf("nothing to examine: give --jmx, --slowlog or --log")
+			}
+			if interval <= 0 {
+				return usageErrorf("--interval %s: want a positive duration", interval)
+			}
+			in, err := doctorInput(cmd.Context(), jmx, interval, slowlog, logFile)
+			if err != nil {
+				return err
+			}
+			rep := doctor.Diagnose(in, doctor.Options{})
+			if err := doctor.Write(cmd.OutOrStdout(), rep, format); err != nil {
+				return err
+			}
+			if rep.HasErrors() {
+				return problemsFound()
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringArrayVar(&jmx, "jmx", nil, "RegionServer /jmx URL or saved /jmx JSON file (repeatable)")
+	cmd.Flags().DurationVar(&interval, "interval", 10*time.Second, "time between the two samples of each live /jmx endpoint; region metrics refresh every 5 s by default")
+	cmd.Flags().StringVar(&slowlog, "slowlog", "", "slow-log file: get_slowlog_responses JSON or (responseTooSlow) log lines")
+	cmd.Flags().StringVar(&logFile, "log", "", "client log file to search for exceptions")
+	addFormatFlag(cmd, &format)
+	return cmd
+}
+
+// doctorInput gathers every source. Live endpoints are all sampled, then
+// sampled again one interval later, so the wait is paid once.
+func doctorInput(ctx context.Context, jmx []string, interval time.Duration, slowlog, logFile string) (doctor.Input, error) {
+	var in doctor.Input
+	client := &http.Client{Timeout: 30 * time.Second}
+	var live []string
+	for _, src := range jmx {
+		if doctor.IsURL(src) {
+			live = append(live, src)
+			continue
+		}
+		snap, err := doctor.ReadJMXFile(src)
+		if err != nil {
+			return in, usageError(err)
+		}
+		in.Samples = append(in.Samples, doctor.Sample{After: snap})
+	}
+	if len(live) > 0 {
+		first := make([]*doctor.Snapshot, len(live))
+		for i, u := range live {
+			s, err := doctor.FetchJMX(ctx, client, u)
+			if err != nil {
+				return in, usageError(err)
+			}
+			first[i] = s
+		}
+		start := time.Now()
+		select {
+		case <-time.After(interval):
+		case <-ctx.Done():
+			return in, ctx.Err()
+		}
+		for i, u := range live {
+			s, err := doctor.FetchJMX(ctx, client, u)
+			if err != nil {
+				return in, usageError(err)
+			}
+			in.Samples = append(in.Samples, doctor.Sample{Before: first[i], After: s, Interval: time.Since(start).Round(time.Second)})
+		}
+	}
+	if slowlog != "" {
+		f, err := os.Open(slowlog)
+		if err != nil {
+			return in, usageError(fmt.Errorf("slow log: %w", err))
+		}
+		defer f.Close()
+		in.Slow, err = doctor.ParseSlowLog(f)
+		if err != nil {
+			return in, usageError(err)
+		}
+		in.SlowSource = slowlog
+	}
+	if logFile != "" {
+		f, err := os.Open(logFile)
+		if err != nil {
+			return in, usageError(fmt.Errorf("log: %w", err))
+		}
+		defer f.Close()
+		in.Logs, err = doctor.ParseClientLog(f)
+		if err != nil {
+			return in, usageError(err)
+		}
+		in.LogSource = logFile
+	}
+	return in, nil
+}
