@@ -50,6 +50,12 @@ type Input struct {
 	Samples []Sample
 	Slow    []SlowCall
 	Logs    []LogEvent
+	// RegionOrder optionally maps a table (ns:table, or the bare name in the
+	// default namespace) to its encoded region names in start-key order, as
+	// store.Store's Regions lists them. /jmx has no start keys; with them a
+	// hot region that is the table's last is told apart as the monotonic-key
+	// signature.
+	RegionOrder map[string][]string
 	// LogSource and SlowSource name the files, for evidence.
 	LogSource  string
 	SlowSource string
@@ -67,6 +73,7 @@ func Diagnose(in Input, opts Options) Report {
 	in.Samples = samples
 	var fs []Finding
 	fs = append(fs, regionFindings(in.Samples, opts)...)
+	fs = monotonic(fs, in.RegionOrder)
 	for _, s := range in.Samples {
 		fs = append(fs, serverFindings(s, opts)...)
 	}
@@ -189,6 +196,25 @@ func hotRegions(table string, loads []regionLoad, opts Options) []Finding {
 				fmt.Sprintf("writeRequestCount %.0f, readRequestCount %.0f %s", l.writes, l.reads, l.window),
 				fmt.Sprintf("median of the other %d regions: %.0f", len(others), med),
 			}))
+	}
+	return fs
+}
+
+// monotonic turns region-hot into key-monotonic when the hot region is the
+// last of its table by start key: new keys always sort after the old ones.
+// The region-hot finding stays, as the evidence of the load.
+func monotonic(fs []Finding, order map[string][]string) []Finding {
+	for _, f := range fs {
+		if f.Rule != "region-hot" {
+			continue
+		}
+		regions := order[f.Table]
+		if len(regions) < 2 || regions[len(regions)-1] != f.Region {
+			continue
+		}
+		fs = append(fs, newFinding("key-monotonic", f.Table, f.Region, f.Server,
+			fmt.Sprintf("the busiest region of %s is its last by start key: new rows go to the end of the key space", f.Table),
+			append([]string{fmt.Sprintf("region %s is the last of %d", f.Region, len(regions))}, f.Evidence...)))
 	}
 	return fs
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"slices"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -32,7 +34,22 @@ func TestRegionHotFlagsSkewNotSpread(t *testing.T) {
 	a2 := regionsSnap("rs1", "spread", []float64{1350, 1200, 1300, 1250}, nil)
 	before.merge(b2)
 	after.merge(a2)
-	rep := Diagnose(Input{Samples: []Sample{{Before: before, After: after, Interval: 10 * time.Second}}}, Options{})
+	order := map[string][]string{}
+	for _, r := range after.Regions {
+		order[r.Table] = append(order[r.Table], r.Encoded)
+	}
+	for _, t := range []string{"hot", "spread"} {
+		sort.Strings(order[t])
+	}
+	rep := Diagnose(Input{Samples: []Sample{{Before: before, After: after, Interval: 10 * time.Second}}, RegionOrder: order}, Options{})
+	if !rep.Has("key-monotonic", "hot") || rep.Has("key-monotonic", "spread") {
+		t.Errorf("key-monotonic: %v", rep.Findings)
+	}
+	// The hot region first by start key is not the monotonic signature.
+	slices.Reverse(order["hot"])
+	if rep := Diagnose(Input{Samples: []Sample{{Before: before, After: after, Interval: 10 * time.Second}}, RegionOrder: order}, Options{}); rep.Has("key-monotonic", "") {
+		t.Errorf("key-monotonic on the first region: %v", rep.Findings)
+	}
 	if !rep.Has("region-hot", "hot") {
 		t.Errorf("hot table not flagged: %v", rep.Findings)
 	}
