@@ -3,17 +3,55 @@ package read
 import (
 	"context"
 	"errors"
-	"fmt"
 	"math/rand"
 	"reflect"
+	"os"
+	"path/filepath"
+	"sync"
 	"testing"
 
 	"github.com/denorm/denorm/gen"
-	"github.com/denorm/denorm/layout"
+	"github.com/denorm/denorm/store"
+	"github.com/denorm/denorm/store/pebble"
 )
 
+// shared is the read-only fixture most tests use, built once: applying the
+// stream is the slow part, especially under the race detector.
+var shared struct {
+	once sync.Once
+	dir  string
+	f    *fixture
+	err  error
+}
+
 func testFixture(t *testing.T) *fixture {
-	return newFixture(t, gen.OrdersOptions{Events: 4000, Seed: 7, Customers: 150, SKUs: 40, Deletes: 0.03, Renames: 0.03, Reorder: 0.05, Duplicate: 0.02})
+	shared.once.Do(func() {
+		shared.dir, shared.err = os.MkdirTemp("", "readtest")
+		if shared.err != nil {
+			return
+		}
+		st, err := pebble.Open(context.Background(), filepath.Join(shared.dir, "db"), pebble.Options{Durability: store.AsyncWAL})
+		if err != nil {
+			shared.err = err
+			return
+		}
+		shared.f = applyStream(t, st, shared.dir, gen.OrdersOptions{Events: 4000, Seed: 7, Customers: 150, SKUs: 40, Deletes: 0.03, Renames: 0.03, Reorder: 0.05, Duplicate: 0.02})
+	})
+	if shared.err != nil || shared.f == nil {
+		t.Fatalf("building the shared fixture failed: %v", shared.err)
+	}
+	return shared.f
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if shared.f != nil {
+		shared.f.st.Close()
+	}
+	if shared.dir != "" {
+		os.RemoveAll(shared.dir)
+	}
+	os.Exit(code)
 }
 
 func TestRecentOrdersPrefix(t *testing.T) {
@@ -237,6 +275,3 @@ func TestLimitCap(t *testing.T) {
 		t.Fatalf("foreign token: %v", err)
 	}
 }
-
-var _ = fmt.Sprint
-var _ = layout.Derive
