@@ -113,6 +113,8 @@ running); 2 usage or input error.`,
 		newApplyCmd(),
 		newGenCmd(),
 		newDoctorCmd(),
+		newReconcileCmd(),
+		newQueryCmd(),
 	)
 	return root
 }
