@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 	"math/rand"
-	"reflect"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sync"
 	"testing"
 
