@@ -113,7 +113,6 @@ running); 2 usage or input error.`,
 		newApplyCmd(),
 		newGenCmd(),
 		newDoctorCmd(),
-		newReconcileCmd(),
 		newQueryCmd(),
 	)
 	return root
