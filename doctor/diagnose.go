@@ -108,7 +108,7 @@ func window(s Sample) string {
 	if s.Before == nil {
 		return "since the region opened"
 	}
-	return "in " + s.Interval.String()
+	return "in " + s.Interval.Round(time.Millisecond).String()
 }
 
 type regionLoad struct {

@@ -1,6 +1,7 @@
 package doctor
 
 import (
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -190,5 +191,41 @@ func TestEveryRuleIDKnown(t *testing.T) {
 		if _, _, fix := ruleFor(id); fix == "" {
 			t.Errorf("rule %s unknown", id)
 		}
+	}
+}
+
+// The Regions bean captured by TestLiveHotRegion right after it wrote 2000
+// rows to each of two fresh four-region tables: increasing keys into one,
+// hashed keys into the other. Fresh regions' counters are the workload's.
+func TestCapturedLiveHotRegion(t *testing.T) {
+	after := readJMX(t, "live_regions_after.json")
+	raw, err := os.ReadFile("testdata/live_region_order.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var order map[string][]string
+	if err := json.Unmarshal(raw, &order); err != nil {
+		t.Fatal(err)
+	}
+	var hot, spread string
+	for table := range order {
+		if strings.HasPrefix(table, "doctor_hot_") {
+			hot = table
+		} else {
+			spread = table
+		}
+	}
+	rep := Diagnose(Input{Samples: []Sample{{After: after}}, RegionOrder: order}, Options{})
+	if !rep.Has("region-hot", hot) || !rep.Has("key-monotonic", hot) {
+		t.Errorf("%s not flagged: %v", hot, rep.Findings)
+	}
+	for _, f := range rep.Findings {
+		if f.Table == spread {
+			t.Errorf("hashed-key table flagged: %s", f)
+		}
+	}
+	last := order[hot][len(order[hot])-1]
+	if got := after.Regions[last].Metrics["writeRequestCount"]; got != 2000 {
+		t.Errorf("last region of %s: writeRequestCount %v, want 2000", hot, got)
 	}
 }
