@@ -113,7 +113,9 @@ running); 2 usage or input error.`,
 		newApplyCmd(),
 		newGenCmd(),
 		newDoctorCmd(),
+		newReconcileCmd(),
 		newQueryCmd(),
+		newServeCmd(),
 	)
 	return root
 }
