@@ -115,7 +115,6 @@ running); 2 usage or input error.`,
 		newDoctorCmd(),
 		newReconcileCmd(),
 		newQueryCmd(),
-		newServeCmd(),
 	)
 	return root
 }
