@@ -115,6 +115,7 @@ running); 2 usage or input error.`,
 		newDoctorCmd(),
 		newReconcileCmd(),
 		newQueryCmd(),
+		newServeCmd(),
 	)
 	return root
 }
