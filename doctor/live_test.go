@@ -31,7 +31,9 @@ func TestLiveHotRegion(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer st.Close()
+	// Cleanups run last-registered first: the tables are dropped before the
+	// store closes (a deferred Close would run before any cleanup).
+	t.Cleanup(func() { _ = st.Close() })
 
 	stamp := time.Now().UnixNano()
 	hot := fmt.Sprintf("doctor_hot_%d", stamp)
@@ -47,7 +49,11 @@ func TestLiveHotRegion(t *testing.T) {
 			t.Fatal(err)
 		}
 		name := spec.Name
-		t.Cleanup(func() { _ = st.DropTable(context.Background(), name) })
+		t.Cleanup(func() {
+			if err := st.DropTable(context.Background(), name); err != nil {
+				t.Errorf("drop %s: %v", name, err)
+			}
+		})
 	}
 	order := map[string][]string{}
 	for _, table := range []string{hot, spread} {

@@ -34,7 +34,9 @@ oversized regions, and the exceptions of client logs and the slow log.
 files, read once (their counters are totals since each region opened).
 --slowlog takes the shell's get_slowlog_responses JSON or log lines holding
 (responseTooSlow); --log takes a client log file. docs/doctor.md lists the
-cluster-only rule ids; docs/rules.md the shared ones.
+cluster-only rule ids; docs/rules.md the shared ones. With --store, the
+tables' regions are listed in start-key order, so that a hot region which is
+its table's last (the monotonic-key signature) is reported as key-monotonic.
 
 Formats: text, or json (stable: {"findings":[{"rule","severity","table",
 "region","server","message","evidence","fix"}],"summary":{"error","warning",
@@ -43,7 +45,8 @@ Formats: text, or json (stable: {"findings":[{"rule","severity","table",
 Exit codes: 0 no error findings; 1 at least one error finding; 2 bad usage or
 an input that could not be read.`,
 		Example: `  denorm doctor --jmx http://rs1:16030/jmx --jmx http://rs2:16030/jmx --interval 30s
-  denorm doctor --jmx saved-jmx.json --log client.log --format json`,
+  denorm doctor --jmx saved-jmx.json --log client.log --format json
+  denorm doctor --store hbase://gateway:9090 --jmx http://rs1:16030/jmx`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkFormat(format); err != nil {
@@ -58,6 +61,11 @@ an input that could not be read.`,
 			in, err := doctorInput(cmd.Context(), jmx, interval, slowlog, logFile)
 			if err != nil {
 				return err
+			}
+			if f := cmd.Flag("store"); f != nil && f.Changed {
+				if in.RegionOrder, err = regionOrder(cmd, in.Samples); err != nil {
+					return err
+				}
 			}
 			rep := doctor.Diagnose(in, doctor.Options{})
 			if err := doctor.Write(cmd.OutOrStdout(), rep, format); err != nil {
@@ -142,4 +150,33 @@ func doctorInput(ctx context.Context, jmx []string, interval time.Duration, slow
 		in.LogSource = logFile
 	}
 	return in, nil
+}
+
+// regionOrder lists, through the store, the regions of every table the
+// samples mention. Tables /jmx still reports after they were dropped cannot
+// be listed; they are left out rather than failing the run.
+func regionOrder(cmd *cobra.Command, samples []doctor.Sample) (order map[string][]string, err error) {
+	st, err := openStore(cmd)
+	if err != nil {
+		return nil, err
+	}
+	defer closeStore(st, &err)
+	order = map[string][]string{}
+	for _, s := range samples {
+		for _, r := range s.After.Regions {
+			t := r.FullTable()
+			if r.Namespace == "hbase" || order[t] != nil {
+				continue
+			}
+			regions, lerr := st.Regions(cmd.Context(), t)
+			if lerr != nil {
+				order[t] = []string{}
+				continue
+			}
+			for _, reg := range regions {
+				order[t] = append(order[t], reg.ID)
+			}
+		}
+	}
+	return order, nil
 }
