@@ -1,8 +1,14 @@
 package main
 
 import (
+	"bytes"
+	"context"
+	"time"
+
 	"encoding/json"
 	"fmt"
+	"github.com/denorm/denorm/internal/testenv"
+	"github.com/denorm/denorm/store"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -60,5 +66,53 @@ func TestDoctorLiveSamples(t *testing.T) {
 	code, out, errs := runCmd(t, "doctor", "--jmx", srv.URL+"/jmx", "--interval", "50ms")
 	if code != exitProblems || !strings.Contains(out, "region-hot") || !strings.Contains(out, "1000 requests") {
 		t.Errorf("exit %d\n%s%s", code, out, errs)
+	}
+}
+
+// TestDoctorLiveHBase runs the command against the test environment's HBase
+// while increasing keys pour into a pre-split table: with --store it must
+// name the table's last region as the monotonic-key hot spot and exit 1.
+func TestDoctorLiveHBase(t *testing.T) {
+	url := hbaseURL(t)
+	jmx := testenv.HBaseJMX(t)
+	ctx := t.Context()
+	st, err := store.Open(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	table := fmt.Sprintf("doctor_cli_%d", time.Now().UnixNano())
+	spec := store.TableSpec{Name: table, Families: []store.FamilySpec{{Name: "f"}},
+		SplitKeys: [][]byte{[]byte("t1"), []byte("t3"), []byte("t5")}}
+	if err := st.CreateTable(ctx, spec); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := st.DropTable(context.Background(), table); err != nil {
+			t.Errorf("drop %s: %v", table, err)
+		}
+	})
+	type result struct {
+		code     int
+		out, err string
+	}
+	done := make(chan result, 1)
+	go func() {
+		var out, errb bytes.Buffer
+		code := run(ctx, []string{"--store", url, "doctor", "--jmx", jmx, "--interval", "12s"}, &out, &errb)
+		done <- result{code, out.String(), errb.String()}
+	}()
+	time.Sleep(time.Second) // let the first sample land before the writes
+	var batch []store.RowMutation
+	for i := 0; i < 1000; i++ {
+		batch = append(batch, store.RowMutation{Row: []byte(fmt.Sprintf("t%010d", 9000000000+i)),
+			Mutations: []store.Mutation{{Kind: store.Put, Family: "f", Qualifier: []byte("q"), Timestamp: 1, Value: []byte("v")}}})
+	}
+	if _, err := st.Batch(ctx, table, batch); err != nil {
+		t.Fatal(err)
+	}
+	r := <-done
+	if r.code != exitProblems || !strings.Contains(r.out, "[key-monotonic] the busiest region of "+table) {
+		t.Errorf("exit %d\n%s%s", r.code, r.out, r.err)
 	}
 }
