@@ -47,13 +47,12 @@ func newFixture(t testing.TB, opts gen.OrdersOptions) *fixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	return applyStream(t, st, dir, opts)
+	return applyStream(t, st, dir, ordersPlan(t), opts)
 }
 
-func applyStream(t testing.TB, st store.Store, dir string, opts gen.OrdersOptions) *fixture {
+func applyStream(t testing.TB, st store.Store, dir string, plan *schema.Plan, opts gen.OrdersOptions) *fixture {
 	t.Helper()
 	ctx := context.Background()
-	plan := ordersPlan(t)
 	var buf bytes.Buffer
 	if err := gen.Orders(&buf, opts); err != nil {
 		t.Fatal(err)

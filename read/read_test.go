@@ -35,7 +35,7 @@ func testFixture(t *testing.T) *fixture {
 			shared.err = err
 			return
 		}
-		shared.f = applyStream(t, st, shared.dir, gen.OrdersOptions{Events: 4000, Seed: 7, Customers: 150, SKUs: 40, Deletes: 0.03, Renames: 0.03, Reorder: 0.05, Duplicate: 0.02})
+		shared.f = applyStream(t, st, shared.dir, ordersPlan(t), gen.OrdersOptions{Events: 4000, Seed: 7, Customers: 150, SKUs: 40, Deletes: 0.03, Renames: 0.03, Reorder: 0.05, Duplicate: 0.02})
 	})
 	if shared.err != nil || shared.f == nil {
 		t.Fatalf("building the shared fixture failed: %v", shared.err)
@@ -50,6 +50,10 @@ func TestMain(m *testing.M) {
 	}
 	if shared.dir != "" {
 		os.RemoveAll(shared.dir)
+	}
+	if benchShared.f != nil {
+		benchShared.f.st.Close()
+		os.RemoveAll(benchShared.dir)
 	}
 	os.Exit(code)
 }
