@@ -26,6 +26,9 @@ func (j *job) orphans(ctx context.Context, t *schema.Table) error {
 		if !ok || !j.mine(ref.Value) {
 			continue // a reference row of a lookup table, or another shard's
 		}
+		if j.derived[layout.Ref{Table: t.Name, Row: row.Key}.ID()] {
+			continue // compared by the primary pass
+		}
 		row = copyRow(row)
 		pk := append([]byte(nil), ref.Value...)
 		newest := newestTimestamp(row)

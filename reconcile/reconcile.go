@@ -68,6 +68,10 @@ type job struct {
 	// the fast-mode totals per counter cell; entities maps an entity key to
 	// its primary row key. Kept only when whole.
 	contribs map[string]bool
+	// derived holds the IDs of the index and lookup rows the primary pass
+	// derived (and compared), so the orphan scan reads no primary row
+	// again for them: memory grows with the derived rows of the range.
+	derived  map[string]bool
 	sums     map[string]*fastSum
 	entities map[string][]byte
 }
@@ -81,6 +85,7 @@ func (j *job) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	j.derived = map[string]bool{}
 	j.whole = j.opts.Shard.N <= 1 && len(j.opts.Start) == 0 && len(j.opts.Stop) == 0 && resume == nil
 	if j.whole {
 		j.contribs, j.sums, j.entities = map[string]bool{}, map[string]*fastSum{}, map[string][]byte{}
@@ -166,7 +171,9 @@ func (j *job) entity(ctx context.Context, row store.Row) error {
 		return fmt.Errorf("reconcile: %s row %s: %w", j.prim.Name, store.Printable(row.Key), err)
 	}
 	for _, it := range d.Items {
-		if j.whole && it.Family != "" {
+		if it.Family == "" {
+			j.derived[it.ID()] = true
+		} else if j.whole {
 			j.contribs[it.ID()] = true
 		}
 		if err := j.item(ctx, it, state.Version); err != nil {
