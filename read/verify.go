@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"sync"
 
 	"github.com/denorm/denorm/layout"
 	"github.com/denorm/denorm/store"
@@ -14,21 +15,9 @@ import (
 // the writer deletes old index rows after it writes the primary row, so an
 // index row can outlive the state it came from (a crash, a slow writer).
 func (r *Reader) verify(ctx context.Context, qq *query, hits []store.Row, repair bool, res *Result) error {
-	primaries := map[string]store.Row{}
-	for _, h := range hits {
-		ref, ok := h.Latest(qq.t.Ref.Family, []byte(qq.t.Ref.Qualifier))
-		if !ok {
-			continue
-		}
-		k := string(ref.Value)
-		if _, done := primaries[k]; done {
-			continue
-		}
-		row, err := r.st.Get(ctx, qq.primary.Name, store.Get{Row: ref.Value})
-		if err != nil {
-			return fmt.Errorf("read: query %s: primary row of an index hit: %w", qq.q.Name, err)
-		}
-		primaries[k] = copyRow(row)
+	primaries, err := r.fetchPrimaries(ctx, qq, hits)
+	if err != nil {
+		return err
 	}
 	for _, h := range hits {
 		ref, hasRef := h.Latest(qq.t.Ref.Family, []byte(qq.t.Ref.Qualifier))
@@ -108,4 +97,50 @@ func (r *Reader) checkHit(qq *query, key []byte, prim store.Row) (map[string]any
 		return nil, false, "", err
 	}
 	return st.Values, true, "", nil
+}
+
+// fetchParallel bounds the primary-row Gets of one page in flight at once:
+// the store has no multi-get, and one at a time would make a page of 100
+// thin hits cost 100 round trips on HBase.
+const fetchParallel = 16
+
+// fetchPrimaries reads, once each, the primary rows the hits point at.
+func (r *Reader) fetchPrimaries(ctx context.Context, qq *query, hits []store.Row) (map[string]store.Row, error) {
+	var keys []string
+	primaries := map[string]store.Row{}
+	for _, h := range hits {
+		ref, ok := h.Latest(qq.t.Ref.Family, []byte(qq.t.Ref.Qualifier))
+		if !ok {
+			continue
+		}
+		if _, seen := primaries[string(ref.Value)]; !seen {
+			primaries[string(ref.Value)] = store.Row{}
+			keys = append(keys, string(ref.Value))
+		}
+	}
+	rows := make([]store.Row, len(keys))
+	errs := make([]error, len(keys))
+	sem := make(chan struct{}, fetchParallel)
+	var wg sync.WaitGroup
+	for i, k := range keys {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			row, err := r.st.Get(ctx, qq.primary.Name, store.Get{Row: []byte(k)})
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			rows[i] = copyRow(row)
+		}()
+	}
+	wg.Wait()
+	for i, k := range keys {
+		if errs[i] != nil {
+			return nil, fmt.Errorf("read: query %s: primary row of an index hit: %w", qq.q.Name, errs[i])
+		}
+		primaries[k] = rows[i]
+	}
+	return primaries, nil
 }
