@@ -10,7 +10,10 @@ import (
 
 // A checkpoint file holds one line: the table and the last primary key done
 // (hex). A run given the file skips every key up to it, so an interrupted
-// run resumes where it stopped. It is replaced atomically (write, rename).
+// run resumes where it stopped; a finished run removes it. It is replaced
+// atomically (write, rename). A schema with several primary tables resumes
+// only the table the file names; the others start over. A resumed run does
+// not check counter totals or counter orphans (they need every row).
 
 func readCheckpoint(path, table string) ([]byte, error) {
 	if path == "" {
@@ -46,6 +49,16 @@ func writeCheckpoint(path, table string, key []byte) error {
 		return fmt.Errorf("reconcile: checkpoint: %w", err)
 	}
 	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("reconcile: checkpoint: %w", err)
+	}
+	return nil
+}
+
+func removeCheckpoint(path string) error {
+	if path == "" {
+		return nil
+	}
+	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("reconcile: checkpoint: %w", err)
 	}
 	return nil

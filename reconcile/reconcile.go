@@ -48,6 +48,10 @@ func Run(ctx context.Context, plan *schema.Plan, st store.Store, opts Options) (
 	if opts.Table != "" && !found {
 		return rep, fmt.Errorf("reconcile: %s is not a primary table of the schema", opts.Table)
 	}
+	// Finished: the next run starts from the beginning.
+	if err := removeCheckpoint(opts.Checkpoint); err != nil {
+		return rep, err
+	}
 	return rep, nil
 }
 

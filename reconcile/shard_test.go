@@ -1,0 +1,112 @@
+package reconcile
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/denorm/denorm/gen"
+	"github.com/denorm/denorm/store"
+	"github.com/denorm/denorm/write"
+)
+
+func TestParseShard(t *testing.T) {
+	for _, s := range []string{"0/1", "1/2", "3/4"} {
+		if _, err := ParseShard(s); err != nil {
+			t.Errorf("%s: %v", s, err)
+		}
+	}
+	for _, s := range []string{"", "1", "2/2", "-1/2", "0/0", "a/b", "1/2/3"} {
+		if _, err := ParseShard(s); err == nil {
+			t.Errorf("%q accepted", s)
+		}
+	}
+}
+
+func FuzzParseShard(f *testing.F) {
+	f.Add("1/2")
+	f.Add("0/0")
+	f.Fuzz(func(t *testing.T, s string) {
+		sh, err := ParseShard(s)
+		if err == nil && (sh.N < 1 || sh.I < 0 || sh.I >= sh.N) {
+			t.Fatalf("%q gave %+v", s, sh)
+		}
+	})
+}
+
+// The shards of a table split in regions, within a key range, hold every
+// key of the range exactly once.
+func TestShardRangesCover(t *testing.T) {
+	ctx := context.Background()
+	plan := loadPlan(t, false)
+	st := openStore(t, plan)
+	splits := [][]byte{[]byte("c"), []byte("f"), []byte("k"), []byte("p"), []byte("t")}
+	if err := st.CreateTable(ctx, store.TableSpec{Name: "split", Families: []store.FamilySpec{{Name: "d"}}, SplitKeys: splits}); err != nil {
+		t.Fatal(err)
+	}
+	keys := [][]byte{{}, []byte("a"), []byte("c"), []byte("cz"), []byte("f"), []byte("j"), []byte("k"), []byte("o"), []byte("p"), []byte("t"), []byte("zz")}
+	for _, bounds := range [][2][]byte{{nil, nil}, {[]byte("b"), []byte("q")}, {[]byte("f"), []byte("g")}} {
+		for n := 1; n <= 7; n++ {
+			seen := map[string]int{}
+			for i := 0; i < n; i++ {
+				rs, err := ranges(ctx, st, "split", bounds[0], bounds[1], Shard{I: i, N: n})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, k := range keys {
+					for _, r := range rs {
+						if r.contains(k) {
+							seen[string(k)]++
+						}
+					}
+				}
+			}
+			whole := keyRange{Start: bounds[0], Stop: bounds[1]}
+			for _, k := range keys {
+				want := 0
+				if whole.contains(k) {
+					want = 1
+				}
+				if seen[string(k)] != want {
+					t.Errorf("range %q..%q, %d shards: key %q in %d shards, want %d", bounds[0], bounds[1], n, k, seen[string(k)], want)
+				}
+			}
+		}
+	}
+}
+
+// A run stopped part way resumes after the checkpoint's key: the two runs
+// together scan every primary row once.
+func TestCheckpointResume(t *testing.T) {
+	ctx := context.Background()
+	plan := loadPlan(t, false)
+	st := openStore(t, plan)
+	apply(t, ctx, write.New(plan, st, write.Options{}), genEvents(t, plan, gen.OrdersOptions{Events: 400, Seed: 5}))
+	full := run(t, ctx, plan, st, Options{DryRun: true})
+	ckpt := filepath.Join(t.TempDir(), "ckpt")
+	// An interrupted run: its checkpoint holds the key of the 50th row.
+	sc, err := st.Scan(ctx, "orders", store.Scan{Limit: 50})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var last []byte
+	for sc.Next(ctx) {
+		last = bytes.Clone(sc.Row().Key)
+	}
+	sc.Close()
+	if err := writeCheckpoint(ckpt, "orders", last); err != nil {
+		t.Fatal(err)
+	}
+	rest := run(t, ctx, plan, st, Options{DryRun: true, Checkpoint: ckpt})
+	if rest.Rows != full.Rows-50 {
+		t.Fatalf("resumed run scanned %d rows, want %d", rest.Rows, full.Rows-50)
+	}
+	if _, err := os.Stat(ckpt); !os.IsNotExist(err) {
+		t.Fatalf("the checkpoint outlived a finished run: %v", err)
+	}
+	if again := run(t, ctx, plan, st, Options{DryRun: true, Checkpoint: ckpt}); again.Rows != full.Rows {
+		t.Fatalf("a run after a finished one scanned %d rows, want %d", again.Rows, full.Rows)
+	}
+}
