@@ -229,3 +229,32 @@ func TestCapturedLiveHotRegion(t *testing.T) {
 		t.Errorf("last region of %s: writeRequestCount %v, want 2000", hot, got)
 	}
 }
+
+// Beans captured by TestLiveWideTableSkipWAL around 200 SKIP_WAL writes to
+// a fresh table with three families.
+func TestCapturedWideTableSkipWAL(t *testing.T) {
+	before := readJMX(t, "live_server_before.json")
+	after := readJMX(t, "live_wide_regions.json", "live_server_after.json")
+	if !strings.Contains(after.Server, ",16020,") {
+		t.Errorf("server = %q, want the Server bean's serverName", after.Server)
+	}
+	rep := Diagnose(Input{Samples: []Sample{{Before: before, After: after, Interval: 6 * time.Second}}}, Options{})
+	var wide string
+	for _, r := range after.Regions {
+		if strings.HasPrefix(r.Table, "doctor_wide_") {
+			wide = r.Table
+		}
+	}
+	if wide == "" || !rep.Has("family-count", wide) {
+		t.Errorf("family-count for %q missing: %v", wide, rep.Findings)
+	}
+	found := false
+	for _, f := range rep.Findings {
+		if f.Rule == "wal-skipped" && strings.Contains(f.Message, "200 mutations") {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("wal-skipped for 200 mutations missing: %v", rep.Findings)
+	}
+}

@@ -95,7 +95,9 @@ func parseJMXBytes(data []byte, source string) (*Snapshot, error) {
 // merge adds another document's beans about the same server (a live sample
 // fetches each sub= bean on its own).
 func (s *Snapshot) merge(o *Snapshot) {
-	if s.Server == "" {
+	// The Server bean's tag.serverName (host,port,startcode) names the
+	// server better than the other beans' bare tag.Hostname.
+	if s.Server == "" || (len(o.ServerMetrics) > 0 && o.Server != "") {
 		s.Server = o.Server
 	}
 	for k, v := range o.Regions {

@@ -1,0 +1,108 @@
+package doctor
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/denorm/denorm/internal/testenv"
+	"github.com/denorm/denorm/store"
+)
+
+// TestLiveWideTableSkipWAL writes to a three-family table with the WAL
+// skipped: the real region server must show three stores per region
+// (family-count) and a growing mutationsWithoutWALCount (wal-skipped).
+func TestLiveWideTableSkipWAL(t *testing.T) {
+	url := testenv.HBaseURL(t)
+	jmx := testenv.HBaseJMX(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	st, err := store.Open(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	table := fmt.Sprintf("doctor_wide_%d", time.Now().UnixNano())
+	fams := []string{"a", "b", "c"}
+	spec := store.TableSpec{Name: table}
+	for _, f := range fams {
+		spec.Families = append(spec.Families, store.FamilySpec{Name: f})
+	}
+	if err := st.CreateTable(ctx, spec); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := st.DropTable(context.Background(), table); err != nil {
+			t.Errorf("drop %s: %v", table, err)
+		}
+	})
+	client := &http.Client{Timeout: 30 * time.Second}
+	before, err := FetchJMX(ctx, client, jmx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	capture := os.Getenv("DOCTOR_CAPTURE")
+	if capture != "" {
+		saveBean(t, client, jmx, "Server", filepath.Join(capture, "live_server_before.json"))
+	}
+	start := time.Now()
+	var batch []store.RowMutation
+	for i := 0; i < 200; i++ {
+		m := store.RowMutation{Row: []byte(fmt.Sprintf("r%05d", i)), Durability: store.SkipWAL}
+		for _, f := range fams {
+			m.Mutations = append(m.Mutations, store.Mutation{Kind: store.Put, Family: f, Qualifier: []byte("q"), Timestamp: 1, Value: []byte("v")})
+		}
+		batch = append(batch, m)
+	}
+	errs, err := st.Batch(ctx, table, batch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range errs {
+		if e != nil {
+			t.Fatal(e)
+		}
+	}
+	var rep Report
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(time.Second) {
+		after, err := FetchJMX(ctx, client, jmx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep = Diagnose(Input{Samples: []Sample{{Before: before, After: after, Interval: time.Since(start)}}}, Options{})
+		if rep.Has("family-count", table) && rep.Has("wal-skipped", "") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after a minute: %v", rep.Findings)
+		}
+	}
+	if capture != "" {
+		saveBean(t, client, jmx, "Server", filepath.Join(capture, "live_server_after.json"))
+		saveBean(t, client, jmx, "Regions", filepath.Join(capture, "live_wide_regions.json"))
+	}
+	for _, f := range rep.Findings {
+		t.Logf("%s %v", f, f.Evidence)
+	}
+}
+
+func saveBean(t *testing.T, client *http.Client, jmx, sub, path string) {
+	t.Helper()
+	resp, err := client.Get(jmx + "?qry=Hadoop:service=HBase,name=RegionServer,sub=" + sub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
