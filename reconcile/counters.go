@@ -98,21 +98,81 @@ func (j *job) contribution(ctx context.Context, c *Counts, t *schema.Table, row 
 		return nil // not a contribution: a folded total, left alone
 	}
 	ref := layout.Ref{Table: t.Name, Row: row, Family: cell.Family, Qualifier: cell.Qualifier}
-	if pk, known := j.entities[string(ek)]; known {
-		orphan, err := j.isOrphan(ctx, t.Name, row, pk, cell.Timestamp, ref)
-		if err != nil || !orphan {
-			return err
+	pk, known := j.entities[string(ek)]
+	if !known {
+		// The entity's primary row was not in the scan: it may have been
+		// written after the scan passed its key. Decide after a rescan.
+		j.unknown = append(j.unknown, unknownContribution{ref: ref, ek: string(ek), ts: cell.Timestamp})
+		return nil
+	}
+	return j.contributionOf(ctx, c, ref, pk, cell.Timestamp)
+}
+
+// unknownContribution is a contribution whose entity the primary pass did
+// not see.
+type unknownContribution struct {
+	ref layout.Ref
+	ek  string
+	ts  int64
+}
+
+// contributionOf checks a contribution not derived by the primary pass
+// against its entity's primary row pk (nil: no such row), reading the row
+// again before a delete. The delete is at the contribution's own timestamp.
+func (j *job) contributionOf(ctx context.Context, c *Counts, ref layout.Ref, pk []byte, ts int64) error {
+	check := func() (bool, error) {
+		if pk == nil {
+			return true, nil
 		}
+		return j.isOrphan(ctx, ref.Table, ref.Row, pk, ts, ref)
+	}
+	orphan, err := check()
+	if err != nil || !orphan {
+		return err
 	}
 	c.Orphaned++
 	if j.opts.DryRun {
 		return nil
 	}
-	if pk, known := j.entities[string(ek)]; known {
-		orphan, err := j.isOrphan(ctx, t.Name, row, pk, cell.Timestamp, ref)
-		if err != nil || !orphan {
+	if orphan, err = check(); err != nil || !orphan {
+		return err
+	}
+	return j.repair(ctx, c, ref.Table, ref.Row, []store.Mutation{{Kind: store.DeleteColumn, Family: ref.Family, Qualifier: ref.Qualifier, Timestamp: ts}})
+}
+
+// resolveUnknown scans the primary table again for the entities of
+// contributions the first pass did not see. The writer writes a primary row
+// before its contributions, so an entity absent from this later scan has
+// no primary row, and its contributions are orphans.
+func (j *job) resolveUnknown(ctx context.Context) error {
+	if len(j.unknown) == 0 {
+		return nil
+	}
+	want := map[string][]byte{}
+	for _, u := range j.unknown {
+		want[u.ek] = nil
+	}
+	sc, err := j.st.Scan(ctx, j.prim.Name, store.Scan{})
+	if err != nil {
+		return fmt.Errorf("reconcile: scan %s: %w", j.prim.Name, err)
+	}
+	defer sc.Close()
+	for sc.Next(ctx) {
+		if ek, err := j.entityKey(sc.Row().Key); err == nil {
+			if _, ok := want[string(ek)]; ok {
+				want[string(ek)] = append([]byte(nil), sc.Row().Key...)
+			}
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("reconcile: scan %s: %w", j.prim.Name, err)
+	}
+	c := j.rep.Kinds[KindCounter]
+	for _, u := range j.unknown {
+		if err := j.contributionOf(ctx, c, u.ref, want[u.ek], u.ts); err != nil {
 			return err
 		}
 	}
-	return j.repair(ctx, c, t.Name, row, []store.Mutation{{Kind: store.DeleteColumn, Family: cell.Family, Qualifier: cell.Qualifier, Timestamp: cell.Timestamp}})
+	j.unknown = nil
+	return nil
 }

@@ -28,11 +28,41 @@
 //     job read, so an increment that lands in between makes the set fail
 //     rather than be lost; the next run recomputes it.
 //
+// # What a run does
+//
+// For each primary row in the run's ranges, layout.ReadState rebuilds the
+// entity (a deleted or tombstoned one derives nothing) and layout.Derive
+// lists every index row, lookup row and exact-mode contribution it owns; each
+// is read from the store and counted valid, missing or stale. Live copies are
+// compared with the lookup table's reference row. Then each index and lookup
+// table is scanned for orphans: rows whose ref cell names a primary row in
+// the run's ranges that is gone, deleted, or derives other rows (rows the
+// primary pass derived are skipped without a read). A run over the whole
+// table also scans the counter tables: exact-mode contributions no entity
+// derives are orphans; fast-mode totals are compared with the sums of every
+// entity's contribution and counted drifted. A dry run counts only; the
+// report also counts the cells repaired and the repairs the store refused.
+//
+// Sharding deals the primary table's regions round robin, so a table with
+// fewer regions than shards leaves some shards idle.
+//
 // # Limits
 //
 // Counter orphans (a contribution of an entity that no longer derives it)
 // and fast counter totals need every primary row, so they are checked only
 // when the run covers the whole table (no key range, no shard). Index and
 // lookup orphans are checked by the shard whose key range holds the primary
-// key in the row's ref cell.
+// key in the row's ref cell. An exact-mode contribution of an entity the
+// primary pass did not see is decided after a second scan of the primary
+// table: the writer writes a primary row before its contributions, so an
+// entity missing from that later scan has no primary row.
+//
+// Speed: every derived row is one Get. On a two-core machine the dry run
+// checks about 1,200 orders a second against 128,000 a second for a raw
+// scan of the same table (ratio 0.01; the target is 0.3). The next
+// step is to scan each derived table once and join it with the rows the
+// primary pass expects, instead of one Get per row, and to check entities on
+// several goroutines.
+//
+// Not done yet: --since (counters recomputed over a time window only).
 package reconcile

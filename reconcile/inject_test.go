@@ -38,6 +38,7 @@ func TestInjectedFailures(t *testing.T) {
 		missing   = 4 // per-item index rows lost
 		staleCov  = 2 // covering values that differ
 		staleCnt  = 1 // an exact contribution with a wrong value
+		ghostCnt  = 2 // contributions of orders that never existed
 		staleLive = 2 // live copies of an old product name
 	)
 	for i := 0; i < ghosts; i++ {
@@ -48,6 +49,18 @@ func TestInjectedFailures(t *testing.T) {
 		for _, it := range d.Items {
 			if it.Table == "orders_by_status" {
 				mutate(t, ctx, st, it.Table, it.Row, cellPuts(it.Cells, 5)...)
+			}
+		}
+	}
+	for i := 0; i < ghostCnt; i++ {
+		d, err := layout.Derive(plan, ent, map[string]any{"orderId": fmt.Sprintf("gone-%d", i), "customerId": "c-y", "placedAt": int64(1_760_000_000_000),
+			"status": "OPEN", "items": []map[string]any{{"line": int32(1), "sku": "sku00001", "quantity": int64(2)}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, it := range d.Items {
+			if it.Table == "daily_units" {
+				mutate(t, ctx, st, it.Table, it.Row, cellPuts(it.Cells, 4)...)
 			}
 		}
 	}
@@ -118,7 +131,7 @@ func TestInjectedFailures(t *testing.T) {
 
 	want := map[string]Counts{
 		KindIndex:   {Orphaned: ghosts + oldStatus, Missing: missing, Stale: staleCov},
-		KindCounter: {Stale: staleCnt},
+		KindCounter: {Stale: staleCnt, Orphaned: ghostCnt},
 		KindLive:    {Stale: staleLive},
 		KindLookup:  {},
 	}

@@ -78,6 +78,8 @@ type job struct {
 	derived  map[string]bool
 	sums     map[string]*fastSum
 	entities map[string][]byte
+	// unknown holds contributions of entities the primary pass did not see.
+	unknown []unknownContribution
 }
 
 func (j *job) run(ctx context.Context) error {
@@ -119,7 +121,7 @@ func (j *job) run(ctx context.Context) error {
 			}
 		}
 	}
-	return nil
+	return j.resolveUnknown(ctx)
 }
 
 func (j *job) scanPrimary(ctx context.Context, r keyRange) error {
