@@ -24,10 +24,13 @@ type Options struct {
 	// Checkpoint is a file holding the last primary key done; "" for none.
 	Checkpoint string
 	// Progress, when set, is called with the primary rows scanned so far.
+	// Workers is how many goroutines check entities; 0 means 4.
+	Workers  int
 	Progress func(rows int64)
 }
 
-// checkpointEvery is how many primary rows pass between checkpoint writes.
+// checkpointEvery is how many primary rows a chunk holds: the checkpoint
+// is written after each chunk.
 const checkpointEvery = 1000
 
 // Run reconciles the copies of the primary tables of plan in st.
@@ -131,31 +134,37 @@ func (j *job) scanPrimary(ctx context.Context, r keyRange) error {
 	}
 	defer sc.Close()
 	var last []byte
-	for sc.Next(ctx) {
-		row := copyRow(sc.Row())
-		if err := j.entity(ctx, row); err != nil {
+	chunk := make([]store.Row, 0, checkpointEvery)
+	flush := func() error {
+		if len(chunk) == 0 {
+			return nil
+		}
+		if err := j.checkChunk(ctx, chunk); err != nil {
 			return err
 		}
-		j.rep.Rows++
-		last = row.Key
-		if j.rep.Rows%checkpointEvery == 0 {
-			if err := writeCheckpoint(j.opts.Checkpoint, j.prim.Name, last); err != nil {
+		j.rep.Rows += int64(len(chunk))
+		last = chunk[len(chunk)-1].Key
+		chunk = chunk[:0]
+		if err := writeCheckpoint(j.opts.Checkpoint, j.prim.Name, last); err != nil {
+			return err
+		}
+		if j.opts.Progress != nil {
+			j.opts.Progress(j.rep.Rows)
+		}
+		return nil
+	}
+	for sc.Next(ctx) {
+		chunk = append(chunk, copyRow(sc.Row()))
+		if len(chunk) == checkpointEvery {
+			if err := flush(); err != nil {
 				return err
-			}
-			if j.opts.Progress != nil {
-				j.opts.Progress(j.rep.Rows)
 			}
 		}
 	}
 	if err := sc.Err(); err != nil {
 		return fmt.Errorf("reconcile: scan %s: %w", j.prim.Name, err)
 	}
-	if last != nil {
-		if err := writeCheckpoint(j.opts.Checkpoint, j.prim.Name, last); err != nil {
-			return err
-		}
-	}
-	return nil
+	return flush()
 }
 
 // entity checks every copy one primary row derives.
