@@ -33,7 +33,8 @@
 // For each primary row in the run's ranges, layout.ReadState rebuilds the
 // entity (a deleted or tombstoned one derives nothing) and layout.Derive
 // lists every index row, lookup row and exact-mode contribution it owns; each
-// is read from the store and counted valid, missing or stale. Live copies are
+// is compared with the store (index and lookup rows in one scan of their
+// table, contributions with a Get) and counted valid, missing or stale. Live copies are
 // compared with the lookup table's reference row. Then each index and lookup
 // table is scanned for orphans: rows whose ref cell names a primary row in
 // the run's ranges that is gone, deleted, or derives other rows (rows the
@@ -58,13 +59,13 @@
 // entity missing from that later scan has no primary row.
 //
 // Speed (BenchmarkReconcile, 20,000 generated events, about 9,800 orders,
-// two cores, four goroutines): a dry run checks about 2,500 orders a second;
-// a raw scan of the same table in the same run reads 170,000 to 400,000 rows
-// a second (ratio 0.006 to 0.013; the target is 0.3). Most of the
-// run is one Get per derived row; the rest is mostly layout.Derive, which
-// alone costs more than ten raw scans per row. The target needs a cheaper
-// Derive, and each derived table scanned once and joined with the rows the
-// primary pass expects instead of one Get per row.
+// two cores): a dry run checks about 4,500 orders a second; a raw scan of the
+// same table in the same run reads 300,000 to 500,000 rows a second (ratio
+// about 0.01; the target is 0.3). Index and lookup rows are compared
+// in one scan of their table; exact-mode contributions and live copies are
+// still one Get each, and layout.Derive alone costs more than ten raw scans
+// per row: the target needs a cheaper Derive and the contributions joined
+// with a scan of the counter table as well.
 //
 // Not done yet: --since (counters recomputed over a time window only).
 package reconcile

@@ -10,10 +10,28 @@ import (
 	"github.com/denorm/denorm/store"
 )
 
-// orphans scans an index or lookup table for rows whose ref cell names a
-// primary row (in this run's ranges) that is gone, deleted, or no longer
-// derives the row, and deletes them at their own newest timestamp.
-func (j *job) orphans(ctx context.Context, t *schema.Table) error {
+// scanDerived scans an index or lookup table once: rows the primary pass
+// derived are compared with it (those the scan does not meet are read with
+// a Get, to tell missing from written meanwhile); other rows whose ref cell
+// names a primary row in this run's ranges that is gone, deleted, or no
+// longer derives them are orphans, deleted at their own newest timestamp.
+func (j *job) scanDerived(ctx context.Context, t *schema.Table) error {
+	if err := j.scanTable(ctx, t); err != nil {
+		return err
+	}
+	for _, e := range j.derived {
+		if e.item.Table != t.Name || e.done {
+			continue
+		}
+		e.done = true
+		if err := j.item(ctx, e.item, e.v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (j *job) scanTable(ctx context.Context, t *schema.Table) error {
 	sc, err := j.st.Scan(ctx, t.Name, store.Scan{})
 	if err != nil {
 		return fmt.Errorf("reconcile: scan %s: %w", t.Name, err)
@@ -22,12 +40,21 @@ func (j *job) orphans(ctx context.Context, t *schema.Table) error {
 	c := j.kind(t.Name)
 	for sc.Next(ctx) {
 		row := sc.Row()
+		if e := j.derived[layout.Ref{Table: t.Name, Row: row.Key}.ID()]; e != nil {
+			if !e.done {
+				e.done = true
+				if err := j.check(ctx, e.item, e.v, copyRow(row)); err != nil {
+					return err
+				}
+			}
+			continue
+		}
+		if t.Ref == nil {
+			continue
+		}
 		ref, ok := row.Latest(t.Ref.Family, []byte(schema.RefQualifier))
 		if !ok || !j.mine(ref.Value) {
 			continue // a reference row of a lookup table, or another shard's
-		}
-		if j.derived[layout.Ref{Table: t.Name, Row: row.Key}.ID()] {
-			continue // compared by the primary pass
 		}
 		row = copyRow(row)
 		pk := append([]byte(nil), ref.Value...)

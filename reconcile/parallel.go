@@ -19,7 +19,7 @@ const defaultWorkers = 4
 func (j *job) fork() *job {
 	w := *j
 	w.rep = newReport(j.opts.DryRun)
-	w.derived = map[string]bool{}
+	w.derived = map[string]*expect{}
 	if j.whole {
 		w.contribs, w.sums, w.entities = map[string]bool{}, map[string]*fastSum{}, map[string][]byte{}
 	}
@@ -29,8 +29,8 @@ func (j *job) fork() *job {
 // join merges a fork's findings into the job.
 func (j *job) join(w *job) {
 	j.rep.Add(w.rep)
-	for k := range w.derived {
-		j.derived[k] = true
+	for k, e := range w.derived {
+		j.derived[k] = e
 	}
 	if !j.whole {
 		return

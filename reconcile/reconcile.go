@@ -75,10 +75,10 @@ type job struct {
 	// the fast-mode totals per counter cell; entities maps an entity key to
 	// its primary row key. Kept only when whole.
 	contribs map[string]bool
-	// derived holds the IDs of the index and lookup rows the primary pass
-	// derived (and compared), so the orphan scan reads no primary row
-	// again for them: memory grows with the derived rows of the range.
-	derived  map[string]bool
+	// derived holds the index and lookup rows the primary pass derived, by
+	// Ref ID, to compare when their table is scanned: memory grows with
+	// the derived rows of the range.
+	derived  map[string]*expect
 	sums     map[string]*fastSum
 	entities map[string][]byte
 	// unknown holds contributions of entities the primary pass did not see.
@@ -94,7 +94,7 @@ func (j *job) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	j.derived = map[string]bool{}
+	j.derived = map[string]*expect{}
 	j.whole = j.opts.Shard.N <= 1 && len(j.opts.Start) == 0 && len(j.opts.Stop) == 0 && resume == nil
 	if j.whole {
 		j.contribs, j.sums, j.entities = map[string]bool{}, map[string]*fastSum{}, map[string][]byte{}
@@ -114,8 +114,8 @@ func (j *job) run(ctx context.Context) error {
 	}
 	for _, t := range j.plan.TablesOf(j.ent.Name) {
 		switch {
-		case (t.Role == schema.RoleIndex || t.Role == schema.RoleLookup) && t.Ref != nil:
-			if err := j.orphans(ctx, t); err != nil {
+		case t.Role == schema.RoleIndex || t.Role == schema.RoleLookup:
+			if err := j.scanDerived(ctx, t); err != nil {
 				return err
 			}
 		case t.Role == schema.RoleCounter && j.whole:
@@ -187,8 +187,12 @@ func (j *job) entity(ctx context.Context, row store.Row) error {
 	}
 	for _, it := range d.Items {
 		if it.Family == "" {
-			j.derived[it.ID()] = true
-		} else if j.whole {
+			// Compared when the derived table is scanned: one scan
+			// instead of a Get per row.
+			j.derived[it.ID()] = &expect{item: it, v: state.Version}
+			continue
+		}
+		if j.whole {
 			j.contribs[it.ID()] = true
 		}
 		if err := j.item(ctx, it, state.Version); err != nil {
@@ -239,6 +243,12 @@ func (j *job) item(ctx context.Context, it layout.Item, v int64) error {
 	if err != nil {
 		return fmt.Errorf("reconcile: get %s row %s: %w", it.Table, store.Printable(it.Row), err)
 	}
+	return j.check(ctx, it, v, got)
+}
+
+// check compares a derived row (or contribution) with what the store holds
+// and repairs it at the entity's version v.
+func (j *job) check(ctx context.Context, it layout.Item, v int64, got store.Row) error {
 	c := j.kind(it.Table)
 	var ms []store.Mutation
 	matched := 0
@@ -356,4 +366,12 @@ func copyRow(r store.Row) store.Row {
 type fastSum struct {
 	layout.Ref
 	Sum int64
+}
+
+// expect is a derived row the primary pass expects, with its entity's
+// version; done once compared.
+type expect struct {
+	item layout.Item
+	v    int64
+	done bool
 }
