@@ -32,13 +32,13 @@
 //
 // For each primary row in the run's ranges, layout.ReadState rebuilds the
 // entity (a deleted or tombstoned one derives nothing) and layout.Derive
-// lists every index row, lookup row and exact-mode contribution it owns; each
-// is compared with the store (index and lookup rows in one scan of their
-// table, contributions with a Get) and counted valid, missing or stale. Live copies are
-// compared with the lookup table's reference row. Then each index and lookup
-// table is scanned for orphans: rows whose ref cell names a primary row in
-// the run's ranges that is gone, deleted, or derives other rows (rows the
-// primary pass derived are skipped without a read). A run over the whole
+// lists every index row, lookup row and exact-mode contribution it owns.
+// Contributions are read with a Get, live copies compared with the lookup
+// table's reference row. Then each index and lookup table is scanned once:
+// rows the primary pass derived are compared (valid or stale; those the
+// scan does not meet are read again, and missing if still absent), and the
+// others are orphans when their ref cell names a primary row in the run's
+// ranges that is gone, deleted, or derives other rows. A run over the whole
 // table also scans the counter tables: exact-mode contributions no entity
 // derives are orphans; fast-mode totals are compared with the sums of every
 // entity's contribution and counted drifted. A dry run counts only; the
