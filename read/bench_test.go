@@ -92,7 +92,9 @@ func benchCustomers(f *fixture, n int) []string {
 	for c := range counts {
 		cs = append(cs, c)
 	}
-	sort.Slice(cs, func(i, j int) bool { return counts[cs[i]] > counts[cs[j]] || (counts[cs[i]] == counts[cs[j]] && cs[i] < cs[j]) })
+	sort.Slice(cs, func(i, j int) bool {
+		return counts[cs[i]] > counts[cs[j]] || (counts[cs[i]] == counts[cs[j]] && cs[i] < cs[j])
+	})
 	return cs[:min(n, len(cs))]
 }
 
