@@ -83,6 +83,8 @@ type job struct {
 	entities map[string][]byte
 	// unknown holds contributions of entities the primary pass did not see.
 	unknown []unknownContribution
+	// refs caches the lookup tables' reference rows, shared by forks.
+	refs *refCache
 }
 
 func (j *job) run(ctx context.Context) error {
@@ -95,6 +97,7 @@ func (j *job) run(ctx context.Context) error {
 		return err
 	}
 	j.derived = map[string]*expect{}
+	j.refs = &refCache{rows: map[string]store.Row{}}
 	j.whole = j.opts.Shard.N <= 1 && len(j.opts.Start) == 0 && len(j.opts.Stop) == 0 && resume == nil
 	if j.whole {
 		j.contribs, j.sums, j.entities = map[string]bool{}, map[string]*fastSum{}, map[string][]byte{}
@@ -324,9 +327,9 @@ func (j *job) live(ctx context.Context, pk []byte, state *layout.State) error {
 	var ms []store.Mutation
 	for _, lr := range refs {
 		fam := lr.Lookup.Families[0].Name
-		src, err := j.st.Get(ctx, lr.Lookup.Name, store.Get{Row: lr.Row, Columns: []store.Column{{Family: fam}}})
+		src, err := j.refs.get(ctx, j.st, lr.Lookup.Name, fam, lr.Row)
 		if err != nil {
-			return fmt.Errorf("reconcile: get %s row %s: %w", lr.Lookup.Name, store.Printable(lr.Row), err)
+			return err
 		}
 		for _, from := range lr.From {
 			ref, ok := src.Latest(fam, layout.SourceQualifier(from))
