@@ -64,9 +64,9 @@
 // 400,000 to 500,000 rows a second (ratio 0.005 to 0.01; the target
 // is 0.3). Index and lookup rows are compared
 // in one scan of their table and reference rows are read once per run;
-// exact-mode contributions are still one Get each, and layout.Derive alone costs more than ten raw scans
-// per row: the target needs a cheaper Derive and the contributions joined
-// with a scan of the counter table as well.
+// exact-mode contributions are still one Get each, and layout.Derive alone
+// costs more than ten raw scans per row: the target needs a cheaper Derive
+// and the contributions joined with a scan of the counter table as well.
 //
 // Not done yet: --since (counters recomputed over a time window only).
 package reconcile
