@@ -10,6 +10,10 @@ import (
 	"github.com/denorm/denorm/store"
 )
 
+// maxThinRounds bounds the refills of a thin-index page that lost hits to
+// verification.
+const maxThinRounds = 4
+
 // item is one logical result row of a range: a table row, or for a counter
 // with buckets the adjacent rows of its buckets.
 type item struct {
@@ -168,48 +172,61 @@ func (r *Reader) scan(ctx context.Context, qq *query, vals rowkey.Values, limit 
 		}
 	}
 	res := &Result{Rows: []map[string]any{}}
+	// For a thin index, the limit counts returned rows: a page whose hits
+	// were partly stale reads more hits, for a few rounds at most, so that a
+	// badly stale index cannot turn one request into a long scan.
 	var hits []store.Row
 	taken := 0
-	for taken < limit {
-		best := -1
-		for i, c := range cursors {
-			if c == nil || c.head == nil {
+	for round := 0; ; round++ {
+		hits = hits[:0]
+		exhausted := true
+		for taken < limit {
+			best := -1
+			for i, c := range cursors {
+				if c == nil || c.head == nil {
+					continue
+				}
+				if best < 0 || bytes.Compare(c.head.sort, cursors[best].head.sort) < 0 {
+					best = i
+				}
+			}
+			if best < 0 {
+				break
+			}
+			exhausted = false
+			c := cursors[best]
+			it := c.head
+			tok.Last[best] = it.last
+			c.advance(ctx)
+			if c.err != nil {
+				return nil, fmt.Errorf("read: query %s: scanning %s: %w", qq.q.Name, qq.t.Name, c.err)
+			}
+			if c.head == nil {
+				tok.Done[best] = true
+			}
+			if qq.t.Thin() {
+				hits = append(hits, it.rows[0])
+				taken++
 				continue
 			}
-			if best < 0 || bytes.Compare(c.head.sort, cursors[best].head.sort) < 0 {
-				best = i
+			row, ok, err := r.decodeItem(qq, it)
+			if err != nil {
+				return nil, err
+			}
+			if ok && matches(row, vals, qq.q.Bound.Unused) {
+				res.Rows = append(res.Rows, row)
+				taken++
 			}
 		}
-		if best < 0 {
+		if !qq.t.Thin() || len(hits) == 0 {
 			break
 		}
-		c := cursors[best]
-		it := c.head
-		tok.Last[best] = it.last
-		c.advance(ctx)
-		if c.err != nil {
-			return nil, fmt.Errorf("read: query %s: scanning %s: %w", qq.q.Name, qq.t.Name, c.err)
-		}
-		if c.head == nil {
-			tok.Done[best] = true
-		}
-		if qq.t.Thin() {
-			hits = append(hits, it.rows[0])
-			taken++
-			continue
-		}
-		row, ok, err := r.decodeItem(qq, it)
-		if err != nil {
-			return nil, err
-		}
-		if ok && matches(row, vals, qq.q.Bound.Unused) {
-			res.Rows = append(res.Rows, row)
-			taken++
-		}
-	}
-	if len(hits) > 0 {
 		if err := r.verify(ctx, qq, hits, req.Repair, res); err != nil {
 			return nil, err
+		}
+		taken = len(res.Rows)
+		if taken >= limit || exhausted || round == maxThinRounds-1 {
+			break
 		}
 	}
 	more := false

@@ -94,6 +94,15 @@ func TestStaleThinHitsDroppedAndRepaired(t *testing.T) {
 	if row, _ := f.st.Get(ctx, idx.Name, store.Get{Row: movedKey}); row.Empty() {
 		t.Fatal("a read without repair deleted an index row")
 	}
+	// A page exactly as long as the live entries still fills up: the
+	// dropped hits are replaced by reading further.
+	full, err := r.Run(ctx, Request{Query: "orders_by_status", Values: map[string]any{"status": "CANCELLED"}, Limit: len(want)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ids(full.Rows); len(got) != len(want) || full.DroppedStale != 2 {
+		t.Fatalf("limit %d: %d rows, %d dropped", len(want), len(got), full.DroppedStale)
+	}
 
 	// With repair, a writer re-puts the ghost row at a newer version just
 	// before the repair lands: the newer entry must survive.
