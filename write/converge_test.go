@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/denorm/denorm/internal/testenv"
 	"math/rand"
 	"sort"
 	"strings"
@@ -359,43 +360,14 @@ func newFixture(t testing.TB) *fixture {
 // would pile range deletions into Pebble's memtable and slow every read.
 func (f *fixture) reset(t testing.TB, ctx context.Context) {
 	f.runs++
-	f.ns.prefix = fmt.Sprintf("r%d_", f.runs)
+	f.ns.Prefix = fmt.Sprintf("r%d_", f.runs)
 	if _, err := ddl.Create(ctx, f.ns, f.plan); err != nil {
 		t.Fatal(err)
 	}
 }
 
 // nsStore gives table names a prefix, so that many runs share one store.
-type nsStore struct {
-	store.Store
-	prefix string
-}
-
-func (n *nsStore) CreateTable(ctx context.Context, spec store.TableSpec) error {
-	spec.Name = n.prefix + spec.Name
-	return n.Store.CreateTable(ctx, spec)
-}
-func (n *nsStore) DescribeTable(ctx context.Context, t string) (store.TableSpec, error) {
-	return n.Store.DescribeTable(ctx, n.prefix+t)
-}
-func (n *nsStore) Get(ctx context.Context, t string, g store.Get) (store.Row, error) {
-	return n.Store.Get(ctx, n.prefix+t, g)
-}
-func (n *nsStore) Scan(ctx context.Context, t string, s store.Scan) (store.Scanner, error) {
-	return n.Store.Scan(ctx, n.prefix+t, s)
-}
-func (n *nsStore) Mutate(ctx context.Context, t string, m store.RowMutation) error {
-	return n.Store.Mutate(ctx, n.prefix+t, m)
-}
-func (n *nsStore) Batch(ctx context.Context, t string, ms []store.RowMutation) ([]error, error) {
-	return n.Store.Batch(ctx, n.prefix+t, ms)
-}
-func (n *nsStore) Increment(ctx context.Context, t string, inc store.Increment) ([]int64, error) {
-	return n.Store.Increment(ctx, n.prefix+t, inc)
-}
-func (n *nsStore) CheckAndMutate(ctx context.Context, t string, c store.Condition, m store.RowMutation) (bool, error) {
-	return n.Store.CheckAndMutate(ctx, n.prefix+t, c, m)
-}
+type nsStore = testenv.Prefixed
 
 // TestConvergence: in order, shuffled with duplicates, and with a crash
 // after every possible write followed by a resume, every history ends in

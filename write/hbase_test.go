@@ -49,12 +49,12 @@ func liveHBase(t testing.TB) *nsStore {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ns := &nsStore{Store: st, prefix: fmt.Sprintf("w%x_", rand.Int63())}
+	ns := &nsStore{Store: st, Prefix: fmt.Sprintf("w%x_", rand.Int63())}
 	plan := hbasePlan(t)
 	t.Cleanup(func() {
 		for _, tbl := range plan.Tables {
-			if err := st.DropTable(ctx, ns.prefix+tbl.Name); err != nil && !errors.Is(err, store.ErrTableNotFound) {
-				t.Errorf("drop %s: %v", ns.prefix+tbl.Name, err)
+			if err := st.DropTable(ctx, ns.Prefix+tbl.Name); err != nil && !errors.Is(err, store.ErrTableNotFound) {
+				t.Errorf("drop %s: %v", ns.Prefix+tbl.Name, err)
 			}
 		}
 		st.Close()
