@@ -10,7 +10,6 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/denorm/denorm/ddl"
@@ -22,47 +21,19 @@ import (
 	"github.com/denorm/denorm/store/pebble"
 )
 
-// hbasePlan is the orders schema as the test environment's HBase can hold
-// it: that HBase runs from Maven artifacts without Hadoop's native
-// libraries, so its SNAPPY codec fails HBase's compression check; GZ has a
-// pure-Java fallback. Production clusters have SNAPPY.
 func hbasePlan(t testing.TB) *schema.Plan {
-	t.Helper()
-	b, err := os.ReadFile("../examples/orders.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := schema.Parse("orders-gz.yaml", []byte(strings.ReplaceAll(string(b), "compression: SNAPPY", "compression: GZ")))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
+	return testenv.HBaseSchema(t, "../examples/orders.yaml")
 }
 
 // liveHBase opens the real HBase of the test environment, with the orders
 // tables under a name prefix of this run's own, dropped at the end.
 func liveHBase(t testing.TB) *nsStore {
 	t.Helper()
-	raw := testenv.HBaseURL(t)
-	ctx := context.Background()
-	st, err := store.Open(ctx, raw)
-	if err != nil {
+	st := testenv.OpenHBase(t, "w")
+	if _, err := ddl.Create(context.Background(), st, hbasePlan(t)); err != nil {
 		t.Fatal(err)
 	}
-	ns := &nsStore{Store: st, Prefix: fmt.Sprintf("w%x_", rand.Int63())}
-	plan := hbasePlan(t)
-	t.Cleanup(func() {
-		for _, tbl := range plan.Tables {
-			if err := st.DropTable(ctx, ns.Prefix+tbl.Name); err != nil && !errors.Is(err, store.ErrTableNotFound) {
-				t.Errorf("drop %s: %v", ns.Prefix+tbl.Name, err)
-			}
-		}
-		st.Close()
-	})
-	if _, err := ddl.Create(ctx, ns, plan); err != nil {
-		t.Fatal(err)
-	}
-	return ns
+	return st
 }
 
 // The orders example end to end on real HBase: a generated stream with
