@@ -5,6 +5,7 @@ import (
 
 	"github.com/denorm/denorm/gen"
 	"github.com/denorm/denorm/internal/testenv"
+	_ "github.com/denorm/denorm/store/hbase" // the backend behind hbase:// URLs
 )
 
 // Verify-on-read and read repair on real HBase: the same stale entries as

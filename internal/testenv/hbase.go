@@ -11,12 +11,13 @@ import (
 
 	"github.com/denorm/denorm/schema"
 	"github.com/denorm/denorm/store"
-	_ "github.com/denorm/denorm/store/hbase" // hbase:// URLs
 )
 
 // OpenHBase opens the test environment's HBase with table names under a
 // random prefix of the test's own (tag says whose, in HBase's table list).
-// Every table under the prefix is dropped when the test ends.
+// Every table under the prefix is dropped when the test ends. The caller
+// imports store/hbase for its hbase:// scheme: this package cannot, since
+// store/hbase's own tests import it.
 func OpenHBase(tb testing.TB, tag string) *Prefixed {
 	tb.Helper()
 	raw, err := store.Open(context.Background(), HBaseURL(tb))
