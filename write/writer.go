@@ -65,7 +65,8 @@ type Stats struct {
 	Increments int            // fast-mode counter increments
 }
 
-func (s *Stats) add(o Stats) {
+// Add accumulates another batch's stats.
+func (s *Stats) Add(o Stats) {
 	s.Events += o.Events
 	s.Applied += o.Applied
 	s.Stale += o.Stale
@@ -83,9 +84,6 @@ func (s *Stats) add(o Stats) {
 		s.Deletes[k] += v
 	}
 }
-
-// Add accumulates another batch's stats.
-func (s *Stats) Add(o Stats) { s.add(o) }
 
 // pending is one valid event with what it derives.
 type pending struct {
