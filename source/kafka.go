@@ -1,0 +1,319 @@
+package source
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// Kafka reads events from a topic as a member of a consumer group. It is a
+// replayable log in the writer's sense: Commit commits exactly the offsets
+// of the records Next returned, and a member that dies before committing
+// leaves them to be read again by whoever gets the partition next.
+//
+// Rebalances are held off between a Next that returned records and the
+// Commit that follows (franz-go's BlockRebalanceOnPoll), so a partition is
+// never taken away while a batch from it is being applied: the batch is
+// finished and committed first. Kafka keeps the records of one key in one
+// partition, in order, so all events of one entity go through one member.
+type Kafka struct {
+	cl    *kgo.Client
+	topic string
+	group string
+	log   *slog.Logger
+
+	stopOnce sync.Once
+	stopped  chan struct{}
+
+	// pending are the records returned by Next since the last Commit, at
+	// most one per partition (the last), since a commit names the next
+	// offset to read.
+	pending map[int32]*kgo.Record
+
+	mu sync.Mutex // guards what the group callbacks and metrics touch
+	// applied holds records whose batch was applied but whose commit has
+	// not succeeded yet; a revoke commits them before giving the
+	// partitions away.
+	applied  map[int32]*kgo.Record
+	assigned map[int32]bool
+	lag      map[int32]int64 // per partition: high watermark minus the next offset to read
+	rebal    int
+}
+
+// KafkaOptions configure OpenKafka.
+type KafkaOptions struct {
+	URL KafkaURL
+	// Logger receives the group's assignments and the client's warnings;
+	// nil discards them.
+	Logger *slog.Logger
+	// ClientID names this member in the broker's group listing.
+	ClientID string
+}
+
+// OpenKafka joins the URL's consumer group on its topic. The group must be
+// named. Nothing is read until the first Next.
+func OpenKafka(ctx context.Context, opts KafkaOptions) (*Kafka, error) {
+	u := opts.URL
+	if u.Group == "" {
+		return nil, fmt.Errorf("source: kafka URL %s names no consumer group (add ?group=NAME)", u)
+	}
+	lg := opts.Logger
+	if lg == nil {
+		lg = slog.New(slog.DiscardHandler)
+	}
+	k := &Kafka{
+		topic:    u.Topic,
+		group:    u.Group,
+		log:      lg,
+		stopped:  make(chan struct{}),
+		pending:  map[int32]*kgo.Record{},
+		applied:  map[int32]*kgo.Record{},
+		assigned: map[int32]bool{},
+		lag:      map[int32]int64{},
+	}
+	reset := kgo.NewOffset().AtStart()
+	if u.Start == "latest" {
+		reset = kgo.NewOffset().AtEnd()
+	}
+	kopts := []kgo.Opt{
+		kgo.SeedBrokers(u.Brokers...),
+		kgo.ConsumerGroup(u.Group),
+		kgo.ConsumeTopics(u.Topic),
+		kgo.ConsumeResetOffset(reset),
+		kgo.DisableAutoCommit(),
+		kgo.BlockRebalanceOnPoll(),
+		kgo.OnPartitionsAssigned(k.onAssigned),
+		kgo.OnPartitionsRevoked(k.onRevoked),
+		kgo.OnPartitionsLost(k.onLost),
+		kgo.WithLogger(kgoLogger{lg}),
+		// A short wait keeps a batch from sitting on the broker when the
+		// stream is slow; under load fetches fill long before it.
+		kgo.FetchMaxWait(500 * time.Millisecond),
+	}
+	if opts.ClientID != "" {
+		kopts = append(kopts, kgo.ClientID(opts.ClientID))
+	}
+	cl, err := kgo.NewClient(kopts...)
+	if err != nil {
+		return nil, fmt.Errorf("source: kafka client for %s: %w", u, err)
+	}
+	k.cl = cl
+	return k, nil
+}
+
+// Next waits for records and returns up to max of them. After Stop it
+// returns io.EOF, so that the writer's loop finishes the batch in hand,
+// commits it and ends.
+func (k *Kafka) Next(ctx context.Context, limit int) ([]Record, error) {
+	pctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-k.stopped:
+			cancel()
+		case <-pctx.Done():
+		}
+	}()
+	for {
+		select {
+		case <-k.stopped:
+			return nil, io.EOF
+		default:
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		fs := k.cl.PollRecords(pctx, limit)
+		if fs.IsClientClosed() {
+			return nil, fmt.Errorf("source: kafka client closed while reading %s", k.topic)
+		}
+		var out []Record
+		fs.EachPartition(func(p kgo.FetchTopicPartition) {
+			if p.Err != nil {
+				if !errors.Is(p.Err, context.Canceled) {
+					k.log.Warn("kafka fetch error", "topic", p.Topic, "partition", p.Partition, "err", p.Err)
+				}
+				return
+			}
+			if len(p.Records) == 0 {
+				return
+			}
+			for _, r := range p.Records {
+				out = append(out, Record{
+					Data:   r.Value,
+					Offset: r.Offset,
+					Where:  r.Topic + "/" + strconv.Itoa(int(r.Partition)) + "@" + strconv.FormatInt(r.Offset, 10),
+				})
+			}
+			last := p.Records[len(p.Records)-1]
+			k.pending[p.Partition] = last
+			k.mu.Lock()
+			k.lag[p.Partition] = max(0, p.HighWatermark-last.Offset-1)
+			k.mu.Unlock()
+		})
+		if len(out) > 0 {
+			return out, nil
+		}
+		// Nothing returned (an error, a cancelled poll): no batch is in
+		// hand, so a rebalance may proceed before polling again.
+		k.cl.AllowRebalance()
+	}
+}
+
+// Commit commits the offsets after every record Next returned since the
+// last Commit, then lets a held-off rebalance go ahead.
+func (k *Kafka) Commit(ctx context.Context) error {
+	k.mu.Lock()
+	for p, r := range k.pending {
+		k.applied[p] = r
+	}
+	recs := make([]*kgo.Record, 0, len(k.applied))
+	for _, r := range k.applied {
+		recs = append(recs, r)
+	}
+	k.mu.Unlock()
+	clear(k.pending)
+	if len(recs) > 0 {
+		if err := k.cl.CommitRecords(ctx, recs...); err != nil {
+			return fmt.Errorf("source: commit offsets of %s for group %s: %w", k.topic, k.group, err)
+		}
+	}
+	k.mu.Lock()
+	for _, r := range recs {
+		if k.applied[r.Partition] == r {
+			delete(k.applied, r.Partition)
+		}
+	}
+	k.mu.Unlock()
+	k.cl.AllowRebalance()
+	return nil
+}
+
+// Stop makes Next return io.EOF: the batch in hand is still applied and
+// committed by the writer's loop, then the loop ends. Safe to call from a
+// signal handler's goroutine, more than once.
+func (k *Kafka) Stop() { k.stopOnce.Do(func() { close(k.stopped) }) }
+
+// Close leaves the group (the last revoke commits whatever was applied and
+// not yet committed) and closes the client. Records returned by Next and
+// not committed are left for the next owner of their partitions.
+func (k *Kafka) Close() error {
+	k.Stop()
+	clear(k.pending)
+	k.cl.CloseAllowingRebalance()
+	return nil
+}
+
+// Assigned lists the partitions this member holds now.
+func (k *Kafka) Assigned() []int32 {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	out := make([]int32, 0, len(k.assigned))
+	for p := range k.assigned {
+		out = append(out, p)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Lag is how many records of the assigned partitions lie beyond those
+// returned by Next, as of the last fetch.
+func (k *Kafka) Lag() int64 {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	var n int64
+	for _, l := range k.lag {
+		n += l
+	}
+	return n
+}
+
+// Rebalances counts the assignments this member received.
+func (k *Kafka) Rebalances() int {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.rebal
+}
+
+func (k *Kafka) onAssigned(_ context.Context, _ *kgo.Client, added map[string][]int32) {
+	k.mu.Lock()
+	for _, p := range added[k.topic] {
+		k.assigned[p] = true
+	}
+	k.rebal++
+	k.mu.Unlock()
+	k.log.Info("partitions assigned", "topic", k.topic, "group", k.group,
+		"added", sorted(added[k.topic]), "partitions", k.Assigned())
+}
+
+// onRevoked runs before partitions go to another member. Every batch
+// Next returned has been committed (rebalances wait for Commit), except
+// one whose commit failed: that one was applied, so it is committed now.
+func (k *Kafka) onRevoked(ctx context.Context, cl *kgo.Client, revoked map[string][]int32) {
+	k.mu.Lock()
+	var recs []*kgo.Record
+	for _, p := range revoked[k.topic] {
+		if r := k.applied[p]; r != nil {
+			recs = append(recs, r)
+		}
+	}
+	k.mu.Unlock()
+	if len(recs) > 0 {
+		if err := cl.CommitRecords(ctx, recs...); err != nil {
+			k.log.Warn("commit on revoke failed: the new owner replays the last batch", "topic", k.topic, "err", err)
+		}
+	}
+	k.drop(revoked[k.topic])
+	k.log.Info("partitions revoked", "topic", k.topic, "group", k.group,
+		"revoked", sorted(revoked[k.topic]), "partitions", k.Assigned())
+}
+
+// onLost runs when the group took partitions away without a revoke (a
+// session that expired): nothing can be committed for them any more.
+func (k *Kafka) onLost(_ context.Context, _ *kgo.Client, lost map[string][]int32) {
+	k.drop(lost[k.topic])
+	k.log.Warn("partitions lost: their uncommitted events will be replayed by the new owner", "topic", k.topic,
+		"group", k.group, "lost", sorted(lost[k.topic]))
+}
+
+func (k *Kafka) drop(parts []int32) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	for _, p := range parts {
+		delete(k.assigned, p)
+		delete(k.lag, p)
+		delete(k.applied, p)
+	}
+}
+
+func sorted(ps []int32) []int32 {
+	out := slices.Clone(ps)
+	slices.Sort(out)
+	if out == nil {
+		out = []int32{}
+	}
+	return out
+}
+
+// kgoLogger passes the client's warnings and errors to slog; its info and
+// debug lines are too chatty for a long-running command's log.
+type kgoLogger struct{ l *slog.Logger }
+
+func (g kgoLogger) Level() kgo.LogLevel { return kgo.LogLevelWarn }
+
+func (g kgoLogger) Log(level kgo.LogLevel, msg string, keyvals ...any) {
+	switch level {
+	case kgo.LogLevelError:
+		g.l.Error("kafka: "+msg, keyvals...)
+	case kgo.LogLevelWarn:
+		g.l.Warn("kafka: "+msg, keyvals...)
+	}
+}
