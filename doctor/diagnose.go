@@ -327,8 +327,7 @@ func slowFindings(calls []SlowCall, source string, opts Options) []Finding {
 		}
 		g.n++
 		if len(g.evidence) < 5 {
-			g.evidence = append(g.evidence, fmt.Sprintf("%s line %d: %s %.0f ms, %.0f bytes, client %s",
-				source, c.Line, c.Method, c.ProcessingMs, c.ResponseSize, c.Client))
+			g.evidence = append(g.evidence, slowEvidence(source, c))
 		}
 	}
 	for _, c := range calls {
@@ -354,6 +353,28 @@ func slowFindings(calls []SlowCall, source string, opts Options) []Finding {
 			fmt.Sprintf("%d slow single-row mutations%s in the slow log; batched writes arrive as Multi calls", g.n, onTable(t)), g.evidence))
 	}
 	return fs
+}
+
+// slowEvidence says where a slow call was recorded and what it cost. A
+// record of a JSON array has no line; the server that kept it, when known,
+// says where to look further.
+func slowEvidence(source string, c SlowCall) string {
+	where := source
+	if c.Line > 0 {
+		where = fmt.Sprintf("%s line %d", source, c.Line)
+	}
+	kind := "slow"
+	if c.TooLarge {
+		kind = "large"
+	}
+	ev := fmt.Sprintf("%s: %s %s call, %.0f ms, %.0f bytes, client %s", where, kind, c.Method, c.ProcessingMs, c.ResponseSize, c.Client)
+	if c.Server != "" {
+		ev += ", server " + c.Server
+	}
+	if c.Region != "" {
+		ev += ", region " + c.Region
+	}
+	return ev
 }
 
 func onTable(t string) string {

@@ -31,7 +31,7 @@ func FuzzParseJMX(f *testing.F) {
 }
 
 func FuzzParseSlowLog(f *testing.F) {
-	seedFiles(f, "slowlog.json", "responsetooslow.log")
+	seedFiles(f, "slowlog.json", "responsetooslow.log", "slowlog_live.json", "responsetoo_live.log")
 	f.Fuzz(func(t *testing.T, data []byte) {
 		calls, err := ParseSlowLog(bytes.NewReader(data))
 		if err != nil {

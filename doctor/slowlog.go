@@ -10,8 +10,9 @@ import (
 	"strings"
 )
 
-// SlowCall is one slow or oversized RPC, from either the shell's
-// get_slowlog_responses JSON or an older server's (responseTooSlow) line.
+// SlowCall is one slow or oversized RPC, from a region server's online slow
+// log (the ring buffer the shell's get_slowlog_responses and Thrift2's
+// getSlowLogResponses read) or from its (responseTooSlow) log line.
 type SlowCall struct {
 	Line         int // 1-based line of the input it came from; 0 for a whole-file JSON array
 	Method       string
@@ -19,12 +20,13 @@ type SlowCall struct {
 	QueueMs      float64
 	ResponseSize float64
 	Client       string
+	Server       string // the region server that kept the record, when the input says
 	Param        string
 	Table        string // from the region name inside param, when present
 	Region       string // encoded region name, when present
 	MultiGets    float64
 	MultiMuts    float64
-	TooLarge     bool // a (responseTooLarge) line
+	TooLarge     bool // over the response size limit: a (responseTooLarge...) line or a LARGE_LOG record
 }
 
 // ParseSlowLog reads slow-log records. It accepts a JSON array of records,
@@ -62,13 +64,18 @@ func ParseSlowLog(r io.Reader) ([]SlowCall, error) {
 	return out, nil
 }
 
+// responseTag is the marker a region server puts before the JSON of a
+// slow or large call: (responseTooSlow), (responseTooLarge), or, for a call
+// that is both, (responseTooLarge & TooSlow).
+var responseTag = regexp.MustCompile(`\(response(Too(?:Slow|Large))(?: & (Too(?:Slow|Large)))?\)`)
+
 func parseSlowLine(line string) (SlowCall, bool) {
-	tooLarge := strings.Contains(line, "(responseTooLarge)")
 	i := strings.Index(line, "{")
 	if i < 0 {
 		return SlowCall{}, false
 	}
-	if !tooLarge && !strings.Contains(line, "(responseTooSlow)") && strings.TrimSpace(line[:i]) != "" {
+	tag := responseTag.FindStringSubmatch(line[:i])
+	if tag == nil && strings.TrimSpace(line[:i]) != "" {
 		return SlowCall{}, false
 	}
 	var rec map[string]json.RawMessage
@@ -77,7 +84,9 @@ func parseSlowLine(line string) (SlowCall, bool) {
 		return SlowCall{}, false
 	}
 	c := slowCallFrom(rec)
-	c.TooLarge = tooLarge
+	if tag != nil {
+		c.TooLarge = tag[1] == "TooLarge" || tag[2] == "TooLarge"
+	}
 	return c, true
 }
 
@@ -95,8 +104,14 @@ func slowKey(k string) string {
 // param; the start key may hold anything but a comma is rare enough to stop at.
 var regionName = regexp.MustCompile(`([A-Za-z0-9_.:-]+),[^,]*,[0-9]+\.([0-9a-f]{32})\.`)
 
+// scanTable reads the table out of a log line's scandetails, "table: t
+// region: t,start,id.enc.", which the server adds to every Scan, including
+// the follow-up calls whose param holds only a scanner id.
+var scanTable = regexp.MustCompile(`^table: (\S+)`)
+
 func slowCallFrom(rec map[string]json.RawMessage) SlowCall {
 	var c SlowCall
+	var details string
 	for k, raw := range rec {
 		switch slowKey(k) {
 		case "methodname", "method":
@@ -109,18 +124,28 @@ func slowCallFrom(rec map[string]json.RawMessage) SlowCall {
 			c.ResponseSize, _ = jsonNumber(raw)
 		case "clientaddress", "client":
 			c.Client = jsonString(raw)
+		case "server":
+			c.Server = jsonString(raw)
 		case "param":
 			c.Param = jsonString(raw)
 		case "regionname":
 			c.Param += " " + jsonString(raw) + " "
-		case "multigetscount":
+		case "scandetails":
+			details = jsonString(raw)
+		case "multigetscount", "multi.gets":
 			c.MultiGets, _ = jsonNumber(raw)
-		case "multimutationscount":
+		case "multimutationscount", "multi.mutations":
 			c.MultiMuts, _ = jsonNumber(raw)
+		case "logtype":
+			c.TooLarge = strings.Contains(strings.ToUpper(jsonString(raw)), "LARGE")
 		}
 	}
 	if m := regionName.FindStringSubmatch(c.Param); m != nil {
 		c.Table, c.Region = m[1], m[2]
+	} else if m := regionName.FindStringSubmatch(details); m != nil {
+		c.Table, c.Region = m[1], m[2]
+	} else if m := scanTable.FindStringSubmatch(details); m != nil {
+		c.Table = m[1]
 	}
 	return c
 }
