@@ -352,3 +352,16 @@ func rowValues(each string, state map[string]any, top rowkey.Values) []rowkey.Va
 }
 
 var _ = store.LatestTimestamp
+
+// CounterKey is the schema key of a counter table's row: the row key
+// without the bucket byte Derive appends when the counter is spread over
+// several rows. ok is false for a row too short to hold one.
+func CounterKey(t *schema.Table, row []byte) (key []byte, ok bool) {
+	if t.Counter == nil || t.Counter.Buckets <= 1 {
+		return row, true
+	}
+	if len(row) < 1 {
+		return nil, false
+	}
+	return row[:len(row)-1], true
+}

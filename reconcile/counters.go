@@ -21,10 +21,23 @@ func (j *job) counters(ctx context.Context, t *schema.Table) error {
 	exact := t.Counter.Mode == schema.CounterExact
 	c := j.rep.Kinds[KindCounter]
 	for sc.Next(ctx) {
+		if !j.win.covers(t.Name, sc.Row().Key) {
+			continue // outside the window: neither checked nor repaired
+		}
 		row := copyRow(sc.Row())
 		for _, cell := range row.Cells {
 			id := cellID(t.Name, row.Key, cell.Family, cell.Qualifier)
 			if exact {
+				if e := j.derived[id]; e != nil {
+					if !e.done {
+						e.done = true
+						got := store.Row{Key: row.Key, Cells: []store.Cell{cell}}
+						if err := j.check(ctx, e.item, e.v, got); err != nil {
+							return err
+						}
+					}
+					continue
+				}
 				if err := j.contribution(ctx, c, t, row.Key, cell, id); err != nil {
 					return err
 				}
@@ -54,6 +67,17 @@ func (j *job) counters(ctx context.Context, t *schema.Table) error {
 		return fmt.Errorf("reconcile: scan %s: %w", t.Name, err)
 	}
 	if exact {
+		// Contributions the scan did not meet: read again, to tell missing
+		// from written since the scan passed their row.
+		for _, e := range j.derived {
+			if e.item.Table != t.Name || e.done {
+				continue
+			}
+			e.done = true
+			if err := j.item(ctx, e.item, e.v); err != nil {
+				return err
+			}
+		}
 		return nil
 	}
 	// Counter cells the sums have and the store lacks.
@@ -90,9 +114,6 @@ func (j *job) setCounter(ctx context.Context, c *Counts, table string, row []byt
 // contribution checks one exact-mode contribution cell that the primary
 // pass may not have derived.
 func (j *job) contribution(ctx context.Context, c *Counts, t *schema.Table, row []byte, cell store.Cell, id string) error {
-	if j.contribs[id] {
-		return nil // derived, and counted, by the primary pass
-	}
 	ek, ok := contributionKey(cell.Qualifier)
 	if !ok {
 		return nil // not a contribution: a folded total, left alone

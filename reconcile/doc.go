@@ -68,5 +68,6 @@
 // costs more than ten raw scans per row: the target needs a cheaper Derive
 // and the contributions joined with a scan of the counter table as well.
 //
-// Not done yet: --since (counters recomputed over a time window only).
+// Options.Since limits the counter check to the counter rows of a recent
+// window (see window.go); the other copies are always checked whole.
 package reconcile

@@ -21,7 +21,7 @@ func (j *job) fork() *job {
 	w.rep = newReport(j.opts.DryRun)
 	w.derived = map[string]*expect{}
 	if j.whole {
-		w.contribs, w.sums, w.entities = map[string]bool{}, map[string]*fastSum{}, map[string][]byte{}
+		w.sums, w.entities = map[string]*fastSum{}, map[string][]byte{}
 	}
 	return &w
 }
@@ -34,9 +34,6 @@ func (j *job) join(w *job) {
 	}
 	if !j.whole {
 		return
-	}
-	for k := range w.contribs {
-		j.contribs[k] = true
 	}
 	for k, v := range w.entities {
 		j.entities[k] = v

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/denorm/denorm/layout"
 	"github.com/denorm/denorm/schema"
@@ -21,6 +22,10 @@ type Options struct {
 	Shard Shard
 	// DryRun reports differences without repairing them.
 	DryRun bool
+	// Since, when set, limits the counter check to counter rows whose key's
+	// time part is at or after it (see window.go); index, lookup and live
+	// copies are checked whole.
+	Since time.Time
 	// Checkpoint is a file holding the last primary key done; "" for none.
 	Checkpoint string
 	// Progress, when set, is called with the primary rows scanned so far.
@@ -71,13 +76,12 @@ type job struct {
 	// whole: the run covers every primary row, so counter rows can be
 	// recomputed from all their contributors.
 	whole bool
-	// contribs holds the exact-mode contributions derived (Ref IDs); sums
-	// the fast-mode totals per counter cell; entities maps an entity key to
-	// its primary row key. Kept only when whole.
-	contribs map[string]bool
-	// derived holds the index and lookup rows the primary pass derived, by
-	// Ref ID, to compare when their table is scanned: memory grows with
-	// the derived rows of the range.
+	// sums holds the fast-mode totals per counter cell; entities maps an
+	// entity key to its primary row key. Kept only when whole.
+	// derived holds the index and lookup rows the primary pass derived (and,
+	// when whole, the exact-mode contributions), by Ref ID, to compare when
+	// their table is scanned: memory grows with the derived rows of the
+	// range.
 	derived  map[string]*expect
 	sums     map[string]*fastSum
 	entities map[string][]byte
@@ -85,6 +89,8 @@ type job struct {
 	unknown []unknownContribution
 	// refs caches the lookup tables' reference rows, shared by forks.
 	refs *refCache
+	// win says which counter rows the run checks.
+	win *window
 }
 
 func (j *job) run(ctx context.Context) error {
@@ -98,9 +104,10 @@ func (j *job) run(ctx context.Context) error {
 	}
 	j.derived = map[string]*expect{}
 	j.refs = &refCache{rows: map[string]store.Row{}}
+	j.win = newWindow(j.plan, j.opts.Since)
 	j.whole = j.opts.Shard.N <= 1 && len(j.opts.Start) == 0 && len(j.opts.Stop) == 0 && resume == nil
 	if j.whole {
-		j.contribs, j.sums, j.entities = map[string]bool{}, map[string]*fastSum{}, map[string][]byte{}
+		j.sums, j.entities = map[string]*fastSum{}, map[string][]byte{}
 	}
 	for _, r := range j.ranges {
 		if resume != nil {
@@ -189,14 +196,16 @@ func (j *job) entity(ctx context.Context, row store.Row) error {
 		return fmt.Errorf("reconcile: %s row %s: %w", j.prim.Name, store.Printable(row.Key), err)
 	}
 	for _, it := range d.Items {
-		if it.Family == "" {
+		if it.Family != "" && !j.win.covers(it.Table, it.Row) {
+			continue // a contribution to a counter row outside the window
+		}
+		if it.Family == "" || j.whole {
 			// Compared when the derived table is scanned: one scan
-			// instead of a Get per row.
+			// instead of a Get per row. A counter table is scanned only
+			// by a run over the whole table, so a partial run reads its
+			// contributions one by one.
 			j.derived[it.ID()] = &expect{item: it, v: state.Version}
 			continue
-		}
-		if j.whole {
-			j.contribs[it.ID()] = true
 		}
 		if err := j.item(ctx, it, state.Version); err != nil {
 			return err
@@ -204,6 +213,9 @@ func (j *job) entity(ctx context.Context, row store.Row) error {
 	}
 	if j.whole {
 		for _, in := range d.Increments {
+			if !j.win.covers(in.Table, in.Row) {
+				continue
+			}
 			id := cellID(in.Table, in.Row, in.Family, in.Qualifier)
 			fs := j.sums[id]
 			if fs == nil {
