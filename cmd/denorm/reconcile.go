@@ -13,7 +13,7 @@ import (
 func newReconcileCmd() *cobra.Command {
 	var (
 		schemaPath, table, shard, format, metricsPath, checkpoint, since string
-		dryRun                                                    bool
+		dryRun                                                           bool
 	)
 	cmd := &cobra.Command{
 		Use:   "reconcile --schema S [--store URL] [--table T] [--dry-run] [--shard i/n] [--since D]",
