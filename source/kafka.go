@@ -30,8 +30,9 @@ type Kafka struct {
 	group string
 	log   *slog.Logger
 
-	stopOnce sync.Once
-	stopped  chan struct{}
+	stopOnce  sync.Once
+	stopped   chan struct{}
+	closeOnce sync.Once
 
 	// pending are the records returned by Next since the last Commit, at
 	// most one per partition (the last), since a commit names the next
@@ -97,6 +98,9 @@ func OpenKafka(ctx context.Context, opts KafkaOptions) (*Kafka, error) {
 		// A short wait keeps a batch from sitting on the broker when the
 		// stream is slow; under load fetches fill long before it.
 		kgo.FetchMaxWait(500 * time.Millisecond),
+	}
+	if u.SessionTimeout > 0 {
+		kopts = append(kopts, kgo.SessionTimeout(u.SessionTimeout))
 	}
 	if opts.ClientID != "" {
 		kopts = append(kopts, kgo.ClientID(opts.ClientID))
@@ -206,9 +210,11 @@ func (k *Kafka) Stop() { k.stopOnce.Do(func() { close(k.stopped) }) }
 // not yet committed) and closes the client. Records returned by Next and
 // not committed are left for the next owner of their partitions.
 func (k *Kafka) Close() error {
-	k.Stop()
-	clear(k.pending)
-	k.cl.CloseAllowingRebalance()
+	k.closeOnce.Do(func() {
+		k.Stop()
+		clear(k.pending)
+		k.cl.CloseAllowingRebalance()
+	})
 	return nil
 }
 

@@ -5,23 +5,27 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // KafkaURL is a Kafka topic named by URL:
 //
-//	kafka://host:port[,host:port...]/topic?group=G&start=earliest&partitions=N
+//	kafka://host:port[,host:port...]/topic?group=G&start=earliest&partitions=N&session_timeout=D
 //
 // The hosts are seed brokers (port 9092 when left out). group is the
 // consumer group a sink joins; start says where a group without committed
 // offsets begins (earliest, the default, or latest); partitions is the
 // partition count used when denorm creates the topic (0: the broker's
-// default).
+// default); session_timeout is how long the group waits for a silent
+// member before giving its partitions to others (0: the client's default,
+// 45s), a Go duration within the broker's bounds (6s to 30m by default).
 type KafkaURL struct {
-	Brokers    []string
-	Topic      string
-	Group      string
-	Start      string
-	Partitions int
+	Brokers        []string
+	Topic          string
+	Group          string
+	Start          string
+	Partitions     int
+	SessionTimeout time.Duration
 }
 
 // KafkaScheme is the scheme of Kafka URLs.
@@ -85,8 +89,14 @@ func ParseKafkaURL(raw string) (KafkaURL, error) {
 				return bad("partitions %q: want an integer from 1 to 10000", v)
 			}
 			u.Partitions = n
+		case "session_timeout":
+			d, err := time.ParseDuration(v)
+			if err != nil || d < time.Second || d > time.Hour || d%time.Millisecond != 0 {
+				return bad("session_timeout %q: want a duration from 1s to 1h in whole milliseconds, like 10s", v)
+			}
+			u.SessionTimeout = d
 		default:
-			return bad("unknown parameter %q (want group, start, partitions)", name)
+			return bad("unknown parameter %q (want group, start, partitions, session_timeout)", name)
 		}
 	}
 	return u, nil
@@ -103,6 +113,9 @@ func (u KafkaURL) String() string {
 	}
 	if u.Partitions > 0 {
 		q.Set("partitions", strconv.Itoa(u.Partitions))
+	}
+	if u.SessionTimeout > 0 {
+		q.Set("session_timeout", u.SessionTimeout.String())
 	}
 	s := KafkaScheme + "://" + strings.Join(u.Brokers, ",") + "/" + u.Topic
 	if len(q) > 0 {

@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestParseKafkaURL(t *testing.T) {
@@ -13,6 +14,7 @@ func TestParseKafkaURL(t *testing.T) {
 	}{
 		{"kafka://127.0.0.1:9092/orders?group=g1", KafkaURL{Brokers: []string{"127.0.0.1:9092"}, Topic: "orders", Group: "g1", Start: "earliest"}},
 		{"kafka://a,b:9093/t.x_y-1?start=latest&partitions=8", KafkaURL{Brokers: []string{"a:9092", "b:9093"}, Topic: "t.x_y-1", Start: "latest", Partitions: 8}},
+		{"kafka://h/t?session_timeout=6s&group=g", KafkaURL{Brokers: []string{"h:9092"}, Topic: "t", Group: "g", Start: "earliest", SessionTimeout: 6 * time.Second}},
 		{"kafka://[::1]:9092/t", KafkaURL{Brokers: []string{"[::1]:9092"}, Topic: "t", Start: "earliest"}},
 		{"kafka://[::1]/t?group=a%20b", KafkaURL{Brokers: []string{"[::1]:9092"}, Topic: "t", Group: "a b", Start: "earliest"}},
 	} {
@@ -39,6 +41,8 @@ func TestParseKafkaURL(t *testing.T) {
 		{"kafka://h/t?partitions=0", "partitions"},
 		{"kafka://h/t?colour=red", "unknown parameter"},
 		{"kafka://u@h/t", "bad host"},
+		{"kafka://h/t?session_timeout=10", "session_timeout"},
+		{"kafka://h/t?session_timeout=1.5us", "session_timeout"},
 	} {
 		if _, err := ParseKafkaURL(c.in); err == nil || !strings.Contains(err.Error(), c.why) {
 			t.Errorf("%s: error %v, want one saying %q", c.in, err, c.why)
@@ -50,7 +54,7 @@ func TestParseKafkaURL(t *testing.T) {
 // changes nothing.
 func FuzzParseKafkaURL(f *testing.F) {
 	for _, s := range []string{"kafka://127.0.0.1:9092/orders?group=g1", "kafka://a,b:1/t?start=latest&partitions=3",
-		"kafka://[::1]/t", "kafka://h/t?group=%00", "kafka://h:9092/t?group=x&x=y"} {
+		"kafka://[::1]/t", "kafka://h/t?group=%00", "kafka://h:9092/t?group=x&x=y", "kafka://h/t?session_timeout=1m30s"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {

@@ -116,6 +116,7 @@ running); 2 usage or input error.`,
 		newReconcileCmd(),
 		newQueryCmd(),
 		newServeCmd(),
+		newSinkCmd(),
 	)
 	return root
 }

@@ -1,0 +1,146 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/denorm/denorm/source"
+	"github.com/denorm/denorm/write"
+)
+
+// sinkMetrics are the sink's Prometheus metrics, on a registry of its own
+// (as serve's are) so that tests can run several sinks in one process.
+type sinkMetrics struct {
+	reg     *prometheus.Registry
+	events  prometheus.Counter
+	applied prometheus.Counter
+	stale   prometheus.Counter
+	cells   *prometheus.CounterVec
+	deletes *prometheus.CounterVec
+	dead    prometheus.Counter
+	batches prometheus.Counter
+	latency prometheus.Histogram
+
+	mu   sync.Mutex
+	prev write.Stats // the totals at the last progress call
+}
+
+func newSinkMetrics(src *source.Kafka) *sinkMetrics {
+	m := &sinkMetrics{
+		reg: prometheus.NewRegistry(),
+		events: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "denorm_sink_events_total", Help: "Events read and committed, dead letters included.",
+		}),
+		applied: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "denorm_sink_events_applied_total", Help: "Events whose state was written.",
+		}),
+		stale: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "denorm_sink_events_stale_total", Help: "Events older than the stored version of their entity (duplicates, reordering): skipped.",
+		}),
+		cells: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "denorm_sink_cells_written_total", Help: "Cells put, by table.",
+		}, []string{"table"}),
+		deletes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "denorm_sink_delete_markers_total", Help: "Delete markers written, by table.",
+		}, []string{"table"}),
+		dead: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "denorm_sink_dead_letters_total", Help: "Events sent to the dead letter.",
+		}),
+		batches: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "denorm_sink_batches_total", Help: "Batches applied and committed.",
+		}),
+		latency: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "denorm_sink_batch_duration_seconds", Help: "From a batch read to its offsets committed.",
+			Buckets: prometheus.ExponentialBuckets(0.001, 2, 16),
+		}),
+	}
+	lag := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "denorm_sink_consumer_lag", Help: "Records of the assigned partitions not read yet, as of the last fetch.",
+	}, func() float64 { return float64(src.Lag()) })
+	parts := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "denorm_sink_assigned_partitions", Help: "Partitions this sink holds in its group.",
+	}, func() float64 { return float64(len(src.Assigned())) })
+	m.reg.MustRegister(m.events, m.applied, m.stale, m.cells, m.deletes, m.dead, m.batches, m.latency, lag, parts,
+		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
+	return m
+}
+
+func (m *sinkMetrics) routes() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{}))
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		fmt.Fprintln(w, "ok")
+	})
+	return mux
+}
+
+// progress takes the run's totals after a committed batch and adds what
+// changed since the last one.
+func (m *sinkMetrics) progress(s write.Stats) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.events.Add(float64(s.Events - m.prev.Events))
+	m.applied.Add(float64(s.Applied - m.prev.Applied))
+	m.stale.Add(float64(s.Stale - m.prev.Stale))
+	for t, n := range s.Cells {
+		m.cells.WithLabelValues(t).Add(float64(n - m.prev.Cells[t]))
+	}
+	for t, n := range s.Deletes {
+		m.deletes.WithLabelValues(t).Add(float64(n - m.prev.Deletes[t]))
+	}
+	m.batches.Inc()
+	prev := write.Stats{Cells: map[string]int{}, Deletes: map[string]int{}}
+	prev.Add(s)
+	m.prev = prev
+}
+
+// timed measures each batch from the Next that returned it to its Commit.
+func (m *sinkMetrics) timed(src write.Source) write.Source { return &timedSource{Source: src, m: m} }
+
+type timedSource struct {
+	write.Source
+	m     *sinkMetrics
+	start time.Time
+}
+
+func (t *timedSource) Next(ctx context.Context, n int) ([]source.Record, error) {
+	recs, err := t.Source.Next(ctx, n)
+	if len(recs) > 0 && t.start.IsZero() {
+		t.start = time.Now()
+	}
+	return recs, err
+}
+
+func (t *timedSource) Commit(ctx context.Context) error {
+	err := t.Source.Commit(ctx)
+	if err == nil && !t.start.IsZero() {
+		t.m.latency.Observe(time.Since(t.start).Seconds())
+	}
+	t.start = time.Time{}
+	return err
+}
+
+// counted counts dead letters as they are added.
+func (m *sinkMetrics) counted(dl write.DeadLetters) write.DeadLetters {
+	return &countedDL{DeadLetters: dl, m: m}
+}
+
+type countedDL struct {
+	write.DeadLetters
+	m *sinkMetrics
+}
+
+func (c *countedDL) Add(ctx context.Context, rec source.Record, reason error) error {
+	err := c.DeadLetters.Add(ctx, rec, reason)
+	if err == nil {
+		c.m.dead.Inc()
+	}
+	return err
+}
