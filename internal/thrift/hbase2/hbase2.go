@@ -468,6 +468,122 @@ func (p *TDataBlockEncoding) Value() (driver.Value, error) {
 	return int64(*p), nil
 }
 
+type TLogType int64
+
+const (
+	TLogType_SLOW_LOG  TLogType = 1
+	TLogType_LARGE_LOG TLogType = 2
+)
+
+func (p TLogType) String() string {
+	switch p {
+	case TLogType_SLOW_LOG:
+		return "SLOW_LOG"
+	case TLogType_LARGE_LOG:
+		return "LARGE_LOG"
+	}
+	return "<UNSET>"
+}
+
+func TLogTypeFromString(s string) (TLogType, error) {
+	switch s {
+	case "SLOW_LOG":
+		return TLogType_SLOW_LOG, nil
+	case "LARGE_LOG":
+		return TLogType_LARGE_LOG, nil
+	}
+	return TLogType(0), fmt.Errorf("not a valid TLogType string")
+}
+
+func TLogTypePtr(v TLogType) *TLogType { return &v }
+
+func (p TLogType) MarshalText() ([]byte, error) {
+	return []byte(p.String()), nil
+}
+
+func (p *TLogType) UnmarshalText(text []byte) error {
+	q, err := TLogTypeFromString(string(text))
+	if err != nil {
+		return err
+	}
+	*p = q
+	return nil
+}
+
+func (p *TLogType) Scan(value interface{}) error {
+	v, ok := value.(int64)
+	if !ok {
+		return errors.New("Scan value is not int64")
+	}
+	*p = TLogType(v)
+	return nil
+}
+
+func (p *TLogType) Value() (driver.Value, error) {
+	if p == nil {
+		return nil, nil
+	}
+	return int64(*p), nil
+}
+
+type TFilterByOperator int64
+
+const (
+	TFilterByOperator_AND TFilterByOperator = 0
+	TFilterByOperator_OR  TFilterByOperator = 1
+)
+
+func (p TFilterByOperator) String() string {
+	switch p {
+	case TFilterByOperator_AND:
+		return "AND"
+	case TFilterByOperator_OR:
+		return "OR"
+	}
+	return "<UNSET>"
+}
+
+func TFilterByOperatorFromString(s string) (TFilterByOperator, error) {
+	switch s {
+	case "AND":
+		return TFilterByOperator_AND, nil
+	case "OR":
+		return TFilterByOperator_OR, nil
+	}
+	return TFilterByOperator(0), fmt.Errorf("not a valid TFilterByOperator string")
+}
+
+func TFilterByOperatorPtr(v TFilterByOperator) *TFilterByOperator { return &v }
+
+func (p TFilterByOperator) MarshalText() ([]byte, error) {
+	return []byte(p.String()), nil
+}
+
+func (p *TFilterByOperator) UnmarshalText(text []byte) error {
+	q, err := TFilterByOperatorFromString(string(text))
+	if err != nil {
+		return err
+	}
+	*p = q
+	return nil
+}
+
+func (p *TFilterByOperator) Scan(value interface{}) error {
+	v, ok := value.(int64)
+	if !ok {
+		return errors.New("Scan value is not int64")
+	}
+	*p = TFilterByOperator(v)
+	return nil
+}
+
+func (p *TFilterByOperator) Value() (driver.Value, error) {
+	if p == nil {
+		return nil, nil
+	}
+	return int64(*p), nil
+}
+
 // Attributes:
 //   - MinStamp
 //   - MaxStamp
@@ -6892,6 +7008,1242 @@ func (p *TTableDescriptor) String() string {
 }
 
 // Attributes:
+//   - RegionName
+//   - ClientAddress
+//   - TableName
+//   - UserName
+//   - Limit
+//   - LogType
+//   - FilterByOperator
+type TLogQueryFilter struct {
+	RegionName       *string           `thrift:"regionName,1" db:"regionName" json:"regionName,omitempty"`
+	ClientAddress    *string           `thrift:"clientAddress,2" db:"clientAddress" json:"clientAddress,omitempty"`
+	TableName        *string           `thrift:"tableName,3" db:"tableName" json:"tableName,omitempty"`
+	UserName         *string           `thrift:"userName,4" db:"userName" json:"userName,omitempty"`
+	Limit            int32             `thrift:"limit,5" db:"limit" json:"limit"`
+	LogType          TLogType          `thrift:"logType,6" db:"logType" json:"logType"`
+	FilterByOperator TFilterByOperator `thrift:"filterByOperator,7" db:"filterByOperator" json:"filterByOperator"`
+}
+
+func NewTLogQueryFilter() *TLogQueryFilter {
+	return &TLogQueryFilter{
+		Limit: 10,
+
+		LogType: 1,
+
+		FilterByOperator: 1,
+	}
+}
+
+var TLogQueryFilter_RegionName_DEFAULT string
+
+func (p *TLogQueryFilter) GetRegionName() string {
+	if !p.IsSetRegionName() {
+		return TLogQueryFilter_RegionName_DEFAULT
+	}
+	return *p.RegionName
+}
+
+var TLogQueryFilter_ClientAddress_DEFAULT string
+
+func (p *TLogQueryFilter) GetClientAddress() string {
+	if !p.IsSetClientAddress() {
+		return TLogQueryFilter_ClientAddress_DEFAULT
+	}
+	return *p.ClientAddress
+}
+
+var TLogQueryFilter_TableName_DEFAULT string
+
+func (p *TLogQueryFilter) GetTableName() string {
+	if !p.IsSetTableName() {
+		return TLogQueryFilter_TableName_DEFAULT
+	}
+	return *p.TableName
+}
+
+var TLogQueryFilter_UserName_DEFAULT string
+
+func (p *TLogQueryFilter) GetUserName() string {
+	if !p.IsSetUserName() {
+		return TLogQueryFilter_UserName_DEFAULT
+	}
+	return *p.UserName
+}
+
+var TLogQueryFilter_Limit_DEFAULT int32 = 10
+
+func (p *TLogQueryFilter) GetLimit() int32 {
+	return p.Limit
+}
+
+var TLogQueryFilter_LogType_DEFAULT TLogType = 1
+
+func (p *TLogQueryFilter) GetLogType() TLogType {
+	return p.LogType
+}
+
+var TLogQueryFilter_FilterByOperator_DEFAULT TFilterByOperator = 1
+
+func (p *TLogQueryFilter) GetFilterByOperator() TFilterByOperator {
+	return p.FilterByOperator
+}
+func (p *TLogQueryFilter) IsSetRegionName() bool {
+	return p.RegionName != nil
+}
+
+func (p *TLogQueryFilter) IsSetClientAddress() bool {
+	return p.ClientAddress != nil
+}
+
+func (p *TLogQueryFilter) IsSetTableName() bool {
+	return p.TableName != nil
+}
+
+func (p *TLogQueryFilter) IsSetUserName() bool {
+	return p.UserName != nil
+}
+
+func (p *TLogQueryFilter) IsSetLimit() bool {
+	return p.Limit != TLogQueryFilter_Limit_DEFAULT
+}
+
+func (p *TLogQueryFilter) IsSetLogType() bool {
+	return p.LogType != TLogQueryFilter_LogType_DEFAULT
+}
+
+func (p *TLogQueryFilter) IsSetFilterByOperator() bool {
+	return p.FilterByOperator != TLogQueryFilter_FilterByOperator_DEFAULT
+}
+
+func (p *TLogQueryFilter) Read(ctx context.Context, iprot thrift.TProtocol) error {
+	if _, err := iprot.ReadStructBegin(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
+	}
+
+	for {
+		_, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
+		if err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
+		}
+		if fieldTypeId == thrift.STOP {
+			break
+		}
+		switch fieldId {
+		case 1:
+			if fieldTypeId == thrift.STRING {
+				if err := p.ReadField1(ctx, iprot); err != nil {
+					return err
+				}
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		case 2:
+			if fieldTypeId == thrift.STRING {
+				if err := p.ReadField2(ctx, iprot); err != nil {
+					return err
+				}
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		case 3:
+			if fieldTypeId == thrift.STRING {
+				if err := p.ReadField3(ctx, iprot); err != nil {
+					return err
+				}
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		case 4:
+			if fieldTypeId == thrift.STRING {
+				if err := p.ReadField4(ctx, iprot); err != nil {
+					return err
+				}
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		case 5:
+			if fieldTypeId == thrift.I32 {
+				if err := p.ReadField5(ctx, iprot); err != nil {
+					return err
+				}
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		case 6:
+			if fieldTypeId == thrift.I32 {
+				if err := p.ReadField6(ctx, iprot); err != nil {
+					return err
+				}
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		case 7:
+			if fieldTypeId == thrift.I32 {
+				if err := p.ReadField7(ctx, iprot); err != nil {
+					return err
+				}
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		default:
+			if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+				return err
+			}
+		}
+		if err := iprot.ReadFieldEnd(ctx); err != nil {
+			return err
+		}
+	}
+	if err := iprot.ReadStructEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
+	}
+	return nil
+}
+
+func (p *TLogQueryFilter) ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
+	if v, err := iprot.ReadString(ctx); err != nil {
+		return thrift.PrependError("error reading field 1: ", err)
+	} else {
+		p.RegionName = &v
+	}
+	return nil
+}
+
+func (p *TLogQueryFilter) ReadField2(ctx context.Context, iprot thrift.TProtocol) error {
+	if v, err := iprot.ReadString(ctx); err != nil {
+		return thrift.PrependError("error reading field 2: ", err)
+	} else {
+		p.ClientAddress = &v
+	}
+	return nil
+}
+
+func (p *TLogQueryFilter) ReadField3(ctx context.Context, iprot thrift.TProtocol) error {
+	if v, err := iprot.ReadString(ctx); err != nil {
+		return thrift.PrependError("error reading field 3: ", err)
+	} else {
+		p.TableName = &v
+	}
+	return nil
+}
+
+func (p *TLogQueryFilter) ReadField4(ctx context.Context, iprot thrift.TProtocol) error {
+	if v, err := iprot.ReadString(ctx); err != nil {
+		return thrift.PrependError("error reading field 4: ", err)
+	} else {
+		p.UserName = &v
+	}
+	return nil
+}
+
+func (p *TLogQueryFilter) ReadField5(ctx context.Context, iprot thrift.TProtocol) error {
+	if v, err := iprot.ReadI32(ctx); err != nil {
+		return thrift.PrependError("error reading field 5: ", err)
+	} else {
+		p.Limit = v
+	}
+	return nil
+}
+
+func (p *TLogQueryFilter) ReadField6(ctx context.Context, iprot thrift.TProtocol) error {
+	if v, err := iprot.ReadI32(ctx); err != nil {
+		return thrift.PrependError("error reading field 6: ", err)
+	} else {
+		temp := TLogType(v)
+		p.LogType = temp
+	}
+	return nil
+}
+
+func (p *TLogQueryFilter) ReadField7(ctx context.Context, iprot thrift.TProtocol) error {
+	if v, err := iprot.ReadI32(ctx); err != nil {
+		return thrift.PrependError("error reading field 7: ", err)
+	} else {
+		temp := TFilterByOperator(v)
+		p.FilterByOperator = temp
+	}
+	return nil
+}
+
+func (p *TLogQueryFilter) Write(ctx context.Context, oprot thrift.TProtocol) error {
+	if err := oprot.WriteStructBegin(ctx, "TLogQueryFilter"); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err)
+	}
+	if p != nil {
+		if err := p.writeField1(ctx, oprot); err != nil {
+			return err
+		}
+		if err := p.writeField2(ctx, oprot); err != nil {
+			return err
+		}
+		if err := p.writeField3(ctx, oprot); err != nil {
+			return err
+		}
+		if err := p.writeField4(ctx, oprot); err != nil {
+			return err
+		}
+		if err := p.writeField5(ctx, oprot); err != nil {
+			return err
+		}
+		if err := p.writeField6(ctx, oprot); err != nil {
+			return err
+		}
+		if err := p.writeField7(ctx, oprot); err != nil {
+			return err
+		}
+	}
+	if err := oprot.WriteFieldStop(ctx); err != nil {
+		return thrift.PrependError("write field stop error: ", err)
+	}
+	if err := oprot.WriteStructEnd(ctx); err != nil {
+		return thrift.PrependError("write struct stop error: ", err)
+	}
+	return nil
+}
+
+func (p *TLogQueryFilter) writeField1(ctx context.Context, oprot thrift.TProtocol) (err error) {
+	if p.IsSetRegionName() {
+		if err := oprot.WriteFieldBegin(ctx, "regionName", thrift.STRING, 1); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:regionName: ", p), err)
+		}
+		if err := oprot.WriteString(ctx, string(*p.RegionName)); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T.regionName (1) field write error: ", p), err)
+		}
+		if err := oprot.WriteFieldEnd(ctx); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field end error 1:regionName: ", p), err)
+		}
+	}
+	return err
+}
+
+func (p *TLogQueryFilter) writeField2(ctx context.Context, oprot thrift.TProtocol) (err error) {
+	if p.IsSetClientAddress() {
+		if err := oprot.WriteFieldBegin(ctx, "clientAddress", thrift.STRING, 2); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field begin error 2:clientAddress: ", p), err)
+		}
+		if err := oprot.WriteString(ctx, string(*p.ClientAddress)); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T.clientAddress (2) field write error: ", p), err)
+		}
+		if err := oprot.WriteFieldEnd(ctx); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field end error 2:clientAddress: ", p), err)
+		}
+	}
+	return err
+}
+
+func (p *TLogQueryFilter) writeField3(ctx context.Context, oprot thrift.TProtocol) (err error) {
+	if p.IsSetTableName() {
+		if err := oprot.WriteFieldBegin(ctx, "tableName", thrift.STRING, 3); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field begin error 3:tableName: ", p), err)
+		}
+		if err := oprot.WriteString(ctx, string(*p.TableName)); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T.tableName (3) field write error: ", p), err)
+		}
+		if err := oprot.WriteFieldEnd(ctx); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field end error 3:tableName: ", p), err)
+		}
+	}
+	return err
+}
+
+func (p *TLogQueryFilter) writeField4(ctx context.Context, oprot thrift.TProtocol) (err error) {
+	if p.IsSetUserName() {
+		if err := oprot.WriteFieldBegin(ctx, "userName", thrift.STRING, 4); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field begin error 4:userName: ", p), err)
+		}
+		if err := oprot.WriteString(ctx, string(*p.UserName)); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T.userName (4) field write error: ", p), err)
+		}
+		if err := oprot.WriteFieldEnd(ctx); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field end error 4:userName: ", p), err)
+		}
+	}
+	return err
+}
+
+func (p *TLogQueryFilter) writeField5(ctx context.Context, oprot thrift.TProtocol) (err error) {
+	if p.IsSetLimit() {
+		if err := oprot.WriteFieldBegin(ctx, "limit", thrift.I32, 5); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field begin error 5:limit: ", p), err)
+		}
+		if err := oprot.WriteI32(ctx, int32(p.Limit)); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T.limit (5) field write error: ", p), err)
+		}
+		if err := oprot.WriteFieldEnd(ctx); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field end error 5:limit: ", p), err)
+		}
+	}
+	return err
+}
+
+func (p *TLogQueryFilter) writeField6(ctx context.Context, oprot thrift.TProtocol) (err error) {
+	if p.IsSetLogType() {
+		if err := oprot.WriteFieldBegin(ctx, "logType", thrift.I32, 6); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field begin error 6:logType: ", p), err)
+		}
+		if err := oprot.WriteI32(ctx, int32(p.LogType)); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T.logType (6) field write error: ", p), err)
+		}
+		if err := oprot.WriteFieldEnd(ctx); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field end error 6:logType: ", p), err)
+		}
+	}
+	return err
+}
+
+func (p *TLogQueryFilter) writeField7(ctx context.Context, oprot thrift.TProtocol) (err error) {
+	if p.IsSetFilterByOperator() {
+		if err := oprot.WriteFieldBegin(ctx, "filterByOperator", thrift.I32, 7); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field begin error 7:filterByOperator: ", p), err)
+		}
+		if err := oprot.WriteI32(ctx, int32(p.FilterByOperator)); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T.filterByOperator (7) field write error: ", p), err)
+		}
+		if err := oprot.WriteFieldEnd(ctx); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field end error 7:filterByOperator: ", p), err)
+		}
+	}
+	return err
+}
+
+func (p *TLogQueryFilter) Equals(other *TLogQueryFilter) bool {
+	if p == other {
+		return true
+	} else if p == nil || other == nil {
+		return false
+	}
+	if p.RegionName != other.RegionName {
+		if p.RegionName == nil || other.RegionName == nil {
+			return false
+		}
+		if (*p.RegionName) != (*other.RegionName) {
+			return false
+		}
+	}
+	if p.ClientAddress != other.ClientAddress {
+		if p.ClientAddress == nil || other.ClientAddress == nil {
+			return false
+		}
+		if (*p.ClientAddress) != (*other.ClientAddress) {
+			return false
+		}
+	}
+	if p.TableName != other.TableName {
+		if p.TableName == nil || other.TableName == nil {
+			return false
+		}
+		if (*p.TableName) != (*other.TableName) {
+			return false
+		}
+	}
+	if p.UserName != other.UserName {
+		if p.UserName == nil || other.UserName == nil {
+			return false
+		}
+		if (*p.UserName) != (*other.UserName) {
+			return false
+		}
+	}
+	if p.Limit != other.Limit {
+		return false
+	}
+	if p.LogType != other.LogType {
+		return false
+	}
+	if p.FilterByOperator != other.FilterByOperator {
+		return false
+	}
+	return true
+}
+
+func (p *TLogQueryFilter) String() string {
+	if p == nil {
+		return "<nil>"
+	}
+	return fmt.Sprintf("TLogQueryFilter(%+v)", *p)
+}
+
+// Attributes:
+//   - StartTime
+//   - ProcessingTime
+//   - QueueTime
+//   - ResponseSize
+//   - ClientAddress
+//   - ServerClass
+//   - MethodName
+//   - CallDetails
+//   - Param
+//   - UserName
+//   - MultiGetsCount
+//   - MultiMutationsCount
+//   - MultiServiceCalls
+//   - RegionName
+type TOnlineLogRecord struct {
+	StartTime           int64   `thrift:"startTime,1,required" db:"startTime" json:"startTime"`
+	ProcessingTime      int32   `thrift:"processingTime,2,required" db:"processingTime" json:"processingTime"`
+	QueueTime           int32   `thrift:"queueTime,3,required" db:"queueTime" json:"queueTime"`
+	ResponseSize        int64   `thrift:"responseSize,4,required" db:"responseSize" json:"responseSize"`
+	ClientAddress       string  `thrift:"clientAddress,5,required" db:"clientAddress" json:"clientAddress"`
+	ServerClass         string  `thrift:"serverClass,6,required" db:"serverClass" json:"serverClass"`
+	MethodName          string  `thrift:"methodName,7,required" db:"methodName" json:"methodName"`
+	CallDetails         string  `thrift:"callDetails,8,required" db:"callDetails" json:"callDetails"`
+	Param               string  `thrift:"param,9,required" db:"param" json:"param"`
+	UserName            string  `thrift:"userName,10,required" db:"userName" json:"userName"`
+	MultiGetsCount      int32   `thrift:"multiGetsCount,11,required" db:"multiGetsCount" json:"multiGetsCount"`
+	MultiMutationsCount int32   `thrift:"multiMutationsCount,12,required" db:"multiMutationsCount" json:"multiMutationsCount"`
+	MultiServiceCalls   int32   `thrift:"multiServiceCalls,13,required" db:"multiServiceCalls" json:"multiServiceCalls"`
+	RegionName          *string `thrift:"regionName,14" db:"regionName" json:"regionName,omitempty"`
+}
+
+func NewTOnlineLogRecord() *TOnlineLogRecord {
+	return &TOnlineLogRecord{}
+}
+
+func (p *TOnlineLogRecord) GetStartTime() int64 {
+	return p.StartTime
+}
+
+func (p *TOnlineLogRecord) GetProcessingTime() int32 {
+	return p.ProcessingTime
+}
+
+func (p *TOnlineLogRecord) GetQueueTime() int32 {
+	return p.QueueTime
+}
+
+func (p *TOnlineLogRecord) GetResponseSize() int64 {
+	return p.ResponseSize
+}
+
+func (p *TOnlineLogRecord) GetClientAddress() string {
+	return p.ClientAddress
+}
+
+func (p *TOnlineLogRecord) GetServerClass() string {
+	return p.ServerClass
+}
+
+func (p *TOnlineLogRecord) GetMethodName() string {
+	return p.MethodName
+}
+
+func (p *TOnlineLogRecord) GetCallDetails() string {
+	return p.CallDetails
+}
+
+func (p *TOnlineLogRecord) GetParam() string {
+	return p.Param
+}
+
+func (p *TOnlineLogRecord) GetUserName() string {
+	return p.UserName
+}
+
+func (p *TOnlineLogRecord) GetMultiGetsCount() int32 {
+	return p.MultiGetsCount
+}
+
+func (p *TOnlineLogRecord) GetMultiMutationsCount() int32 {
+	return p.MultiMutationsCount
+}
+
+func (p *TOnlineLogRecord) GetMultiServiceCalls() int32 {
+	return p.MultiServiceCalls
+}
+
+var TOnlineLogRecord_RegionName_DEFAULT string
+
+func (p *TOnlineLogRecord) GetRegionName() string {
+	if !p.IsSetRegionName() {
+		return TOnlineLogRecord_RegionName_DEFAULT
+	}
+	return *p.RegionName
+}
+func (p *TOnlineLogRecord) IsSetRegionName() bool {
+	return p.RegionName != nil
+}
+
+func (p *TOnlineLogRecord) Read(ctx context.Context, iprot thrift.TProtocol) error {
+	if _, err := iprot.ReadStructBegin(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
+	}
+
+	var issetStartTime bool = false
+	var issetProcessingTime bool = false
+	var issetQueueTime bool = false
+	var issetResponseSize bool = false
+	var issetClientAddress bool = false
+	var issetServerClass bool = false
+	var issetMethodName bool = false
+	var issetCallDetails bool = false
+	var issetParam bool = false
+	var issetUserName bool = false
+	var issetMultiGetsCount bool = false
+	var issetMultiMutationsCount bool = false
+	var issetMultiServiceCalls bool = false
+
+	for {
+		_, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
+		if err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
+		}
+		if fieldTypeId == thrift.STOP {
+			break
+		}
+		switch fieldId {
+		case 1:
+			if fieldTypeId == thrift.I64 {
+				if err := p.ReadField1(ctx, iprot); err != nil {
+					return err
+				}
+				issetStartTime = true
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		case 2:
+			if fieldTypeId == thrift.I32 {
+				if err := p.ReadField2(ctx, iprot); err != nil {
+					return err
+				}
+				issetProcessingTime = true
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		case 3:
+			if fieldTypeId == thrift.I32 {
+				if err := p.ReadField3(ctx, iprot); err != nil {
+					return err
+				}
+				issetQueueTime = true
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		case 4:
+			if fieldTypeId == thrift.I64 {
+				if err := p.ReadField4(ctx, iprot); err != nil {
+					return err
+				}
+				issetResponseSize = true
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		case 5:
+			if fieldTypeId == thrift.STRING {
+				if err := p.ReadField5(ctx, iprot); err != nil {
+					return err
+				}
+				issetClientAddress = true
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		case 6:
+			if fieldTypeId == thrift.STRING {
+				if err := p.ReadField6(ctx, iprot); err != nil {
+					return err
+				}
+				issetServerClass = true
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		case 7:
+			if fieldTypeId == thrift.STRING {
+				if err := p.ReadField7(ctx, iprot); err != nil {
+					return err
+				}
+				issetMethodName = true
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		case 8:
+			if fieldTypeId == thrift.STRING {
+				if err := p.ReadField8(ctx, iprot); err != nil {
+					return err
+				}
+				issetCallDetails = true
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		case 9:
+			if fieldTypeId == thrift.STRING {
+				if err := p.ReadField9(ctx, iprot); err != nil {
+					return err
+				}
+				issetParam = true
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		case 10:
+			if fieldTypeId == thrift.STRING {
+				if err := p.ReadField10(ctx, iprot); err != nil {
+					return err
+				}
+				issetUserName = true
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		case 11:
+			if fieldTypeId == thrift.I32 {
+				if err := p.ReadField11(ctx, iprot); err != nil {
+					return err
+				}
+				issetMultiGetsCount = true
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		case 12:
+			if fieldTypeId == thrift.I32 {
+				if err := p.ReadField12(ctx, iprot); err != nil {
+					return err
+				}
+				issetMultiMutationsCount = true
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		case 13:
+			if fieldTypeId == thrift.I32 {
+				if err := p.ReadField13(ctx, iprot); err != nil {
+					return err
+				}
+				issetMultiServiceCalls = true
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		case 14:
+			if fieldTypeId == thrift.STRING {
+				if err := p.ReadField14(ctx, iprot); err != nil {
+					return err
+				}
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		default:
+			if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+				return err
+			}
+		}
+		if err := iprot.ReadFieldEnd(ctx); err != nil {
+			return err
+		}
+	}
+	if err := iprot.ReadStructEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
+	}
+	if !issetStartTime {
+		return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field StartTime is not set"))
+	}
+	if !issetProcessingTime {
+		return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field ProcessingTime is not set"))
+	}
+	if !issetQueueTime {
+		return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field QueueTime is not set"))
+	}
+	if !issetResponseSize {
+		return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field ResponseSize is not set"))
+	}
+	if !issetClientAddress {
+		return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field ClientAddress is not set"))
+	}
+	if !issetServerClass {
+		return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field ServerClass is not set"))
+	}
+	if !issetMethodName {
+		return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field MethodName is not set"))
+	}
+	if !issetCallDetails {
+		return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field CallDetails is not set"))
+	}
+	if !issetParam {
+		return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field Param is not set"))
+	}
+	if !issetUserName {
+		return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field UserName is not set"))
+	}
+	if !issetMultiGetsCount {
+		return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field MultiGetsCount is not set"))
+	}
+	if !issetMultiMutationsCount {
+		return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field MultiMutationsCount is not set"))
+	}
+	if !issetMultiServiceCalls {
+		return thrift.NewTProtocolExceptionWithType(thrift.INVALID_DATA, fmt.Errorf("Required field MultiServiceCalls is not set"))
+	}
+	return nil
+}
+
+func (p *TOnlineLogRecord) ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
+	if v, err := iprot.ReadI64(ctx); err != nil {
+		return thrift.PrependError("error reading field 1: ", err)
+	} else {
+		p.StartTime = v
+	}
+	return nil
+}
+
+func (p *TOnlineLogRecord) ReadField2(ctx context.Context, iprot thrift.TProtocol) error {
+	if v, err := iprot.ReadI32(ctx); err != nil {
+		return thrift.PrependError("error reading field 2: ", err)
+	} else {
+		p.ProcessingTime = v
+	}
+	return nil
+}
+
+func (p *TOnlineLogRecord) ReadField3(ctx context.Context, iprot thrift.TProtocol) error {
+	if v, err := iprot.ReadI32(ctx); err != nil {
+		return thrift.PrependError("error reading field 3: ", err)
+	} else {
+		p.QueueTime = v
+	}
+	return nil
+}
+
+func (p *TOnlineLogRecord) ReadField4(ctx context.Context, iprot thrift.TProtocol) error {
+	if v, err := iprot.ReadI64(ctx); err != nil {
+		return thrift.PrependError("error reading field 4: ", err)
+	} else {
+		p.ResponseSize = v
+	}
+	return nil
+}
+
+func (p *TOnlineLogRecord) ReadField5(ctx context.Context, iprot thrift.TProtocol) error {
+	if v, err := iprot.ReadString(ctx); err != nil {
+		return thrift.PrependError("error reading field 5: ", err)
+	} else {
+		p.ClientAddress = v
+	}
+	return nil
+}
+
+func (p *TOnlineLogRecord) ReadField6(ctx context.Context, iprot thrift.TProtocol) error {
+	if v, err := iprot.ReadString(ctx); err != nil {
+		return thrift.PrependError("error reading field 6: ", err)
+	} else {
+		p.ServerClass = v
+	}
+	return nil
+}
+
+func (p *TOnlineLogRecord) ReadField7(ctx context.Context, iprot thrift.TProtocol) error {
+	if v, err := iprot.ReadString(ctx); err != nil {
+		return thrift.PrependError("error reading field 7: ", err)
+	} else {
+		p.MethodName = v
+	}
+	return nil
+}
+
+func (p *TOnlineLogRecord) ReadField8(ctx context.Context, iprot thrift.TProtocol) error {
+	if v, err := iprot.ReadString(ctx); err != nil {
+		return thrift.PrependError("error reading field 8: ", err)
+	} else {
+		p.CallDetails = v
+	}
+	return nil
+}
+
+func (p *TOnlineLogRecord) ReadField9(ctx context.Context, iprot thrift.TProtocol) error {
+	if v, err := iprot.ReadString(ctx); err != nil {
+		return thrift.PrependError("error reading field 9: ", err)
+	} else {
+		p.Param = v
+	}
+	return nil
+}
+
+func (p *TOnlineLogRecord) ReadField10(ctx context.Context, iprot thrift.TProtocol) error {
+	if v, err := iprot.ReadString(ctx); err != nil {
+		return thrift.PrependError("error reading field 10: ", err)
+	} else {
+		p.UserName = v
+	}
+	return nil
+}
+
+func (p *TOnlineLogRecord) ReadField11(ctx context.Context, iprot thrift.TProtocol) error {
+	if v, err := iprot.ReadI32(ctx); err != nil {
+		return thrift.PrependError("error reading field 11: ", err)
+	} else {
+		p.MultiGetsCount = v
+	}
+	return nil
+}
+
+func (p *TOnlineLogRecord) ReadField12(ctx context.Context, iprot thrift.TProtocol) error {
+	if v, err := iprot.ReadI32(ctx); err != nil {
+		return thrift.PrependError("error reading field 12: ", err)
+	} else {
+		p.MultiMutationsCount = v
+	}
+	return nil
+}
+
+func (p *TOnlineLogRecord) ReadField13(ctx context.Context, iprot thrift.TProtocol) error {
+	if v, err := iprot.ReadI32(ctx); err != nil {
+		return thrift.PrependError("error reading field 13: ", err)
+	} else {
+		p.MultiServiceCalls = v
+	}
+	return nil
+}
+
+func (p *TOnlineLogRecord) ReadField14(ctx context.Context, iprot thrift.TProtocol) error {
+	if v, err := iprot.ReadString(ctx); err != nil {
+		return thrift.PrependError("error reading field 14: ", err)
+	} else {
+		p.RegionName = &v
+	}
+	return nil
+}
+
+func (p *TOnlineLogRecord) Write(ctx context.Context, oprot thrift.TProtocol) error {
+	if err := oprot.WriteStructBegin(ctx, "TOnlineLogRecord"); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err)
+	}
+	if p != nil {
+		if err := p.writeField1(ctx, oprot); err != nil {
+			return err
+		}
+		if err := p.writeField2(ctx, oprot); err != nil {
+			return err
+		}
+		if err := p.writeField3(ctx, oprot); err != nil {
+			return err
+		}
+		if err := p.writeField4(ctx, oprot); err != nil {
+			return err
+		}
+		if err := p.writeField5(ctx, oprot); err != nil {
+			return err
+		}
+		if err := p.writeField6(ctx, oprot); err != nil {
+			return err
+		}
+		if err := p.writeField7(ctx, oprot); err != nil {
+			return err
+		}
+		if err := p.writeField8(ctx, oprot); err != nil {
+			return err
+		}
+		if err := p.writeField9(ctx, oprot); err != nil {
+			return err
+		}
+		if err := p.writeField10(ctx, oprot); err != nil {
+			return err
+		}
+		if err := p.writeField11(ctx, oprot); err != nil {
+			return err
+		}
+		if err := p.writeField12(ctx, oprot); err != nil {
+			return err
+		}
+		if err := p.writeField13(ctx, oprot); err != nil {
+			return err
+		}
+		if err := p.writeField14(ctx, oprot); err != nil {
+			return err
+		}
+	}
+	if err := oprot.WriteFieldStop(ctx); err != nil {
+		return thrift.PrependError("write field stop error: ", err)
+	}
+	if err := oprot.WriteStructEnd(ctx); err != nil {
+		return thrift.PrependError("write struct stop error: ", err)
+	}
+	return nil
+}
+
+func (p *TOnlineLogRecord) writeField1(ctx context.Context, oprot thrift.TProtocol) (err error) {
+	if err := oprot.WriteFieldBegin(ctx, "startTime", thrift.I64, 1); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:startTime: ", p), err)
+	}
+	if err := oprot.WriteI64(ctx, int64(p.StartTime)); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T.startTime (1) field write error: ", p), err)
+	}
+	if err := oprot.WriteFieldEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field end error 1:startTime: ", p), err)
+	}
+	return err
+}
+
+func (p *TOnlineLogRecord) writeField2(ctx context.Context, oprot thrift.TProtocol) (err error) {
+	if err := oprot.WriteFieldBegin(ctx, "processingTime", thrift.I32, 2); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field begin error 2:processingTime: ", p), err)
+	}
+	if err := oprot.WriteI32(ctx, int32(p.ProcessingTime)); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T.processingTime (2) field write error: ", p), err)
+	}
+	if err := oprot.WriteFieldEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field end error 2:processingTime: ", p), err)
+	}
+	return err
+}
+
+func (p *TOnlineLogRecord) writeField3(ctx context.Context, oprot thrift.TProtocol) (err error) {
+	if err := oprot.WriteFieldBegin(ctx, "queueTime", thrift.I32, 3); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field begin error 3:queueTime: ", p), err)
+	}
+	if err := oprot.WriteI32(ctx, int32(p.QueueTime)); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T.queueTime (3) field write error: ", p), err)
+	}
+	if err := oprot.WriteFieldEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field end error 3:queueTime: ", p), err)
+	}
+	return err
+}
+
+func (p *TOnlineLogRecord) writeField4(ctx context.Context, oprot thrift.TProtocol) (err error) {
+	if err := oprot.WriteFieldBegin(ctx, "responseSize", thrift.I64, 4); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field begin error 4:responseSize: ", p), err)
+	}
+	if err := oprot.WriteI64(ctx, int64(p.ResponseSize)); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T.responseSize (4) field write error: ", p), err)
+	}
+	if err := oprot.WriteFieldEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field end error 4:responseSize: ", p), err)
+	}
+	return err
+}
+
+func (p *TOnlineLogRecord) writeField5(ctx context.Context, oprot thrift.TProtocol) (err error) {
+	if err := oprot.WriteFieldBegin(ctx, "clientAddress", thrift.STRING, 5); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field begin error 5:clientAddress: ", p), err)
+	}
+	if err := oprot.WriteString(ctx, string(p.ClientAddress)); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T.clientAddress (5) field write error: ", p), err)
+	}
+	if err := oprot.WriteFieldEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field end error 5:clientAddress: ", p), err)
+	}
+	return err
+}
+
+func (p *TOnlineLogRecord) writeField6(ctx context.Context, oprot thrift.TProtocol) (err error) {
+	if err := oprot.WriteFieldBegin(ctx, "serverClass", thrift.STRING, 6); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field begin error 6:serverClass: ", p), err)
+	}
+	if err := oprot.WriteString(ctx, string(p.ServerClass)); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T.serverClass (6) field write error: ", p), err)
+	}
+	if err := oprot.WriteFieldEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field end error 6:serverClass: ", p), err)
+	}
+	return err
+}
+
+func (p *TOnlineLogRecord) writeField7(ctx context.Context, oprot thrift.TProtocol) (err error) {
+	if err := oprot.WriteFieldBegin(ctx, "methodName", thrift.STRING, 7); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field begin error 7:methodName: ", p), err)
+	}
+	if err := oprot.WriteString(ctx, string(p.MethodName)); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T.methodName (7) field write error: ", p), err)
+	}
+	if err := oprot.WriteFieldEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field end error 7:methodName: ", p), err)
+	}
+	return err
+}
+
+func (p *TOnlineLogRecord) writeField8(ctx context.Context, oprot thrift.TProtocol) (err error) {
+	if err := oprot.WriteFieldBegin(ctx, "callDetails", thrift.STRING, 8); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field begin error 8:callDetails: ", p), err)
+	}
+	if err := oprot.WriteString(ctx, string(p.CallDetails)); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T.callDetails (8) field write error: ", p), err)
+	}
+	if err := oprot.WriteFieldEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field end error 8:callDetails: ", p), err)
+	}
+	return err
+}
+
+func (p *TOnlineLogRecord) writeField9(ctx context.Context, oprot thrift.TProtocol) (err error) {
+	if err := oprot.WriteFieldBegin(ctx, "param", thrift.STRING, 9); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field begin error 9:param: ", p), err)
+	}
+	if err := oprot.WriteString(ctx, string(p.Param)); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T.param (9) field write error: ", p), err)
+	}
+	if err := oprot.WriteFieldEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field end error 9:param: ", p), err)
+	}
+	return err
+}
+
+func (p *TOnlineLogRecord) writeField10(ctx context.Context, oprot thrift.TProtocol) (err error) {
+	if err := oprot.WriteFieldBegin(ctx, "userName", thrift.STRING, 10); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field begin error 10:userName: ", p), err)
+	}
+	if err := oprot.WriteString(ctx, string(p.UserName)); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T.userName (10) field write error: ", p), err)
+	}
+	if err := oprot.WriteFieldEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field end error 10:userName: ", p), err)
+	}
+	return err
+}
+
+func (p *TOnlineLogRecord) writeField11(ctx context.Context, oprot thrift.TProtocol) (err error) {
+	if err := oprot.WriteFieldBegin(ctx, "multiGetsCount", thrift.I32, 11); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field begin error 11:multiGetsCount: ", p), err)
+	}
+	if err := oprot.WriteI32(ctx, int32(p.MultiGetsCount)); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T.multiGetsCount (11) field write error: ", p), err)
+	}
+	if err := oprot.WriteFieldEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field end error 11:multiGetsCount: ", p), err)
+	}
+	return err
+}
+
+func (p *TOnlineLogRecord) writeField12(ctx context.Context, oprot thrift.TProtocol) (err error) {
+	if err := oprot.WriteFieldBegin(ctx, "multiMutationsCount", thrift.I32, 12); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field begin error 12:multiMutationsCount: ", p), err)
+	}
+	if err := oprot.WriteI32(ctx, int32(p.MultiMutationsCount)); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T.multiMutationsCount (12) field write error: ", p), err)
+	}
+	if err := oprot.WriteFieldEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field end error 12:multiMutationsCount: ", p), err)
+	}
+	return err
+}
+
+func (p *TOnlineLogRecord) writeField13(ctx context.Context, oprot thrift.TProtocol) (err error) {
+	if err := oprot.WriteFieldBegin(ctx, "multiServiceCalls", thrift.I32, 13); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field begin error 13:multiServiceCalls: ", p), err)
+	}
+	if err := oprot.WriteI32(ctx, int32(p.MultiServiceCalls)); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T.multiServiceCalls (13) field write error: ", p), err)
+	}
+	if err := oprot.WriteFieldEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field end error 13:multiServiceCalls: ", p), err)
+	}
+	return err
+}
+
+func (p *TOnlineLogRecord) writeField14(ctx context.Context, oprot thrift.TProtocol) (err error) {
+	if p.IsSetRegionName() {
+		if err := oprot.WriteFieldBegin(ctx, "regionName", thrift.STRING, 14); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field begin error 14:regionName: ", p), err)
+		}
+		if err := oprot.WriteString(ctx, string(*p.RegionName)); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T.regionName (14) field write error: ", p), err)
+		}
+		if err := oprot.WriteFieldEnd(ctx); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field end error 14:regionName: ", p), err)
+		}
+	}
+	return err
+}
+
+func (p *TOnlineLogRecord) Equals(other *TOnlineLogRecord) bool {
+	if p == other {
+		return true
+	} else if p == nil || other == nil {
+		return false
+	}
+	if p.StartTime != other.StartTime {
+		return false
+	}
+	if p.ProcessingTime != other.ProcessingTime {
+		return false
+	}
+	if p.QueueTime != other.QueueTime {
+		return false
+	}
+	if p.ResponseSize != other.ResponseSize {
+		return false
+	}
+	if p.ClientAddress != other.ClientAddress {
+		return false
+	}
+	if p.ServerClass != other.ServerClass {
+		return false
+	}
+	if p.MethodName != other.MethodName {
+		return false
+	}
+	if p.CallDetails != other.CallDetails {
+		return false
+	}
+	if p.Param != other.Param {
+		return false
+	}
+	if p.UserName != other.UserName {
+		return false
+	}
+	if p.MultiGetsCount != other.MultiGetsCount {
+		return false
+	}
+	if p.MultiMutationsCount != other.MultiMutationsCount {
+		return false
+	}
+	if p.MultiServiceCalls != other.MultiServiceCalls {
+		return false
+	}
+	if p.RegionName != other.RegionName {
+		if p.RegionName == nil || other.RegionName == nil {
+			return false
+		}
+		if (*p.RegionName) != (*other.RegionName) {
+			return false
+		}
+	}
+	return true
+}
+
+func (p *TOnlineLogRecord) String() string {
+	if p == nil {
+		return "<nil>"
+	}
+	return fmt.Sprintf("TOnlineLogRecord(%+v)", *p)
+}
+
+// Attributes:
 //   - Message
 //   - CanRetry
 type TIOError struct {
@@ -7314,6 +8666,10 @@ type THBaseService interface {
 	// Parameters:
 	//  - TableName
 	IsTableEnabled(ctx context.Context, tableName *TTableName) (_r bool, _err error)
+	// Parameters:
+	//  - ServerNames
+	//  - LogQueryFilter
+	GetSlowLogResponses(ctx context.Context, serverNames []*TServerName, logQueryFilter *TLogQueryFilter) (_r []*TOnlineLogRecord, _err error)
 }
 
 type THBaseServiceClient struct {
@@ -7862,6 +9218,28 @@ func (p *THBaseServiceClient) IsTableEnabled(ctx context.Context, tableName *TTa
 	return _result111.GetSuccess(), nil
 }
 
+// Parameters:
+//   - ServerNames
+//   - LogQueryFilter
+func (p *THBaseServiceClient) GetSlowLogResponses(ctx context.Context, serverNames []*TServerName, logQueryFilter *TLogQueryFilter) (_r []*TOnlineLogRecord, _err error) {
+	var _args112 THBaseServiceGetSlowLogResponsesArgs
+	_args112.ServerNames = serverNames
+	_args112.LogQueryFilter = logQueryFilter
+	var _result114 THBaseServiceGetSlowLogResponsesResult
+	var _meta113 thrift.ResponseMeta
+	_meta113, _err = p.Client_().Call(ctx, "getSlowLogResponses", &_args112, &_result114)
+	p.SetLastResponseMeta_(_meta113)
+	if _err != nil {
+		return
+	}
+	switch {
+	case _result114.Io != nil:
+		return _r, _result114.Io
+	}
+
+	return _result114.GetSuccess(), nil
+}
+
 type THBaseServiceProcessor struct {
 	processorMap map[string]thrift.TProcessorFunction
 	handler      THBaseService
@@ -7882,31 +9260,32 @@ func (p *THBaseServiceProcessor) ProcessorMap() map[string]thrift.TProcessorFunc
 
 func NewTHBaseServiceProcessor(handler THBaseService) *THBaseServiceProcessor {
 
-	self112 := &THBaseServiceProcessor{handler: handler, processorMap: make(map[string]thrift.TProcessorFunction)}
-	self112.processorMap["get"] = &tHBaseServiceProcessorGet{handler: handler}
-	self112.processorMap["getMultiple"] = &tHBaseServiceProcessorGetMultiple{handler: handler}
-	self112.processorMap["put"] = &tHBaseServiceProcessorPut{handler: handler}
-	self112.processorMap["putMultiple"] = &tHBaseServiceProcessorPutMultiple{handler: handler}
-	self112.processorMap["deleteSingle"] = &tHBaseServiceProcessorDeleteSingle{handler: handler}
-	self112.processorMap["deleteMultiple"] = &tHBaseServiceProcessorDeleteMultiple{handler: handler}
-	self112.processorMap["increment"] = &tHBaseServiceProcessorIncrement{handler: handler}
-	self112.processorMap["openScanner"] = &tHBaseServiceProcessorOpenScanner{handler: handler}
-	self112.processorMap["getScannerRows"] = &tHBaseServiceProcessorGetScannerRows{handler: handler}
-	self112.processorMap["closeScanner"] = &tHBaseServiceProcessorCloseScanner{handler: handler}
-	self112.processorMap["mutateRow"] = &tHBaseServiceProcessorMutateRow{handler: handler}
-	self112.processorMap["getScannerResults"] = &tHBaseServiceProcessorGetScannerResults{handler: handler}
-	self112.processorMap["getAllRegionLocations"] = &tHBaseServiceProcessorGetAllRegionLocations{handler: handler}
-	self112.processorMap["checkAndMutate"] = &tHBaseServiceProcessorCheckAndMutate{handler: handler}
-	self112.processorMap["getTableDescriptor"] = &tHBaseServiceProcessorGetTableDescriptor{handler: handler}
-	self112.processorMap["tableExists"] = &tHBaseServiceProcessorTableExists{handler: handler}
-	self112.processorMap["getTableDescriptorsByNamespace"] = &tHBaseServiceProcessorGetTableDescriptorsByNamespace{handler: handler}
-	self112.processorMap["getTableNamesByNamespace"] = &tHBaseServiceProcessorGetTableNamesByNamespace{handler: handler}
-	self112.processorMap["createTable"] = &tHBaseServiceProcessorCreateTable{handler: handler}
-	self112.processorMap["deleteTable"] = &tHBaseServiceProcessorDeleteTable{handler: handler}
-	self112.processorMap["enableTable"] = &tHBaseServiceProcessorEnableTable{handler: handler}
-	self112.processorMap["disableTable"] = &tHBaseServiceProcessorDisableTable{handler: handler}
-	self112.processorMap["isTableEnabled"] = &tHBaseServiceProcessorIsTableEnabled{handler: handler}
-	return self112
+	self115 := &THBaseServiceProcessor{handler: handler, processorMap: make(map[string]thrift.TProcessorFunction)}
+	self115.processorMap["get"] = &tHBaseServiceProcessorGet{handler: handler}
+	self115.processorMap["getMultiple"] = &tHBaseServiceProcessorGetMultiple{handler: handler}
+	self115.processorMap["put"] = &tHBaseServiceProcessorPut{handler: handler}
+	self115.processorMap["putMultiple"] = &tHBaseServiceProcessorPutMultiple{handler: handler}
+	self115.processorMap["deleteSingle"] = &tHBaseServiceProcessorDeleteSingle{handler: handler}
+	self115.processorMap["deleteMultiple"] = &tHBaseServiceProcessorDeleteMultiple{handler: handler}
+	self115.processorMap["increment"] = &tHBaseServiceProcessorIncrement{handler: handler}
+	self115.processorMap["openScanner"] = &tHBaseServiceProcessorOpenScanner{handler: handler}
+	self115.processorMap["getScannerRows"] = &tHBaseServiceProcessorGetScannerRows{handler: handler}
+	self115.processorMap["closeScanner"] = &tHBaseServiceProcessorCloseScanner{handler: handler}
+	self115.processorMap["mutateRow"] = &tHBaseServiceProcessorMutateRow{handler: handler}
+	self115.processorMap["getScannerResults"] = &tHBaseServiceProcessorGetScannerResults{handler: handler}
+	self115.processorMap["getAllRegionLocations"] = &tHBaseServiceProcessorGetAllRegionLocations{handler: handler}
+	self115.processorMap["checkAndMutate"] = &tHBaseServiceProcessorCheckAndMutate{handler: handler}
+	self115.processorMap["getTableDescriptor"] = &tHBaseServiceProcessorGetTableDescriptor{handler: handler}
+	self115.processorMap["tableExists"] = &tHBaseServiceProcessorTableExists{handler: handler}
+	self115.processorMap["getTableDescriptorsByNamespace"] = &tHBaseServiceProcessorGetTableDescriptorsByNamespace{handler: handler}
+	self115.processorMap["getTableNamesByNamespace"] = &tHBaseServiceProcessorGetTableNamesByNamespace{handler: handler}
+	self115.processorMap["createTable"] = &tHBaseServiceProcessorCreateTable{handler: handler}
+	self115.processorMap["deleteTable"] = &tHBaseServiceProcessorDeleteTable{handler: handler}
+	self115.processorMap["enableTable"] = &tHBaseServiceProcessorEnableTable{handler: handler}
+	self115.processorMap["disableTable"] = &tHBaseServiceProcessorDisableTable{handler: handler}
+	self115.processorMap["isTableEnabled"] = &tHBaseServiceProcessorIsTableEnabled{handler: handler}
+	self115.processorMap["getSlowLogResponses"] = &tHBaseServiceProcessorGetSlowLogResponses{handler: handler}
+	return self115
 }
 
 func (p *THBaseServiceProcessor) Process(ctx context.Context, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
@@ -7919,12 +9298,12 @@ func (p *THBaseServiceProcessor) Process(ctx context.Context, iprot, oprot thrif
 	}
 	iprot.Skip(ctx, thrift.STRUCT)
 	iprot.ReadMessageEnd(ctx)
-	x113 := thrift.NewTApplicationException(thrift.UNKNOWN_METHOD, "Unknown function "+name)
+	x116 := thrift.NewTApplicationException(thrift.UNKNOWN_METHOD, "Unknown function "+name)
 	oprot.WriteMessageBegin(ctx, name, thrift.EXCEPTION, seqId)
-	x113.Write(ctx, oprot)
+	x116.Write(ctx, oprot)
 	oprot.WriteMessageEnd(ctx)
 	oprot.Flush(ctx)
-	return false, x113
+	return false, x116
 
 }
 
@@ -7933,7 +9312,7 @@ type tHBaseServiceProcessorGet struct {
 }
 
 func (p *tHBaseServiceProcessorGet) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-	var _write_err114 error
+	var _write_err117 error
 	args := THBaseServiceGetArgs{}
 	if err2 := args.Read(ctx, iprot); err2 != nil {
 		iprot.ReadMessageEnd(ctx)
@@ -7983,21 +9362,21 @@ func (p *tHBaseServiceProcessorGet) Process(ctx context.Context, seqId int32, ip
 			if errors.Is(err2, thrift.ErrAbandonRequest) {
 				return false, thrift.WrapTException(err2)
 			}
-			_exc115 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing get: "+err2.Error())
+			_exc118 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing get: "+err2.Error())
 			if err2 := oprot.WriteMessageBegin(ctx, "get", thrift.EXCEPTION, seqId); err2 != nil {
-				_write_err114 = thrift.WrapTException(err2)
+				_write_err117 = thrift.WrapTException(err2)
 			}
-			if err2 := _exc115.Write(ctx, oprot); _write_err114 == nil && err2 != nil {
-				_write_err114 = thrift.WrapTException(err2)
+			if err2 := _exc118.Write(ctx, oprot); _write_err117 == nil && err2 != nil {
+				_write_err117 = thrift.WrapTException(err2)
 			}
-			if err2 := oprot.WriteMessageEnd(ctx); _write_err114 == nil && err2 != nil {
-				_write_err114 = thrift.WrapTException(err2)
+			if err2 := oprot.WriteMessageEnd(ctx); _write_err117 == nil && err2 != nil {
+				_write_err117 = thrift.WrapTException(err2)
 			}
-			if err2 := oprot.Flush(ctx); _write_err114 == nil && err2 != nil {
-				_write_err114 = thrift.WrapTException(err2)
+			if err2 := oprot.Flush(ctx); _write_err117 == nil && err2 != nil {
+				_write_err117 = thrift.WrapTException(err2)
 			}
-			if _write_err114 != nil {
-				return false, thrift.WrapTException(_write_err114)
+			if _write_err117 != nil {
+				return false, thrift.WrapTException(_write_err117)
 			}
 			return true, err
 		}
@@ -8006,19 +9385,19 @@ func (p *tHBaseServiceProcessorGet) Process(ctx context.Context, seqId int32, ip
 	}
 	tickerCancel()
 	if err2 := oprot.WriteMessageBegin(ctx, "get", thrift.REPLY, seqId); err2 != nil {
-		_write_err114 = thrift.WrapTException(err2)
+		_write_err117 = thrift.WrapTException(err2)
 	}
-	if err2 := result.Write(ctx, oprot); _write_err114 == nil && err2 != nil {
-		_write_err114 = thrift.WrapTException(err2)
+	if err2 := result.Write(ctx, oprot); _write_err117 == nil && err2 != nil {
+		_write_err117 = thrift.WrapTException(err2)
 	}
-	if err2 := oprot.WriteMessageEnd(ctx); _write_err114 == nil && err2 != nil {
-		_write_err114 = thrift.WrapTException(err2)
+	if err2 := oprot.WriteMessageEnd(ctx); _write_err117 == nil && err2 != nil {
+		_write_err117 = thrift.WrapTException(err2)
 	}
-	if err2 := oprot.Flush(ctx); _write_err114 == nil && err2 != nil {
-		_write_err114 = thrift.WrapTException(err2)
+	if err2 := oprot.Flush(ctx); _write_err117 == nil && err2 != nil {
+		_write_err117 = thrift.WrapTException(err2)
 	}
-	if _write_err114 != nil {
-		return false, thrift.WrapTException(_write_err114)
+	if _write_err117 != nil {
+		return false, thrift.WrapTException(_write_err117)
 	}
 	return true, err
 }
@@ -8028,7 +9407,7 @@ type tHBaseServiceProcessorGetMultiple struct {
 }
 
 func (p *tHBaseServiceProcessorGetMultiple) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-	var _write_err116 error
+	var _write_err119 error
 	args := THBaseServiceGetMultipleArgs{}
 	if err2 := args.Read(ctx, iprot); err2 != nil {
 		iprot.ReadMessageEnd(ctx)
@@ -8078,21 +9457,21 @@ func (p *tHBaseServiceProcessorGetMultiple) Process(ctx context.Context, seqId i
 			if errors.Is(err2, thrift.ErrAbandonRequest) {
 				return false, thrift.WrapTException(err2)
 			}
-			_exc117 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing getMultiple: "+err2.Error())
+			_exc120 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing getMultiple: "+err2.Error())
 			if err2 := oprot.WriteMessageBegin(ctx, "getMultiple", thrift.EXCEPTION, seqId); err2 != nil {
-				_write_err116 = thrift.WrapTException(err2)
+				_write_err119 = thrift.WrapTException(err2)
 			}
-			if err2 := _exc117.Write(ctx, oprot); _write_err116 == nil && err2 != nil {
-				_write_err116 = thrift.WrapTException(err2)
+			if err2 := _exc120.Write(ctx, oprot); _write_err119 == nil && err2 != nil {
+				_write_err119 = thrift.WrapTException(err2)
 			}
-			if err2 := oprot.WriteMessageEnd(ctx); _write_err116 == nil && err2 != nil {
-				_write_err116 = thrift.WrapTException(err2)
+			if err2 := oprot.WriteMessageEnd(ctx); _write_err119 == nil && err2 != nil {
+				_write_err119 = thrift.WrapTException(err2)
 			}
-			if err2 := oprot.Flush(ctx); _write_err116 == nil && err2 != nil {
-				_write_err116 = thrift.WrapTException(err2)
+			if err2 := oprot.Flush(ctx); _write_err119 == nil && err2 != nil {
+				_write_err119 = thrift.WrapTException(err2)
 			}
-			if _write_err116 != nil {
-				return false, thrift.WrapTException(_write_err116)
+			if _write_err119 != nil {
+				return false, thrift.WrapTException(_write_err119)
 			}
 			return true, err
 		}
@@ -8101,19 +9480,19 @@ func (p *tHBaseServiceProcessorGetMultiple) Process(ctx context.Context, seqId i
 	}
 	tickerCancel()
 	if err2 := oprot.WriteMessageBegin(ctx, "getMultiple", thrift.REPLY, seqId); err2 != nil {
-		_write_err116 = thrift.WrapTException(err2)
+		_write_err119 = thrift.WrapTException(err2)
 	}
-	if err2 := result.Write(ctx, oprot); _write_err116 == nil && err2 != nil {
-		_write_err116 = thrift.WrapTException(err2)
+	if err2 := result.Write(ctx, oprot); _write_err119 == nil && err2 != nil {
+		_write_err119 = thrift.WrapTException(err2)
 	}
-	if err2 := oprot.WriteMessageEnd(ctx); _write_err116 == nil && err2 != nil {
-		_write_err116 = thrift.WrapTException(err2)
+	if err2 := oprot.WriteMessageEnd(ctx); _write_err119 == nil && err2 != nil {
+		_write_err119 = thrift.WrapTException(err2)
 	}
-	if err2 := oprot.Flush(ctx); _write_err116 == nil && err2 != nil {
-		_write_err116 = thrift.WrapTException(err2)
+	if err2 := oprot.Flush(ctx); _write_err119 == nil && err2 != nil {
+		_write_err119 = thrift.WrapTException(err2)
 	}
-	if _write_err116 != nil {
-		return false, thrift.WrapTException(_write_err116)
+	if _write_err119 != nil {
+		return false, thrift.WrapTException(_write_err119)
 	}
 	return true, err
 }
@@ -8123,7 +9502,7 @@ type tHBaseServiceProcessorPut struct {
 }
 
 func (p *tHBaseServiceProcessorPut) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-	var _write_err118 error
+	var _write_err121 error
 	args := THBaseServicePutArgs{}
 	if err2 := args.Read(ctx, iprot); err2 != nil {
 		iprot.ReadMessageEnd(ctx)
@@ -8173,40 +9552,40 @@ func (p *tHBaseServiceProcessorPut) Process(ctx context.Context, seqId int32, ip
 			if errors.Is(err2, thrift.ErrAbandonRequest) {
 				return false, thrift.WrapTException(err2)
 			}
-			_exc119 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing put: "+err2.Error())
+			_exc122 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing put: "+err2.Error())
 			if err2 := oprot.WriteMessageBegin(ctx, "put", thrift.EXCEPTION, seqId); err2 != nil {
-				_write_err118 = thrift.WrapTException(err2)
+				_write_err121 = thrift.WrapTException(err2)
 			}
-			if err2 := _exc119.Write(ctx, oprot); _write_err118 == nil && err2 != nil {
-				_write_err118 = thrift.WrapTException(err2)
+			if err2 := _exc122.Write(ctx, oprot); _write_err121 == nil && err2 != nil {
+				_write_err121 = thrift.WrapTException(err2)
 			}
-			if err2 := oprot.WriteMessageEnd(ctx); _write_err118 == nil && err2 != nil {
-				_write_err118 = thrift.WrapTException(err2)
+			if err2 := oprot.WriteMessageEnd(ctx); _write_err121 == nil && err2 != nil {
+				_write_err121 = thrift.WrapTException(err2)
 			}
-			if err2 := oprot.Flush(ctx); _write_err118 == nil && err2 != nil {
-				_write_err118 = thrift.WrapTException(err2)
+			if err2 := oprot.Flush(ctx); _write_err121 == nil && err2 != nil {
+				_write_err121 = thrift.WrapTException(err2)
 			}
-			if _write_err118 != nil {
-				return false, thrift.WrapTException(_write_err118)
+			if _write_err121 != nil {
+				return false, thrift.WrapTException(_write_err121)
 			}
 			return true, err
 		}
 	}
 	tickerCancel()
 	if err2 := oprot.WriteMessageBegin(ctx, "put", thrift.REPLY, seqId); err2 != nil {
-		_write_err118 = thrift.WrapTException(err2)
+		_write_err121 = thrift.WrapTException(err2)
 	}
-	if err2 := result.Write(ctx, oprot); _write_err118 == nil && err2 != nil {
-		_write_err118 = thrift.WrapTException(err2)
+	if err2 := result.Write(ctx, oprot); _write_err121 == nil && err2 != nil {
+		_write_err121 = thrift.WrapTException(err2)
 	}
-	if err2 := oprot.WriteMessageEnd(ctx); _write_err118 == nil && err2 != nil {
-		_write_err118 = thrift.WrapTException(err2)
+	if err2 := oprot.WriteMessageEnd(ctx); _write_err121 == nil && err2 != nil {
+		_write_err121 = thrift.WrapTException(err2)
 	}
-	if err2 := oprot.Flush(ctx); _write_err118 == nil && err2 != nil {
-		_write_err118 = thrift.WrapTException(err2)
+	if err2 := oprot.Flush(ctx); _write_err121 == nil && err2 != nil {
+		_write_err121 = thrift.WrapTException(err2)
 	}
-	if _write_err118 != nil {
-		return false, thrift.WrapTException(_write_err118)
+	if _write_err121 != nil {
+		return false, thrift.WrapTException(_write_err121)
 	}
 	return true, err
 }
@@ -8216,7 +9595,7 @@ type tHBaseServiceProcessorPutMultiple struct {
 }
 
 func (p *tHBaseServiceProcessorPutMultiple) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-	var _write_err120 error
+	var _write_err123 error
 	args := THBaseServicePutMultipleArgs{}
 	if err2 := args.Read(ctx, iprot); err2 != nil {
 		iprot.ReadMessageEnd(ctx)
@@ -8266,40 +9645,40 @@ func (p *tHBaseServiceProcessorPutMultiple) Process(ctx context.Context, seqId i
 			if errors.Is(err2, thrift.ErrAbandonRequest) {
 				return false, thrift.WrapTException(err2)
 			}
-			_exc121 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing putMultiple: "+err2.Error())
+			_exc124 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing putMultiple: "+err2.Error())
 			if err2 := oprot.WriteMessageBegin(ctx, "putMultiple", thrift.EXCEPTION, seqId); err2 != nil {
-				_write_err120 = thrift.WrapTException(err2)
+				_write_err123 = thrift.WrapTException(err2)
 			}
-			if err2 := _exc121.Write(ctx, oprot); _write_err120 == nil && err2 != nil {
-				_write_err120 = thrift.WrapTException(err2)
+			if err2 := _exc124.Write(ctx, oprot); _write_err123 == nil && err2 != nil {
+				_write_err123 = thrift.WrapTException(err2)
 			}
-			if err2 := oprot.WriteMessageEnd(ctx); _write_err120 == nil && err2 != nil {
-				_write_err120 = thrift.WrapTException(err2)
+			if err2 := oprot.WriteMessageEnd(ctx); _write_err123 == nil && err2 != nil {
+				_write_err123 = thrift.WrapTException(err2)
 			}
-			if err2 := oprot.Flush(ctx); _write_err120 == nil && err2 != nil {
-				_write_err120 = thrift.WrapTException(err2)
+			if err2 := oprot.Flush(ctx); _write_err123 == nil && err2 != nil {
+				_write_err123 = thrift.WrapTException(err2)
 			}
-			if _write_err120 != nil {
-				return false, thrift.WrapTException(_write_err120)
+			if _write_err123 != nil {
+				return false, thrift.WrapTException(_write_err123)
 			}
 			return true, err
 		}
 	}
 	tickerCancel()
 	if err2 := oprot.WriteMessageBegin(ctx, "putMultiple", thrift.REPLY, seqId); err2 != nil {
-		_write_err120 = thrift.WrapTException(err2)
+		_write_err123 = thrift.WrapTException(err2)
 	}
-	if err2 := result.Write(ctx, oprot); _write_err120 == nil && err2 != nil {
-		_write_err120 = thrift.WrapTException(err2)
+	if err2 := result.Write(ctx, oprot); _write_err123 == nil && err2 != nil {
+		_write_err123 = thrift.WrapTException(err2)
 	}
-	if err2 := oprot.WriteMessageEnd(ctx); _write_err120 == nil && err2 != nil {
-		_write_err120 = thrift.WrapTException(err2)
+	if err2 := oprot.WriteMessageEnd(ctx); _write_err123 == nil && err2 != nil {
+		_write_err123 = thrift.WrapTException(err2)
 	}
-	if err2 := oprot.Flush(ctx); _write_err120 == nil && err2 != nil {
-		_write_err120 = thrift.WrapTException(err2)
+	if err2 := oprot.Flush(ctx); _write_err123 == nil && err2 != nil {
+		_write_err123 = thrift.WrapTException(err2)
 	}
-	if _write_err120 != nil {
-		return false, thrift.WrapTException(_write_err120)
+	if _write_err123 != nil {
+		return false, thrift.WrapTException(_write_err123)
 	}
 	return true, err
 }
@@ -8309,7 +9688,7 @@ type tHBaseServiceProcessorDeleteSingle struct {
 }
 
 func (p *tHBaseServiceProcessorDeleteSingle) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-	var _write_err122 error
+	var _write_err125 error
 	args := THBaseServiceDeleteSingleArgs{}
 	if err2 := args.Read(ctx, iprot); err2 != nil {
 		iprot.ReadMessageEnd(ctx)
@@ -8359,40 +9738,40 @@ func (p *tHBaseServiceProcessorDeleteSingle) Process(ctx context.Context, seqId 
 			if errors.Is(err2, thrift.ErrAbandonRequest) {
 				return false, thrift.WrapTException(err2)
 			}
-			_exc123 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing deleteSingle: "+err2.Error())
+			_exc126 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing deleteSingle: "+err2.Error())
 			if err2 := oprot.WriteMessageBegin(ctx, "deleteSingle", thrift.EXCEPTION, seqId); err2 != nil {
-				_write_err122 = thrift.WrapTException(err2)
+				_write_err125 = thrift.WrapTException(err2)
 			}
-			if err2 := _exc123.Write(ctx, oprot); _write_err122 == nil && err2 != nil {
-				_write_err122 = thrift.WrapTException(err2)
+			if err2 := _exc126.Write(ctx, oprot); _write_err125 == nil && err2 != nil {
+				_write_err125 = thrift.WrapTException(err2)
 			}
-			if err2 := oprot.WriteMessageEnd(ctx); _write_err122 == nil && err2 != nil {
-				_write_err122 = thrift.WrapTException(err2)
+			if err2 := oprot.WriteMessageEnd(ctx); _write_err125 == nil && err2 != nil {
+				_write_err125 = thrift.WrapTException(err2)
 			}
-			if err2 := oprot.Flush(ctx); _write_err122 == nil && err2 != nil {
-				_write_err122 = thrift.WrapTException(err2)
+			if err2 := oprot.Flush(ctx); _write_err125 == nil && err2 != nil {
+				_write_err125 = thrift.WrapTException(err2)
 			}
-			if _write_err122 != nil {
-				return false, thrift.WrapTException(_write_err122)
+			if _write_err125 != nil {
+				return false, thrift.WrapTException(_write_err125)
 			}
 			return true, err
 		}
 	}
 	tickerCancel()
 	if err2 := oprot.WriteMessageBegin(ctx, "deleteSingle", thrift.REPLY, seqId); err2 != nil {
-		_write_err122 = thrift.WrapTException(err2)
+		_write_err125 = thrift.WrapTException(err2)
 	}
-	if err2 := result.Write(ctx, oprot); _write_err122 == nil && err2 != nil {
-		_write_err122 = thrift.WrapTException(err2)
+	if err2 := result.Write(ctx, oprot); _write_err125 == nil && err2 != nil {
+		_write_err125 = thrift.WrapTException(err2)
 	}
-	if err2 := oprot.WriteMessageEnd(ctx); _write_err122 == nil && err2 != nil {
-		_write_err122 = thrift.WrapTException(err2)
+	if err2 := oprot.WriteMessageEnd(ctx); _write_err125 == nil && err2 != nil {
+		_write_err125 = thrift.WrapTException(err2)
 	}
-	if err2 := oprot.Flush(ctx); _write_err122 == nil && err2 != nil {
-		_write_err122 = thrift.WrapTException(err2)
+	if err2 := oprot.Flush(ctx); _write_err125 == nil && err2 != nil {
+		_write_err125 = thrift.WrapTException(err2)
 	}
-	if _write_err122 != nil {
-		return false, thrift.WrapTException(_write_err122)
+	if _write_err125 != nil {
+		return false, thrift.WrapTException(_write_err125)
 	}
 	return true, err
 }
@@ -8402,7 +9781,7 @@ type tHBaseServiceProcessorDeleteMultiple struct {
 }
 
 func (p *tHBaseServiceProcessorDeleteMultiple) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-	var _write_err124 error
+	var _write_err127 error
 	args := THBaseServiceDeleteMultipleArgs{}
 	if err2 := args.Read(ctx, iprot); err2 != nil {
 		iprot.ReadMessageEnd(ctx)
@@ -8452,21 +9831,21 @@ func (p *tHBaseServiceProcessorDeleteMultiple) Process(ctx context.Context, seqI
 			if errors.Is(err2, thrift.ErrAbandonRequest) {
 				return false, thrift.WrapTException(err2)
 			}
-			_exc125 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing deleteMultiple: "+err2.Error())
+			_exc128 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing deleteMultiple: "+err2.Error())
 			if err2 := oprot.WriteMessageBegin(ctx, "deleteMultiple", thrift.EXCEPTION, seqId); err2 != nil {
-				_write_err124 = thrift.WrapTException(err2)
+				_write_err127 = thrift.WrapTException(err2)
 			}
-			if err2 := _exc125.Write(ctx, oprot); _write_err124 == nil && err2 != nil {
-				_write_err124 = thrift.WrapTException(err2)
+			if err2 := _exc128.Write(ctx, oprot); _write_err127 == nil && err2 != nil {
+				_write_err127 = thrift.WrapTException(err2)
 			}
-			if err2 := oprot.WriteMessageEnd(ctx); _write_err124 == nil && err2 != nil {
-				_write_err124 = thrift.WrapTException(err2)
+			if err2 := oprot.WriteMessageEnd(ctx); _write_err127 == nil && err2 != nil {
+				_write_err127 = thrift.WrapTException(err2)
 			}
-			if err2 := oprot.Flush(ctx); _write_err124 == nil && err2 != nil {
-				_write_err124 = thrift.WrapTException(err2)
+			if err2 := oprot.Flush(ctx); _write_err127 == nil && err2 != nil {
+				_write_err127 = thrift.WrapTException(err2)
 			}
-			if _write_err124 != nil {
-				return false, thrift.WrapTException(_write_err124)
+			if _write_err127 != nil {
+				return false, thrift.WrapTException(_write_err127)
 			}
 			return true, err
 		}
@@ -8475,19 +9854,19 @@ func (p *tHBaseServiceProcessorDeleteMultiple) Process(ctx context.Context, seqI
 	}
 	tickerCancel()
 	if err2 := oprot.WriteMessageBegin(ctx, "deleteMultiple", thrift.REPLY, seqId); err2 != nil {
-		_write_err124 = thrift.WrapTException(err2)
+		_write_err127 = thrift.WrapTException(err2)
 	}
-	if err2 := result.Write(ctx, oprot); _write_err124 == nil && err2 != nil {
-		_write_err124 = thrift.WrapTException(err2)
+	if err2 := result.Write(ctx, oprot); _write_err127 == nil && err2 != nil {
+		_write_err127 = thrift.WrapTException(err2)
 	}
-	if err2 := oprot.WriteMessageEnd(ctx); _write_err124 == nil && err2 != nil {
-		_write_err124 = thrift.WrapTException(err2)
+	if err2 := oprot.WriteMessageEnd(ctx); _write_err127 == nil && err2 != nil {
+		_write_err127 = thrift.WrapTException(err2)
 	}
-	if err2 := oprot.Flush(ctx); _write_err124 == nil && err2 != nil {
-		_write_err124 = thrift.WrapTException(err2)
+	if err2 := oprot.Flush(ctx); _write_err127 == nil && err2 != nil {
+		_write_err127 = thrift.WrapTException(err2)
 	}
-	if _write_err124 != nil {
-		return false, thrift.WrapTException(_write_err124)
+	if _write_err127 != nil {
+		return false, thrift.WrapTException(_write_err127)
 	}
 	return true, err
 }
@@ -8497,7 +9876,7 @@ type tHBaseServiceProcessorIncrement struct {
 }
 
 func (p *tHBaseServiceProcessorIncrement) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-	var _write_err126 error
+	var _write_err129 error
 	args := THBaseServiceIncrementArgs{}
 	if err2 := args.Read(ctx, iprot); err2 != nil {
 		iprot.ReadMessageEnd(ctx)
@@ -8547,21 +9926,21 @@ func (p *tHBaseServiceProcessorIncrement) Process(ctx context.Context, seqId int
 			if errors.Is(err2, thrift.ErrAbandonRequest) {
 				return false, thrift.WrapTException(err2)
 			}
-			_exc127 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing increment: "+err2.Error())
+			_exc130 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing increment: "+err2.Error())
 			if err2 := oprot.WriteMessageBegin(ctx, "increment", thrift.EXCEPTION, seqId); err2 != nil {
-				_write_err126 = thrift.WrapTException(err2)
+				_write_err129 = thrift.WrapTException(err2)
 			}
-			if err2 := _exc127.Write(ctx, oprot); _write_err126 == nil && err2 != nil {
-				_write_err126 = thrift.WrapTException(err2)
+			if err2 := _exc130.Write(ctx, oprot); _write_err129 == nil && err2 != nil {
+				_write_err129 = thrift.WrapTException(err2)
 			}
-			if err2 := oprot.WriteMessageEnd(ctx); _write_err126 == nil && err2 != nil {
-				_write_err126 = thrift.WrapTException(err2)
+			if err2 := oprot.WriteMessageEnd(ctx); _write_err129 == nil && err2 != nil {
+				_write_err129 = thrift.WrapTException(err2)
 			}
-			if err2 := oprot.Flush(ctx); _write_err126 == nil && err2 != nil {
-				_write_err126 = thrift.WrapTException(err2)
+			if err2 := oprot.Flush(ctx); _write_err129 == nil && err2 != nil {
+				_write_err129 = thrift.WrapTException(err2)
 			}
-			if _write_err126 != nil {
-				return false, thrift.WrapTException(_write_err126)
+			if _write_err129 != nil {
+				return false, thrift.WrapTException(_write_err129)
 			}
 			return true, err
 		}
@@ -8570,19 +9949,19 @@ func (p *tHBaseServiceProcessorIncrement) Process(ctx context.Context, seqId int
 	}
 	tickerCancel()
 	if err2 := oprot.WriteMessageBegin(ctx, "increment", thrift.REPLY, seqId); err2 != nil {
-		_write_err126 = thrift.WrapTException(err2)
+		_write_err129 = thrift.WrapTException(err2)
 	}
-	if err2 := result.Write(ctx, oprot); _write_err126 == nil && err2 != nil {
-		_write_err126 = thrift.WrapTException(err2)
+	if err2 := result.Write(ctx, oprot); _write_err129 == nil && err2 != nil {
+		_write_err129 = thrift.WrapTException(err2)
 	}
-	if err2 := oprot.WriteMessageEnd(ctx); _write_err126 == nil && err2 != nil {
-		_write_err126 = thrift.WrapTException(err2)
+	if err2 := oprot.WriteMessageEnd(ctx); _write_err129 == nil && err2 != nil {
+		_write_err129 = thrift.WrapTException(err2)
 	}
-	if err2 := oprot.Flush(ctx); _write_err126 == nil && err2 != nil {
-		_write_err126 = thrift.WrapTException(err2)
+	if err2 := oprot.Flush(ctx); _write_err129 == nil && err2 != nil {
+		_write_err129 = thrift.WrapTException(err2)
 	}
-	if _write_err126 != nil {
-		return false, thrift.WrapTException(_write_err126)
+	if _write_err129 != nil {
+		return false, thrift.WrapTException(_write_err129)
 	}
 	return true, err
 }
@@ -8592,7 +9971,7 @@ type tHBaseServiceProcessorOpenScanner struct {
 }
 
 func (p *tHBaseServiceProcessorOpenScanner) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-	var _write_err128 error
+	var _write_err131 error
 	args := THBaseServiceOpenScannerArgs{}
 	if err2 := args.Read(ctx, iprot); err2 != nil {
 		iprot.ReadMessageEnd(ctx)
@@ -8642,21 +10021,21 @@ func (p *tHBaseServiceProcessorOpenScanner) Process(ctx context.Context, seqId i
 			if errors.Is(err2, thrift.ErrAbandonRequest) {
 				return false, thrift.WrapTException(err2)
 			}
-			_exc129 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing openScanner: "+err2.Error())
+			_exc132 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing openScanner: "+err2.Error())
 			if err2 := oprot.WriteMessageBegin(ctx, "openScanner", thrift.EXCEPTION, seqId); err2 != nil {
-				_write_err128 = thrift.WrapTException(err2)
+				_write_err131 = thrift.WrapTException(err2)
 			}
-			if err2 := _exc129.Write(ctx, oprot); _write_err128 == nil && err2 != nil {
-				_write_err128 = thrift.WrapTException(err2)
+			if err2 := _exc132.Write(ctx, oprot); _write_err131 == nil && err2 != nil {
+				_write_err131 = thrift.WrapTException(err2)
 			}
-			if err2 := oprot.WriteMessageEnd(ctx); _write_err128 == nil && err2 != nil {
-				_write_err128 = thrift.WrapTException(err2)
+			if err2 := oprot.WriteMessageEnd(ctx); _write_err131 == nil && err2 != nil {
+				_write_err131 = thrift.WrapTException(err2)
 			}
-			if err2 := oprot.Flush(ctx); _write_err128 == nil && err2 != nil {
-				_write_err128 = thrift.WrapTException(err2)
+			if err2 := oprot.Flush(ctx); _write_err131 == nil && err2 != nil {
+				_write_err131 = thrift.WrapTException(err2)
 			}
-			if _write_err128 != nil {
-				return false, thrift.WrapTException(_write_err128)
+			if _write_err131 != nil {
+				return false, thrift.WrapTException(_write_err131)
 			}
 			return true, err
 		}
@@ -8665,19 +10044,19 @@ func (p *tHBaseServiceProcessorOpenScanner) Process(ctx context.Context, seqId i
 	}
 	tickerCancel()
 	if err2 := oprot.WriteMessageBegin(ctx, "openScanner", thrift.REPLY, seqId); err2 != nil {
-		_write_err128 = thrift.WrapTException(err2)
+		_write_err131 = thrift.WrapTException(err2)
 	}
-	if err2 := result.Write(ctx, oprot); _write_err128 == nil && err2 != nil {
-		_write_err128 = thrift.WrapTException(err2)
+	if err2 := result.Write(ctx, oprot); _write_err131 == nil && err2 != nil {
+		_write_err131 = thrift.WrapTException(err2)
 	}
-	if err2 := oprot.WriteMessageEnd(ctx); _write_err128 == nil && err2 != nil {
-		_write_err128 = thrift.WrapTException(err2)
+	if err2 := oprot.WriteMessageEnd(ctx); _write_err131 == nil && err2 != nil {
+		_write_err131 = thrift.WrapTException(err2)
 	}
-	if err2 := oprot.Flush(ctx); _write_err128 == nil && err2 != nil {
-		_write_err128 = thrift.WrapTException(err2)
+	if err2 := oprot.Flush(ctx); _write_err131 == nil && err2 != nil {
+		_write_err131 = thrift.WrapTException(err2)
 	}
-	if _write_err128 != nil {
-		return false, thrift.WrapTException(_write_err128)
+	if _write_err131 != nil {
+		return false, thrift.WrapTException(_write_err131)
 	}
 	return true, err
 }
@@ -8687,7 +10066,7 @@ type tHBaseServiceProcessorGetScannerRows struct {
 }
 
 func (p *tHBaseServiceProcessorGetScannerRows) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-	var _write_err130 error
+	var _write_err133 error
 	args := THBaseServiceGetScannerRowsArgs{}
 	if err2 := args.Read(ctx, iprot); err2 != nil {
 		iprot.ReadMessageEnd(ctx)
@@ -8739,21 +10118,21 @@ func (p *tHBaseServiceProcessorGetScannerRows) Process(ctx context.Context, seqI
 			if errors.Is(err2, thrift.ErrAbandonRequest) {
 				return false, thrift.WrapTException(err2)
 			}
-			_exc131 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing getScannerRows: "+err2.Error())
+			_exc134 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing getScannerRows: "+err2.Error())
 			if err2 := oprot.WriteMessageBegin(ctx, "getScannerRows", thrift.EXCEPTION, seqId); err2 != nil {
-				_write_err130 = thrift.WrapTException(err2)
+				_write_err133 = thrift.WrapTException(err2)
 			}
-			if err2 := _exc131.Write(ctx, oprot); _write_err130 == nil && err2 != nil {
-				_write_err130 = thrift.WrapTException(err2)
+			if err2 := _exc134.Write(ctx, oprot); _write_err133 == nil && err2 != nil {
+				_write_err133 = thrift.WrapTException(err2)
 			}
-			if err2 := oprot.WriteMessageEnd(ctx); _write_err130 == nil && err2 != nil {
-				_write_err130 = thrift.WrapTException(err2)
+			if err2 := oprot.WriteMessageEnd(ctx); _write_err133 == nil && err2 != nil {
+				_write_err133 = thrift.WrapTException(err2)
 			}
-			if err2 := oprot.Flush(ctx); _write_err130 == nil && err2 != nil {
-				_write_err130 = thrift.WrapTException(err2)
+			if err2 := oprot.Flush(ctx); _write_err133 == nil && err2 != nil {
+				_write_err133 = thrift.WrapTException(err2)
 			}
-			if _write_err130 != nil {
-				return false, thrift.WrapTException(_write_err130)
+			if _write_err133 != nil {
+				return false, thrift.WrapTException(_write_err133)
 			}
 			return true, err
 		}
@@ -8762,19 +10141,19 @@ func (p *tHBaseServiceProcessorGetScannerRows) Process(ctx context.Context, seqI
 	}
 	tickerCancel()
 	if err2 := oprot.WriteMessageBegin(ctx, "getScannerRows", thrift.REPLY, seqId); err2 != nil {
-		_write_err130 = thrift.WrapTException(err2)
+		_write_err133 = thrift.WrapTException(err2)
 	}
-	if err2 := result.Write(ctx, oprot); _write_err130 == nil && err2 != nil {
-		_write_err130 = thrift.WrapTException(err2)
+	if err2 := result.Write(ctx, oprot); _write_err133 == nil && err2 != nil {
+		_write_err133 = thrift.WrapTException(err2)
 	}
-	if err2 := oprot.WriteMessageEnd(ctx); _write_err130 == nil && err2 != nil {
-		_write_err130 = thrift.WrapTException(err2)
+	if err2 := oprot.WriteMessageEnd(ctx); _write_err133 == nil && err2 != nil {
+		_write_err133 = thrift.WrapTException(err2)
 	}
-	if err2 := oprot.Flush(ctx); _write_err130 == nil && err2 != nil {
-		_write_err130 = thrift.WrapTException(err2)
+	if err2 := oprot.Flush(ctx); _write_err133 == nil && err2 != nil {
+		_write_err133 = thrift.WrapTException(err2)
 	}
-	if _write_err130 != nil {
-		return false, thrift.WrapTException(_write_err130)
+	if _write_err133 != nil {
+		return false, thrift.WrapTException(_write_err133)
 	}
 	return true, err
 }
@@ -8784,7 +10163,7 @@ type tHBaseServiceProcessorCloseScanner struct {
 }
 
 func (p *tHBaseServiceProcessorCloseScanner) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-	var _write_err132 error
+	var _write_err135 error
 	args := THBaseServiceCloseScannerArgs{}
 	if err2 := args.Read(ctx, iprot); err2 != nil {
 		iprot.ReadMessageEnd(ctx)
@@ -8836,40 +10215,40 @@ func (p *tHBaseServiceProcessorCloseScanner) Process(ctx context.Context, seqId 
 			if errors.Is(err2, thrift.ErrAbandonRequest) {
 				return false, thrift.WrapTException(err2)
 			}
-			_exc133 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing closeScanner: "+err2.Error())
+			_exc136 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing closeScanner: "+err2.Error())
 			if err2 := oprot.WriteMessageBegin(ctx, "closeScanner", thrift.EXCEPTION, seqId); err2 != nil {
-				_write_err132 = thrift.WrapTException(err2)
+				_write_err135 = thrift.WrapTException(err2)
 			}
-			if err2 := _exc133.Write(ctx, oprot); _write_err132 == nil && err2 != nil {
-				_write_err132 = thrift.WrapTException(err2)
+			if err2 := _exc136.Write(ctx, oprot); _write_err135 == nil && err2 != nil {
+				_write_err135 = thrift.WrapTException(err2)
 			}
-			if err2 := oprot.WriteMessageEnd(ctx); _write_err132 == nil && err2 != nil {
-				_write_err132 = thrift.WrapTException(err2)
+			if err2 := oprot.WriteMessageEnd(ctx); _write_err135 == nil && err2 != nil {
+				_write_err135 = thrift.WrapTException(err2)
 			}
-			if err2 := oprot.Flush(ctx); _write_err132 == nil && err2 != nil {
-				_write_err132 = thrift.WrapTException(err2)
+			if err2 := oprot.Flush(ctx); _write_err135 == nil && err2 != nil {
+				_write_err135 = thrift.WrapTException(err2)
 			}
-			if _write_err132 != nil {
-				return false, thrift.WrapTException(_write_err132)
+			if _write_err135 != nil {
+				return false, thrift.WrapTException(_write_err135)
 			}
 			return true, err
 		}
 	}
 	tickerCancel()
 	if err2 := oprot.WriteMessageBegin(ctx, "closeScanner", thrift.REPLY, seqId); err2 != nil {
-		_write_err132 = thrift.WrapTException(err2)
+		_write_err135 = thrift.WrapTException(err2)
 	}
-	if err2 := result.Write(ctx, oprot); _write_err132 == nil && err2 != nil {
-		_write_err132 = thrift.WrapTException(err2)
+	if err2 := result.Write(ctx, oprot); _write_err135 == nil && err2 != nil {
+		_write_err135 = thrift.WrapTException(err2)
 	}
-	if err2 := oprot.WriteMessageEnd(ctx); _write_err132 == nil && err2 != nil {
-		_write_err132 = thrift.WrapTException(err2)
+	if err2 := oprot.WriteMessageEnd(ctx); _write_err135 == nil && err2 != nil {
+		_write_err135 = thrift.WrapTException(err2)
 	}
-	if err2 := oprot.Flush(ctx); _write_err132 == nil && err2 != nil {
-		_write_err132 = thrift.WrapTException(err2)
+	if err2 := oprot.Flush(ctx); _write_err135 == nil && err2 != nil {
+		_write_err135 = thrift.WrapTException(err2)
 	}
-	if _write_err132 != nil {
-		return false, thrift.WrapTException(_write_err132)
+	if _write_err135 != nil {
+		return false, thrift.WrapTException(_write_err135)
 	}
 	return true, err
 }
@@ -8879,7 +10258,7 @@ type tHBaseServiceProcessorMutateRow struct {
 }
 
 func (p *tHBaseServiceProcessorMutateRow) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-	var _write_err134 error
+	var _write_err137 error
 	args := THBaseServiceMutateRowArgs{}
 	if err2 := args.Read(ctx, iprot); err2 != nil {
 		iprot.ReadMessageEnd(ctx)
@@ -8929,40 +10308,40 @@ func (p *tHBaseServiceProcessorMutateRow) Process(ctx context.Context, seqId int
 			if errors.Is(err2, thrift.ErrAbandonRequest) {
 				return false, thrift.WrapTException(err2)
 			}
-			_exc135 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing mutateRow: "+err2.Error())
+			_exc138 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing mutateRow: "+err2.Error())
 			if err2 := oprot.WriteMessageBegin(ctx, "mutateRow", thrift.EXCEPTION, seqId); err2 != nil {
-				_write_err134 = thrift.WrapTException(err2)
+				_write_err137 = thrift.WrapTException(err2)
 			}
-			if err2 := _exc135.Write(ctx, oprot); _write_err134 == nil && err2 != nil {
-				_write_err134 = thrift.WrapTException(err2)
+			if err2 := _exc138.Write(ctx, oprot); _write_err137 == nil && err2 != nil {
+				_write_err137 = thrift.WrapTException(err2)
 			}
-			if err2 := oprot.WriteMessageEnd(ctx); _write_err134 == nil && err2 != nil {
-				_write_err134 = thrift.WrapTException(err2)
+			if err2 := oprot.WriteMessageEnd(ctx); _write_err137 == nil && err2 != nil {
+				_write_err137 = thrift.WrapTException(err2)
 			}
-			if err2 := oprot.Flush(ctx); _write_err134 == nil && err2 != nil {
-				_write_err134 = thrift.WrapTException(err2)
+			if err2 := oprot.Flush(ctx); _write_err137 == nil && err2 != nil {
+				_write_err137 = thrift.WrapTException(err2)
 			}
-			if _write_err134 != nil {
-				return false, thrift.WrapTException(_write_err134)
+			if _write_err137 != nil {
+				return false, thrift.WrapTException(_write_err137)
 			}
 			return true, err
 		}
 	}
 	tickerCancel()
 	if err2 := oprot.WriteMessageBegin(ctx, "mutateRow", thrift.REPLY, seqId); err2 != nil {
-		_write_err134 = thrift.WrapTException(err2)
+		_write_err137 = thrift.WrapTException(err2)
 	}
-	if err2 := result.Write(ctx, oprot); _write_err134 == nil && err2 != nil {
-		_write_err134 = thrift.WrapTException(err2)
+	if err2 := result.Write(ctx, oprot); _write_err137 == nil && err2 != nil {
+		_write_err137 = thrift.WrapTException(err2)
 	}
-	if err2 := oprot.WriteMessageEnd(ctx); _write_err134 == nil && err2 != nil {
-		_write_err134 = thrift.WrapTException(err2)
+	if err2 := oprot.WriteMessageEnd(ctx); _write_err137 == nil && err2 != nil {
+		_write_err137 = thrift.WrapTException(err2)
 	}
-	if err2 := oprot.Flush(ctx); _write_err134 == nil && err2 != nil {
-		_write_err134 = thrift.WrapTException(err2)
+	if err2 := oprot.Flush(ctx); _write_err137 == nil && err2 != nil {
+		_write_err137 = thrift.WrapTException(err2)
 	}
-	if _write_err134 != nil {
-		return false, thrift.WrapTException(_write_err134)
+	if _write_err137 != nil {
+		return false, thrift.WrapTException(_write_err137)
 	}
 	return true, err
 }
@@ -8972,7 +10351,7 @@ type tHBaseServiceProcessorGetScannerResults struct {
 }
 
 func (p *tHBaseServiceProcessorGetScannerResults) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-	var _write_err136 error
+	var _write_err139 error
 	args := THBaseServiceGetScannerResultsArgs{}
 	if err2 := args.Read(ctx, iprot); err2 != nil {
 		iprot.ReadMessageEnd(ctx)
@@ -9022,21 +10401,21 @@ func (p *tHBaseServiceProcessorGetScannerResults) Process(ctx context.Context, s
 			if errors.Is(err2, thrift.ErrAbandonRequest) {
 				return false, thrift.WrapTException(err2)
 			}
-			_exc137 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing getScannerResults: "+err2.Error())
+			_exc140 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing getScannerResults: "+err2.Error())
 			if err2 := oprot.WriteMessageBegin(ctx, "getScannerResults", thrift.EXCEPTION, seqId); err2 != nil {
-				_write_err136 = thrift.WrapTException(err2)
+				_write_err139 = thrift.WrapTException(err2)
 			}
-			if err2 := _exc137.Write(ctx, oprot); _write_err136 == nil && err2 != nil {
-				_write_err136 = thrift.WrapTException(err2)
+			if err2 := _exc140.Write(ctx, oprot); _write_err139 == nil && err2 != nil {
+				_write_err139 = thrift.WrapTException(err2)
 			}
-			if err2 := oprot.WriteMessageEnd(ctx); _write_err136 == nil && err2 != nil {
-				_write_err136 = thrift.WrapTException(err2)
+			if err2 := oprot.WriteMessageEnd(ctx); _write_err139 == nil && err2 != nil {
+				_write_err139 = thrift.WrapTException(err2)
 			}
-			if err2 := oprot.Flush(ctx); _write_err136 == nil && err2 != nil {
-				_write_err136 = thrift.WrapTException(err2)
+			if err2 := oprot.Flush(ctx); _write_err139 == nil && err2 != nil {
+				_write_err139 = thrift.WrapTException(err2)
 			}
-			if _write_err136 != nil {
-				return false, thrift.WrapTException(_write_err136)
+			if _write_err139 != nil {
+				return false, thrift.WrapTException(_write_err139)
 			}
 			return true, err
 		}
@@ -9045,19 +10424,19 @@ func (p *tHBaseServiceProcessorGetScannerResults) Process(ctx context.Context, s
 	}
 	tickerCancel()
 	if err2 := oprot.WriteMessageBegin(ctx, "getScannerResults", thrift.REPLY, seqId); err2 != nil {
-		_write_err136 = thrift.WrapTException(err2)
+		_write_err139 = thrift.WrapTException(err2)
 	}
-	if err2 := result.Write(ctx, oprot); _write_err136 == nil && err2 != nil {
-		_write_err136 = thrift.WrapTException(err2)
+	if err2 := result.Write(ctx, oprot); _write_err139 == nil && err2 != nil {
+		_write_err139 = thrift.WrapTException(err2)
 	}
-	if err2 := oprot.WriteMessageEnd(ctx); _write_err136 == nil && err2 != nil {
-		_write_err136 = thrift.WrapTException(err2)
+	if err2 := oprot.WriteMessageEnd(ctx); _write_err139 == nil && err2 != nil {
+		_write_err139 = thrift.WrapTException(err2)
 	}
-	if err2 := oprot.Flush(ctx); _write_err136 == nil && err2 != nil {
-		_write_err136 = thrift.WrapTException(err2)
+	if err2 := oprot.Flush(ctx); _write_err139 == nil && err2 != nil {
+		_write_err139 = thrift.WrapTException(err2)
 	}
-	if _write_err136 != nil {
-		return false, thrift.WrapTException(_write_err136)
+	if _write_err139 != nil {
+		return false, thrift.WrapTException(_write_err139)
 	}
 	return true, err
 }
@@ -9067,7 +10446,7 @@ type tHBaseServiceProcessorGetAllRegionLocations struct {
 }
 
 func (p *tHBaseServiceProcessorGetAllRegionLocations) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-	var _write_err138 error
+	var _write_err141 error
 	args := THBaseServiceGetAllRegionLocationsArgs{}
 	if err2 := args.Read(ctx, iprot); err2 != nil {
 		iprot.ReadMessageEnd(ctx)
@@ -9117,21 +10496,21 @@ func (p *tHBaseServiceProcessorGetAllRegionLocations) Process(ctx context.Contex
 			if errors.Is(err2, thrift.ErrAbandonRequest) {
 				return false, thrift.WrapTException(err2)
 			}
-			_exc139 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing getAllRegionLocations: "+err2.Error())
+			_exc142 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing getAllRegionLocations: "+err2.Error())
 			if err2 := oprot.WriteMessageBegin(ctx, "getAllRegionLocations", thrift.EXCEPTION, seqId); err2 != nil {
-				_write_err138 = thrift.WrapTException(err2)
+				_write_err141 = thrift.WrapTException(err2)
 			}
-			if err2 := _exc139.Write(ctx, oprot); _write_err138 == nil && err2 != nil {
-				_write_err138 = thrift.WrapTException(err2)
+			if err2 := _exc142.Write(ctx, oprot); _write_err141 == nil && err2 != nil {
+				_write_err141 = thrift.WrapTException(err2)
 			}
-			if err2 := oprot.WriteMessageEnd(ctx); _write_err138 == nil && err2 != nil {
-				_write_err138 = thrift.WrapTException(err2)
+			if err2 := oprot.WriteMessageEnd(ctx); _write_err141 == nil && err2 != nil {
+				_write_err141 = thrift.WrapTException(err2)
 			}
-			if err2 := oprot.Flush(ctx); _write_err138 == nil && err2 != nil {
-				_write_err138 = thrift.WrapTException(err2)
+			if err2 := oprot.Flush(ctx); _write_err141 == nil && err2 != nil {
+				_write_err141 = thrift.WrapTException(err2)
 			}
-			if _write_err138 != nil {
-				return false, thrift.WrapTException(_write_err138)
+			if _write_err141 != nil {
+				return false, thrift.WrapTException(_write_err141)
 			}
 			return true, err
 		}
@@ -9140,19 +10519,19 @@ func (p *tHBaseServiceProcessorGetAllRegionLocations) Process(ctx context.Contex
 	}
 	tickerCancel()
 	if err2 := oprot.WriteMessageBegin(ctx, "getAllRegionLocations", thrift.REPLY, seqId); err2 != nil {
-		_write_err138 = thrift.WrapTException(err2)
+		_write_err141 = thrift.WrapTException(err2)
 	}
-	if err2 := result.Write(ctx, oprot); _write_err138 == nil && err2 != nil {
-		_write_err138 = thrift.WrapTException(err2)
+	if err2 := result.Write(ctx, oprot); _write_err141 == nil && err2 != nil {
+		_write_err141 = thrift.WrapTException(err2)
 	}
-	if err2 := oprot.WriteMessageEnd(ctx); _write_err138 == nil && err2 != nil {
-		_write_err138 = thrift.WrapTException(err2)
+	if err2 := oprot.WriteMessageEnd(ctx); _write_err141 == nil && err2 != nil {
+		_write_err141 = thrift.WrapTException(err2)
 	}
-	if err2 := oprot.Flush(ctx); _write_err138 == nil && err2 != nil {
-		_write_err138 = thrift.WrapTException(err2)
+	if err2 := oprot.Flush(ctx); _write_err141 == nil && err2 != nil {
+		_write_err141 = thrift.WrapTException(err2)
 	}
-	if _write_err138 != nil {
-		return false, thrift.WrapTException(_write_err138)
+	if _write_err141 != nil {
+		return false, thrift.WrapTException(_write_err141)
 	}
 	return true, err
 }
@@ -9162,7 +10541,7 @@ type tHBaseServiceProcessorCheckAndMutate struct {
 }
 
 func (p *tHBaseServiceProcessorCheckAndMutate) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-	var _write_err140 error
+	var _write_err143 error
 	args := THBaseServiceCheckAndMutateArgs{}
 	if err2 := args.Read(ctx, iprot); err2 != nil {
 		iprot.ReadMessageEnd(ctx)
@@ -9212,21 +10591,21 @@ func (p *tHBaseServiceProcessorCheckAndMutate) Process(ctx context.Context, seqI
 			if errors.Is(err2, thrift.ErrAbandonRequest) {
 				return false, thrift.WrapTException(err2)
 			}
-			_exc141 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing checkAndMutate: "+err2.Error())
+			_exc144 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing checkAndMutate: "+err2.Error())
 			if err2 := oprot.WriteMessageBegin(ctx, "checkAndMutate", thrift.EXCEPTION, seqId); err2 != nil {
-				_write_err140 = thrift.WrapTException(err2)
+				_write_err143 = thrift.WrapTException(err2)
 			}
-			if err2 := _exc141.Write(ctx, oprot); _write_err140 == nil && err2 != nil {
-				_write_err140 = thrift.WrapTException(err2)
+			if err2 := _exc144.Write(ctx, oprot); _write_err143 == nil && err2 != nil {
+				_write_err143 = thrift.WrapTException(err2)
 			}
-			if err2 := oprot.WriteMessageEnd(ctx); _write_err140 == nil && err2 != nil {
-				_write_err140 = thrift.WrapTException(err2)
+			if err2 := oprot.WriteMessageEnd(ctx); _write_err143 == nil && err2 != nil {
+				_write_err143 = thrift.WrapTException(err2)
 			}
-			if err2 := oprot.Flush(ctx); _write_err140 == nil && err2 != nil {
-				_write_err140 = thrift.WrapTException(err2)
+			if err2 := oprot.Flush(ctx); _write_err143 == nil && err2 != nil {
+				_write_err143 = thrift.WrapTException(err2)
 			}
-			if _write_err140 != nil {
-				return false, thrift.WrapTException(_write_err140)
+			if _write_err143 != nil {
+				return false, thrift.WrapTException(_write_err143)
 			}
 			return true, err
 		}
@@ -9235,19 +10614,19 @@ func (p *tHBaseServiceProcessorCheckAndMutate) Process(ctx context.Context, seqI
 	}
 	tickerCancel()
 	if err2 := oprot.WriteMessageBegin(ctx, "checkAndMutate", thrift.REPLY, seqId); err2 != nil {
-		_write_err140 = thrift.WrapTException(err2)
+		_write_err143 = thrift.WrapTException(err2)
 	}
-	if err2 := result.Write(ctx, oprot); _write_err140 == nil && err2 != nil {
-		_write_err140 = thrift.WrapTException(err2)
+	if err2 := result.Write(ctx, oprot); _write_err143 == nil && err2 != nil {
+		_write_err143 = thrift.WrapTException(err2)
 	}
-	if err2 := oprot.WriteMessageEnd(ctx); _write_err140 == nil && err2 != nil {
-		_write_err140 = thrift.WrapTException(err2)
+	if err2 := oprot.WriteMessageEnd(ctx); _write_err143 == nil && err2 != nil {
+		_write_err143 = thrift.WrapTException(err2)
 	}
-	if err2 := oprot.Flush(ctx); _write_err140 == nil && err2 != nil {
-		_write_err140 = thrift.WrapTException(err2)
+	if err2 := oprot.Flush(ctx); _write_err143 == nil && err2 != nil {
+		_write_err143 = thrift.WrapTException(err2)
 	}
-	if _write_err140 != nil {
-		return false, thrift.WrapTException(_write_err140)
+	if _write_err143 != nil {
+		return false, thrift.WrapTException(_write_err143)
 	}
 	return true, err
 }
@@ -9257,7 +10636,7 @@ type tHBaseServiceProcessorGetTableDescriptor struct {
 }
 
 func (p *tHBaseServiceProcessorGetTableDescriptor) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-	var _write_err142 error
+	var _write_err145 error
 	args := THBaseServiceGetTableDescriptorArgs{}
 	if err2 := args.Read(ctx, iprot); err2 != nil {
 		iprot.ReadMessageEnd(ctx)
@@ -9307,21 +10686,21 @@ func (p *tHBaseServiceProcessorGetTableDescriptor) Process(ctx context.Context, 
 			if errors.Is(err2, thrift.ErrAbandonRequest) {
 				return false, thrift.WrapTException(err2)
 			}
-			_exc143 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing getTableDescriptor: "+err2.Error())
+			_exc146 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing getTableDescriptor: "+err2.Error())
 			if err2 := oprot.WriteMessageBegin(ctx, "getTableDescriptor", thrift.EXCEPTION, seqId); err2 != nil {
-				_write_err142 = thrift.WrapTException(err2)
+				_write_err145 = thrift.WrapTException(err2)
 			}
-			if err2 := _exc143.Write(ctx, oprot); _write_err142 == nil && err2 != nil {
-				_write_err142 = thrift.WrapTException(err2)
+			if err2 := _exc146.Write(ctx, oprot); _write_err145 == nil && err2 != nil {
+				_write_err145 = thrift.WrapTException(err2)
 			}
-			if err2 := oprot.WriteMessageEnd(ctx); _write_err142 == nil && err2 != nil {
-				_write_err142 = thrift.WrapTException(err2)
+			if err2 := oprot.WriteMessageEnd(ctx); _write_err145 == nil && err2 != nil {
+				_write_err145 = thrift.WrapTException(err2)
 			}
-			if err2 := oprot.Flush(ctx); _write_err142 == nil && err2 != nil {
-				_write_err142 = thrift.WrapTException(err2)
+			if err2 := oprot.Flush(ctx); _write_err145 == nil && err2 != nil {
+				_write_err145 = thrift.WrapTException(err2)
 			}
-			if _write_err142 != nil {
-				return false, thrift.WrapTException(_write_err142)
+			if _write_err145 != nil {
+				return false, thrift.WrapTException(_write_err145)
 			}
 			return true, err
 		}
@@ -9330,19 +10709,19 @@ func (p *tHBaseServiceProcessorGetTableDescriptor) Process(ctx context.Context, 
 	}
 	tickerCancel()
 	if err2 := oprot.WriteMessageBegin(ctx, "getTableDescriptor", thrift.REPLY, seqId); err2 != nil {
-		_write_err142 = thrift.WrapTException(err2)
+		_write_err145 = thrift.WrapTException(err2)
 	}
-	if err2 := result.Write(ctx, oprot); _write_err142 == nil && err2 != nil {
-		_write_err142 = thrift.WrapTException(err2)
+	if err2 := result.Write(ctx, oprot); _write_err145 == nil && err2 != nil {
+		_write_err145 = thrift.WrapTException(err2)
 	}
-	if err2 := oprot.WriteMessageEnd(ctx); _write_err142 == nil && err2 != nil {
-		_write_err142 = thrift.WrapTException(err2)
+	if err2 := oprot.WriteMessageEnd(ctx); _write_err145 == nil && err2 != nil {
+		_write_err145 = thrift.WrapTException(err2)
 	}
-	if err2 := oprot.Flush(ctx); _write_err142 == nil && err2 != nil {
-		_write_err142 = thrift.WrapTException(err2)
+	if err2 := oprot.Flush(ctx); _write_err145 == nil && err2 != nil {
+		_write_err145 = thrift.WrapTException(err2)
 	}
-	if _write_err142 != nil {
-		return false, thrift.WrapTException(_write_err142)
+	if _write_err145 != nil {
+		return false, thrift.WrapTException(_write_err145)
 	}
 	return true, err
 }
@@ -9352,7 +10731,7 @@ type tHBaseServiceProcessorTableExists struct {
 }
 
 func (p *tHBaseServiceProcessorTableExists) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-	var _write_err144 error
+	var _write_err147 error
 	args := THBaseServiceTableExistsArgs{}
 	if err2 := args.Read(ctx, iprot); err2 != nil {
 		iprot.ReadMessageEnd(ctx)
@@ -9402,21 +10781,21 @@ func (p *tHBaseServiceProcessorTableExists) Process(ctx context.Context, seqId i
 			if errors.Is(err2, thrift.ErrAbandonRequest) {
 				return false, thrift.WrapTException(err2)
 			}
-			_exc145 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing tableExists: "+err2.Error())
+			_exc148 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing tableExists: "+err2.Error())
 			if err2 := oprot.WriteMessageBegin(ctx, "tableExists", thrift.EXCEPTION, seqId); err2 != nil {
-				_write_err144 = thrift.WrapTException(err2)
+				_write_err147 = thrift.WrapTException(err2)
 			}
-			if err2 := _exc145.Write(ctx, oprot); _write_err144 == nil && err2 != nil {
-				_write_err144 = thrift.WrapTException(err2)
+			if err2 := _exc148.Write(ctx, oprot); _write_err147 == nil && err2 != nil {
+				_write_err147 = thrift.WrapTException(err2)
 			}
-			if err2 := oprot.WriteMessageEnd(ctx); _write_err144 == nil && err2 != nil {
-				_write_err144 = thrift.WrapTException(err2)
+			if err2 := oprot.WriteMessageEnd(ctx); _write_err147 == nil && err2 != nil {
+				_write_err147 = thrift.WrapTException(err2)
 			}
-			if err2 := oprot.Flush(ctx); _write_err144 == nil && err2 != nil {
-				_write_err144 = thrift.WrapTException(err2)
+			if err2 := oprot.Flush(ctx); _write_err147 == nil && err2 != nil {
+				_write_err147 = thrift.WrapTException(err2)
 			}
-			if _write_err144 != nil {
-				return false, thrift.WrapTException(_write_err144)
+			if _write_err147 != nil {
+				return false, thrift.WrapTException(_write_err147)
 			}
 			return true, err
 		}
@@ -9425,19 +10804,19 @@ func (p *tHBaseServiceProcessorTableExists) Process(ctx context.Context, seqId i
 	}
 	tickerCancel()
 	if err2 := oprot.WriteMessageBegin(ctx, "tableExists", thrift.REPLY, seqId); err2 != nil {
-		_write_err144 = thrift.WrapTException(err2)
+		_write_err147 = thrift.WrapTException(err2)
 	}
-	if err2 := result.Write(ctx, oprot); _write_err144 == nil && err2 != nil {
-		_write_err144 = thrift.WrapTException(err2)
+	if err2 := result.Write(ctx, oprot); _write_err147 == nil && err2 != nil {
+		_write_err147 = thrift.WrapTException(err2)
 	}
-	if err2 := oprot.WriteMessageEnd(ctx); _write_err144 == nil && err2 != nil {
-		_write_err144 = thrift.WrapTException(err2)
+	if err2 := oprot.WriteMessageEnd(ctx); _write_err147 == nil && err2 != nil {
+		_write_err147 = thrift.WrapTException(err2)
 	}
-	if err2 := oprot.Flush(ctx); _write_err144 == nil && err2 != nil {
-		_write_err144 = thrift.WrapTException(err2)
+	if err2 := oprot.Flush(ctx); _write_err147 == nil && err2 != nil {
+		_write_err147 = thrift.WrapTException(err2)
 	}
-	if _write_err144 != nil {
-		return false, thrift.WrapTException(_write_err144)
+	if _write_err147 != nil {
+		return false, thrift.WrapTException(_write_err147)
 	}
 	return true, err
 }
@@ -9447,7 +10826,7 @@ type tHBaseServiceProcessorGetTableDescriptorsByNamespace struct {
 }
 
 func (p *tHBaseServiceProcessorGetTableDescriptorsByNamespace) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-	var _write_err146 error
+	var _write_err149 error
 	args := THBaseServiceGetTableDescriptorsByNamespaceArgs{}
 	if err2 := args.Read(ctx, iprot); err2 != nil {
 		iprot.ReadMessageEnd(ctx)
@@ -9497,21 +10876,21 @@ func (p *tHBaseServiceProcessorGetTableDescriptorsByNamespace) Process(ctx conte
 			if errors.Is(err2, thrift.ErrAbandonRequest) {
 				return false, thrift.WrapTException(err2)
 			}
-			_exc147 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing getTableDescriptorsByNamespace: "+err2.Error())
+			_exc150 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing getTableDescriptorsByNamespace: "+err2.Error())
 			if err2 := oprot.WriteMessageBegin(ctx, "getTableDescriptorsByNamespace", thrift.EXCEPTION, seqId); err2 != nil {
-				_write_err146 = thrift.WrapTException(err2)
+				_write_err149 = thrift.WrapTException(err2)
 			}
-			if err2 := _exc147.Write(ctx, oprot); _write_err146 == nil && err2 != nil {
-				_write_err146 = thrift.WrapTException(err2)
+			if err2 := _exc150.Write(ctx, oprot); _write_err149 == nil && err2 != nil {
+				_write_err149 = thrift.WrapTException(err2)
 			}
-			if err2 := oprot.WriteMessageEnd(ctx); _write_err146 == nil && err2 != nil {
-				_write_err146 = thrift.WrapTException(err2)
+			if err2 := oprot.WriteMessageEnd(ctx); _write_err149 == nil && err2 != nil {
+				_write_err149 = thrift.WrapTException(err2)
 			}
-			if err2 := oprot.Flush(ctx); _write_err146 == nil && err2 != nil {
-				_write_err146 = thrift.WrapTException(err2)
+			if err2 := oprot.Flush(ctx); _write_err149 == nil && err2 != nil {
+				_write_err149 = thrift.WrapTException(err2)
 			}
-			if _write_err146 != nil {
-				return false, thrift.WrapTException(_write_err146)
+			if _write_err149 != nil {
+				return false, thrift.WrapTException(_write_err149)
 			}
 			return true, err
 		}
@@ -9520,19 +10899,19 @@ func (p *tHBaseServiceProcessorGetTableDescriptorsByNamespace) Process(ctx conte
 	}
 	tickerCancel()
 	if err2 := oprot.WriteMessageBegin(ctx, "getTableDescriptorsByNamespace", thrift.REPLY, seqId); err2 != nil {
-		_write_err146 = thrift.WrapTException(err2)
+		_write_err149 = thrift.WrapTException(err2)
 	}
-	if err2 := result.Write(ctx, oprot); _write_err146 == nil && err2 != nil {
-		_write_err146 = thrift.WrapTException(err2)
+	if err2 := result.Write(ctx, oprot); _write_err149 == nil && err2 != nil {
+		_write_err149 = thrift.WrapTException(err2)
 	}
-	if err2 := oprot.WriteMessageEnd(ctx); _write_err146 == nil && err2 != nil {
-		_write_err146 = thrift.WrapTException(err2)
+	if err2 := oprot.WriteMessageEnd(ctx); _write_err149 == nil && err2 != nil {
+		_write_err149 = thrift.WrapTException(err2)
 	}
-	if err2 := oprot.Flush(ctx); _write_err146 == nil && err2 != nil {
-		_write_err146 = thrift.WrapTException(err2)
+	if err2 := oprot.Flush(ctx); _write_err149 == nil && err2 != nil {
+		_write_err149 = thrift.WrapTException(err2)
 	}
-	if _write_err146 != nil {
-		return false, thrift.WrapTException(_write_err146)
+	if _write_err149 != nil {
+		return false, thrift.WrapTException(_write_err149)
 	}
 	return true, err
 }
@@ -9542,7 +10921,7 @@ type tHBaseServiceProcessorGetTableNamesByNamespace struct {
 }
 
 func (p *tHBaseServiceProcessorGetTableNamesByNamespace) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-	var _write_err148 error
+	var _write_err151 error
 	args := THBaseServiceGetTableNamesByNamespaceArgs{}
 	if err2 := args.Read(ctx, iprot); err2 != nil {
 		iprot.ReadMessageEnd(ctx)
@@ -9592,21 +10971,21 @@ func (p *tHBaseServiceProcessorGetTableNamesByNamespace) Process(ctx context.Con
 			if errors.Is(err2, thrift.ErrAbandonRequest) {
 				return false, thrift.WrapTException(err2)
 			}
-			_exc149 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing getTableNamesByNamespace: "+err2.Error())
+			_exc152 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing getTableNamesByNamespace: "+err2.Error())
 			if err2 := oprot.WriteMessageBegin(ctx, "getTableNamesByNamespace", thrift.EXCEPTION, seqId); err2 != nil {
-				_write_err148 = thrift.WrapTException(err2)
+				_write_err151 = thrift.WrapTException(err2)
 			}
-			if err2 := _exc149.Write(ctx, oprot); _write_err148 == nil && err2 != nil {
-				_write_err148 = thrift.WrapTException(err2)
+			if err2 := _exc152.Write(ctx, oprot); _write_err151 == nil && err2 != nil {
+				_write_err151 = thrift.WrapTException(err2)
 			}
-			if err2 := oprot.WriteMessageEnd(ctx); _write_err148 == nil && err2 != nil {
-				_write_err148 = thrift.WrapTException(err2)
+			if err2 := oprot.WriteMessageEnd(ctx); _write_err151 == nil && err2 != nil {
+				_write_err151 = thrift.WrapTException(err2)
 			}
-			if err2 := oprot.Flush(ctx); _write_err148 == nil && err2 != nil {
-				_write_err148 = thrift.WrapTException(err2)
+			if err2 := oprot.Flush(ctx); _write_err151 == nil && err2 != nil {
+				_write_err151 = thrift.WrapTException(err2)
 			}
-			if _write_err148 != nil {
-				return false, thrift.WrapTException(_write_err148)
+			if _write_err151 != nil {
+				return false, thrift.WrapTException(_write_err151)
 			}
 			return true, err
 		}
@@ -9615,19 +10994,19 @@ func (p *tHBaseServiceProcessorGetTableNamesByNamespace) Process(ctx context.Con
 	}
 	tickerCancel()
 	if err2 := oprot.WriteMessageBegin(ctx, "getTableNamesByNamespace", thrift.REPLY, seqId); err2 != nil {
-		_write_err148 = thrift.WrapTException(err2)
+		_write_err151 = thrift.WrapTException(err2)
 	}
-	if err2 := result.Write(ctx, oprot); _write_err148 == nil && err2 != nil {
-		_write_err148 = thrift.WrapTException(err2)
+	if err2 := result.Write(ctx, oprot); _write_err151 == nil && err2 != nil {
+		_write_err151 = thrift.WrapTException(err2)
 	}
-	if err2 := oprot.WriteMessageEnd(ctx); _write_err148 == nil && err2 != nil {
-		_write_err148 = thrift.WrapTException(err2)
+	if err2 := oprot.WriteMessageEnd(ctx); _write_err151 == nil && err2 != nil {
+		_write_err151 = thrift.WrapTException(err2)
 	}
-	if err2 := oprot.Flush(ctx); _write_err148 == nil && err2 != nil {
-		_write_err148 = thrift.WrapTException(err2)
+	if err2 := oprot.Flush(ctx); _write_err151 == nil && err2 != nil {
+		_write_err151 = thrift.WrapTException(err2)
 	}
-	if _write_err148 != nil {
-		return false, thrift.WrapTException(_write_err148)
+	if _write_err151 != nil {
+		return false, thrift.WrapTException(_write_err151)
 	}
 	return true, err
 }
@@ -9637,7 +11016,7 @@ type tHBaseServiceProcessorCreateTable struct {
 }
 
 func (p *tHBaseServiceProcessorCreateTable) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-	var _write_err150 error
+	var _write_err153 error
 	args := THBaseServiceCreateTableArgs{}
 	if err2 := args.Read(ctx, iprot); err2 != nil {
 		iprot.ReadMessageEnd(ctx)
@@ -9687,40 +11066,40 @@ func (p *tHBaseServiceProcessorCreateTable) Process(ctx context.Context, seqId i
 			if errors.Is(err2, thrift.ErrAbandonRequest) {
 				return false, thrift.WrapTException(err2)
 			}
-			_exc151 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing createTable: "+err2.Error())
+			_exc154 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing createTable: "+err2.Error())
 			if err2 := oprot.WriteMessageBegin(ctx, "createTable", thrift.EXCEPTION, seqId); err2 != nil {
-				_write_err150 = thrift.WrapTException(err2)
+				_write_err153 = thrift.WrapTException(err2)
 			}
-			if err2 := _exc151.Write(ctx, oprot); _write_err150 == nil && err2 != nil {
-				_write_err150 = thrift.WrapTException(err2)
+			if err2 := _exc154.Write(ctx, oprot); _write_err153 == nil && err2 != nil {
+				_write_err153 = thrift.WrapTException(err2)
 			}
-			if err2 := oprot.WriteMessageEnd(ctx); _write_err150 == nil && err2 != nil {
-				_write_err150 = thrift.WrapTException(err2)
+			if err2 := oprot.WriteMessageEnd(ctx); _write_err153 == nil && err2 != nil {
+				_write_err153 = thrift.WrapTException(err2)
 			}
-			if err2 := oprot.Flush(ctx); _write_err150 == nil && err2 != nil {
-				_write_err150 = thrift.WrapTException(err2)
+			if err2 := oprot.Flush(ctx); _write_err153 == nil && err2 != nil {
+				_write_err153 = thrift.WrapTException(err2)
 			}
-			if _write_err150 != nil {
-				return false, thrift.WrapTException(_write_err150)
+			if _write_err153 != nil {
+				return false, thrift.WrapTException(_write_err153)
 			}
 			return true, err
 		}
 	}
 	tickerCancel()
 	if err2 := oprot.WriteMessageBegin(ctx, "createTable", thrift.REPLY, seqId); err2 != nil {
-		_write_err150 = thrift.WrapTException(err2)
+		_write_err153 = thrift.WrapTException(err2)
 	}
-	if err2 := result.Write(ctx, oprot); _write_err150 == nil && err2 != nil {
-		_write_err150 = thrift.WrapTException(err2)
+	if err2 := result.Write(ctx, oprot); _write_err153 == nil && err2 != nil {
+		_write_err153 = thrift.WrapTException(err2)
 	}
-	if err2 := oprot.WriteMessageEnd(ctx); _write_err150 == nil && err2 != nil {
-		_write_err150 = thrift.WrapTException(err2)
+	if err2 := oprot.WriteMessageEnd(ctx); _write_err153 == nil && err2 != nil {
+		_write_err153 = thrift.WrapTException(err2)
 	}
-	if err2 := oprot.Flush(ctx); _write_err150 == nil && err2 != nil {
-		_write_err150 = thrift.WrapTException(err2)
+	if err2 := oprot.Flush(ctx); _write_err153 == nil && err2 != nil {
+		_write_err153 = thrift.WrapTException(err2)
 	}
-	if _write_err150 != nil {
-		return false, thrift.WrapTException(_write_err150)
+	if _write_err153 != nil {
+		return false, thrift.WrapTException(_write_err153)
 	}
 	return true, err
 }
@@ -9730,7 +11109,7 @@ type tHBaseServiceProcessorDeleteTable struct {
 }
 
 func (p *tHBaseServiceProcessorDeleteTable) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-	var _write_err152 error
+	var _write_err155 error
 	args := THBaseServiceDeleteTableArgs{}
 	if err2 := args.Read(ctx, iprot); err2 != nil {
 		iprot.ReadMessageEnd(ctx)
@@ -9780,40 +11159,40 @@ func (p *tHBaseServiceProcessorDeleteTable) Process(ctx context.Context, seqId i
 			if errors.Is(err2, thrift.ErrAbandonRequest) {
 				return false, thrift.WrapTException(err2)
 			}
-			_exc153 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing deleteTable: "+err2.Error())
+			_exc156 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing deleteTable: "+err2.Error())
 			if err2 := oprot.WriteMessageBegin(ctx, "deleteTable", thrift.EXCEPTION, seqId); err2 != nil {
-				_write_err152 = thrift.WrapTException(err2)
+				_write_err155 = thrift.WrapTException(err2)
 			}
-			if err2 := _exc153.Write(ctx, oprot); _write_err152 == nil && err2 != nil {
-				_write_err152 = thrift.WrapTException(err2)
+			if err2 := _exc156.Write(ctx, oprot); _write_err155 == nil && err2 != nil {
+				_write_err155 = thrift.WrapTException(err2)
 			}
-			if err2 := oprot.WriteMessageEnd(ctx); _write_err152 == nil && err2 != nil {
-				_write_err152 = thrift.WrapTException(err2)
+			if err2 := oprot.WriteMessageEnd(ctx); _write_err155 == nil && err2 != nil {
+				_write_err155 = thrift.WrapTException(err2)
 			}
-			if err2 := oprot.Flush(ctx); _write_err152 == nil && err2 != nil {
-				_write_err152 = thrift.WrapTException(err2)
+			if err2 := oprot.Flush(ctx); _write_err155 == nil && err2 != nil {
+				_write_err155 = thrift.WrapTException(err2)
 			}
-			if _write_err152 != nil {
-				return false, thrift.WrapTException(_write_err152)
+			if _write_err155 != nil {
+				return false, thrift.WrapTException(_write_err155)
 			}
 			return true, err
 		}
 	}
 	tickerCancel()
 	if err2 := oprot.WriteMessageBegin(ctx, "deleteTable", thrift.REPLY, seqId); err2 != nil {
-		_write_err152 = thrift.WrapTException(err2)
+		_write_err155 = thrift.WrapTException(err2)
 	}
-	if err2 := result.Write(ctx, oprot); _write_err152 == nil && err2 != nil {
-		_write_err152 = thrift.WrapTException(err2)
+	if err2 := result.Write(ctx, oprot); _write_err155 == nil && err2 != nil {
+		_write_err155 = thrift.WrapTException(err2)
 	}
-	if err2 := oprot.WriteMessageEnd(ctx); _write_err152 == nil && err2 != nil {
-		_write_err152 = thrift.WrapTException(err2)
+	if err2 := oprot.WriteMessageEnd(ctx); _write_err155 == nil && err2 != nil {
+		_write_err155 = thrift.WrapTException(err2)
 	}
-	if err2 := oprot.Flush(ctx); _write_err152 == nil && err2 != nil {
-		_write_err152 = thrift.WrapTException(err2)
+	if err2 := oprot.Flush(ctx); _write_err155 == nil && err2 != nil {
+		_write_err155 = thrift.WrapTException(err2)
 	}
-	if _write_err152 != nil {
-		return false, thrift.WrapTException(_write_err152)
+	if _write_err155 != nil {
+		return false, thrift.WrapTException(_write_err155)
 	}
 	return true, err
 }
@@ -9823,7 +11202,7 @@ type tHBaseServiceProcessorEnableTable struct {
 }
 
 func (p *tHBaseServiceProcessorEnableTable) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-	var _write_err154 error
+	var _write_err157 error
 	args := THBaseServiceEnableTableArgs{}
 	if err2 := args.Read(ctx, iprot); err2 != nil {
 		iprot.ReadMessageEnd(ctx)
@@ -9873,40 +11252,40 @@ func (p *tHBaseServiceProcessorEnableTable) Process(ctx context.Context, seqId i
 			if errors.Is(err2, thrift.ErrAbandonRequest) {
 				return false, thrift.WrapTException(err2)
 			}
-			_exc155 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing enableTable: "+err2.Error())
+			_exc158 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing enableTable: "+err2.Error())
 			if err2 := oprot.WriteMessageBegin(ctx, "enableTable", thrift.EXCEPTION, seqId); err2 != nil {
-				_write_err154 = thrift.WrapTException(err2)
+				_write_err157 = thrift.WrapTException(err2)
 			}
-			if err2 := _exc155.Write(ctx, oprot); _write_err154 == nil && err2 != nil {
-				_write_err154 = thrift.WrapTException(err2)
+			if err2 := _exc158.Write(ctx, oprot); _write_err157 == nil && err2 != nil {
+				_write_err157 = thrift.WrapTException(err2)
 			}
-			if err2 := oprot.WriteMessageEnd(ctx); _write_err154 == nil && err2 != nil {
-				_write_err154 = thrift.WrapTException(err2)
+			if err2 := oprot.WriteMessageEnd(ctx); _write_err157 == nil && err2 != nil {
+				_write_err157 = thrift.WrapTException(err2)
 			}
-			if err2 := oprot.Flush(ctx); _write_err154 == nil && err2 != nil {
-				_write_err154 = thrift.WrapTException(err2)
+			if err2 := oprot.Flush(ctx); _write_err157 == nil && err2 != nil {
+				_write_err157 = thrift.WrapTException(err2)
 			}
-			if _write_err154 != nil {
-				return false, thrift.WrapTException(_write_err154)
+			if _write_err157 != nil {
+				return false, thrift.WrapTException(_write_err157)
 			}
 			return true, err
 		}
 	}
 	tickerCancel()
 	if err2 := oprot.WriteMessageBegin(ctx, "enableTable", thrift.REPLY, seqId); err2 != nil {
-		_write_err154 = thrift.WrapTException(err2)
+		_write_err157 = thrift.WrapTException(err2)
 	}
-	if err2 := result.Write(ctx, oprot); _write_err154 == nil && err2 != nil {
-		_write_err154 = thrift.WrapTException(err2)
+	if err2 := result.Write(ctx, oprot); _write_err157 == nil && err2 != nil {
+		_write_err157 = thrift.WrapTException(err2)
 	}
-	if err2 := oprot.WriteMessageEnd(ctx); _write_err154 == nil && err2 != nil {
-		_write_err154 = thrift.WrapTException(err2)
+	if err2 := oprot.WriteMessageEnd(ctx); _write_err157 == nil && err2 != nil {
+		_write_err157 = thrift.WrapTException(err2)
 	}
-	if err2 := oprot.Flush(ctx); _write_err154 == nil && err2 != nil {
-		_write_err154 = thrift.WrapTException(err2)
+	if err2 := oprot.Flush(ctx); _write_err157 == nil && err2 != nil {
+		_write_err157 = thrift.WrapTException(err2)
 	}
-	if _write_err154 != nil {
-		return false, thrift.WrapTException(_write_err154)
+	if _write_err157 != nil {
+		return false, thrift.WrapTException(_write_err157)
 	}
 	return true, err
 }
@@ -9916,7 +11295,7 @@ type tHBaseServiceProcessorDisableTable struct {
 }
 
 func (p *tHBaseServiceProcessorDisableTable) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-	var _write_err156 error
+	var _write_err159 error
 	args := THBaseServiceDisableTableArgs{}
 	if err2 := args.Read(ctx, iprot); err2 != nil {
 		iprot.ReadMessageEnd(ctx)
@@ -9966,40 +11345,40 @@ func (p *tHBaseServiceProcessorDisableTable) Process(ctx context.Context, seqId 
 			if errors.Is(err2, thrift.ErrAbandonRequest) {
 				return false, thrift.WrapTException(err2)
 			}
-			_exc157 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing disableTable: "+err2.Error())
+			_exc160 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing disableTable: "+err2.Error())
 			if err2 := oprot.WriteMessageBegin(ctx, "disableTable", thrift.EXCEPTION, seqId); err2 != nil {
-				_write_err156 = thrift.WrapTException(err2)
+				_write_err159 = thrift.WrapTException(err2)
 			}
-			if err2 := _exc157.Write(ctx, oprot); _write_err156 == nil && err2 != nil {
-				_write_err156 = thrift.WrapTException(err2)
+			if err2 := _exc160.Write(ctx, oprot); _write_err159 == nil && err2 != nil {
+				_write_err159 = thrift.WrapTException(err2)
 			}
-			if err2 := oprot.WriteMessageEnd(ctx); _write_err156 == nil && err2 != nil {
-				_write_err156 = thrift.WrapTException(err2)
+			if err2 := oprot.WriteMessageEnd(ctx); _write_err159 == nil && err2 != nil {
+				_write_err159 = thrift.WrapTException(err2)
 			}
-			if err2 := oprot.Flush(ctx); _write_err156 == nil && err2 != nil {
-				_write_err156 = thrift.WrapTException(err2)
+			if err2 := oprot.Flush(ctx); _write_err159 == nil && err2 != nil {
+				_write_err159 = thrift.WrapTException(err2)
 			}
-			if _write_err156 != nil {
-				return false, thrift.WrapTException(_write_err156)
+			if _write_err159 != nil {
+				return false, thrift.WrapTException(_write_err159)
 			}
 			return true, err
 		}
 	}
 	tickerCancel()
 	if err2 := oprot.WriteMessageBegin(ctx, "disableTable", thrift.REPLY, seqId); err2 != nil {
-		_write_err156 = thrift.WrapTException(err2)
+		_write_err159 = thrift.WrapTException(err2)
 	}
-	if err2 := result.Write(ctx, oprot); _write_err156 == nil && err2 != nil {
-		_write_err156 = thrift.WrapTException(err2)
+	if err2 := result.Write(ctx, oprot); _write_err159 == nil && err2 != nil {
+		_write_err159 = thrift.WrapTException(err2)
 	}
-	if err2 := oprot.WriteMessageEnd(ctx); _write_err156 == nil && err2 != nil {
-		_write_err156 = thrift.WrapTException(err2)
+	if err2 := oprot.WriteMessageEnd(ctx); _write_err159 == nil && err2 != nil {
+		_write_err159 = thrift.WrapTException(err2)
 	}
-	if err2 := oprot.Flush(ctx); _write_err156 == nil && err2 != nil {
-		_write_err156 = thrift.WrapTException(err2)
+	if err2 := oprot.Flush(ctx); _write_err159 == nil && err2 != nil {
+		_write_err159 = thrift.WrapTException(err2)
 	}
-	if _write_err156 != nil {
-		return false, thrift.WrapTException(_write_err156)
+	if _write_err159 != nil {
+		return false, thrift.WrapTException(_write_err159)
 	}
 	return true, err
 }
@@ -10009,7 +11388,7 @@ type tHBaseServiceProcessorIsTableEnabled struct {
 }
 
 func (p *tHBaseServiceProcessorIsTableEnabled) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
-	var _write_err158 error
+	var _write_err161 error
 	args := THBaseServiceIsTableEnabledArgs{}
 	if err2 := args.Read(ctx, iprot); err2 != nil {
 		iprot.ReadMessageEnd(ctx)
@@ -10059,21 +11438,21 @@ func (p *tHBaseServiceProcessorIsTableEnabled) Process(ctx context.Context, seqI
 			if errors.Is(err2, thrift.ErrAbandonRequest) {
 				return false, thrift.WrapTException(err2)
 			}
-			_exc159 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing isTableEnabled: "+err2.Error())
+			_exc162 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing isTableEnabled: "+err2.Error())
 			if err2 := oprot.WriteMessageBegin(ctx, "isTableEnabled", thrift.EXCEPTION, seqId); err2 != nil {
-				_write_err158 = thrift.WrapTException(err2)
+				_write_err161 = thrift.WrapTException(err2)
 			}
-			if err2 := _exc159.Write(ctx, oprot); _write_err158 == nil && err2 != nil {
-				_write_err158 = thrift.WrapTException(err2)
+			if err2 := _exc162.Write(ctx, oprot); _write_err161 == nil && err2 != nil {
+				_write_err161 = thrift.WrapTException(err2)
 			}
-			if err2 := oprot.WriteMessageEnd(ctx); _write_err158 == nil && err2 != nil {
-				_write_err158 = thrift.WrapTException(err2)
+			if err2 := oprot.WriteMessageEnd(ctx); _write_err161 == nil && err2 != nil {
+				_write_err161 = thrift.WrapTException(err2)
 			}
-			if err2 := oprot.Flush(ctx); _write_err158 == nil && err2 != nil {
-				_write_err158 = thrift.WrapTException(err2)
+			if err2 := oprot.Flush(ctx); _write_err161 == nil && err2 != nil {
+				_write_err161 = thrift.WrapTException(err2)
 			}
-			if _write_err158 != nil {
-				return false, thrift.WrapTException(_write_err158)
+			if _write_err161 != nil {
+				return false, thrift.WrapTException(_write_err161)
 			}
 			return true, err
 		}
@@ -10082,19 +11461,114 @@ func (p *tHBaseServiceProcessorIsTableEnabled) Process(ctx context.Context, seqI
 	}
 	tickerCancel()
 	if err2 := oprot.WriteMessageBegin(ctx, "isTableEnabled", thrift.REPLY, seqId); err2 != nil {
-		_write_err158 = thrift.WrapTException(err2)
+		_write_err161 = thrift.WrapTException(err2)
 	}
-	if err2 := result.Write(ctx, oprot); _write_err158 == nil && err2 != nil {
-		_write_err158 = thrift.WrapTException(err2)
+	if err2 := result.Write(ctx, oprot); _write_err161 == nil && err2 != nil {
+		_write_err161 = thrift.WrapTException(err2)
 	}
-	if err2 := oprot.WriteMessageEnd(ctx); _write_err158 == nil && err2 != nil {
-		_write_err158 = thrift.WrapTException(err2)
+	if err2 := oprot.WriteMessageEnd(ctx); _write_err161 == nil && err2 != nil {
+		_write_err161 = thrift.WrapTException(err2)
 	}
-	if err2 := oprot.Flush(ctx); _write_err158 == nil && err2 != nil {
-		_write_err158 = thrift.WrapTException(err2)
+	if err2 := oprot.Flush(ctx); _write_err161 == nil && err2 != nil {
+		_write_err161 = thrift.WrapTException(err2)
 	}
-	if _write_err158 != nil {
-		return false, thrift.WrapTException(_write_err158)
+	if _write_err161 != nil {
+		return false, thrift.WrapTException(_write_err161)
+	}
+	return true, err
+}
+
+type tHBaseServiceProcessorGetSlowLogResponses struct {
+	handler THBaseService
+}
+
+func (p *tHBaseServiceProcessorGetSlowLogResponses) Process(ctx context.Context, seqId int32, iprot, oprot thrift.TProtocol) (success bool, err thrift.TException) {
+	var _write_err163 error
+	args := THBaseServiceGetSlowLogResponsesArgs{}
+	if err2 := args.Read(ctx, iprot); err2 != nil {
+		iprot.ReadMessageEnd(ctx)
+		x := thrift.NewTApplicationException(thrift.PROTOCOL_ERROR, err2.Error())
+		oprot.WriteMessageBegin(ctx, "getSlowLogResponses", thrift.EXCEPTION, seqId)
+		x.Write(ctx, oprot)
+		oprot.WriteMessageEnd(ctx)
+		oprot.Flush(ctx)
+		return false, thrift.WrapTException(err2)
+	}
+	iprot.ReadMessageEnd(ctx)
+
+	tickerCancel := func() {}
+	// Start a goroutine to do server side connectivity check.
+	if thrift.ServerConnectivityCheckInterval > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(ctx)
+		defer cancel()
+		var tickerCtx context.Context
+		tickerCtx, tickerCancel = context.WithCancel(context.Background())
+		defer tickerCancel()
+		go func(ctx context.Context, cancel context.CancelFunc) {
+			ticker := time.NewTicker(thrift.ServerConnectivityCheckInterval)
+			defer ticker.Stop()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-ticker.C:
+					if !iprot.Transport().IsOpen() {
+						cancel()
+						return
+					}
+				}
+			}
+		}(tickerCtx, cancel)
+	}
+
+	result := THBaseServiceGetSlowLogResponsesResult{}
+	if retval, err2 := p.handler.GetSlowLogResponses(ctx, args.ServerNames, args.LogQueryFilter); err2 != nil {
+		tickerCancel()
+		err = thrift.WrapTException(err2)
+		switch v := err2.(type) {
+		case *TIOError:
+			result.Io = v
+		default:
+			if errors.Is(err2, thrift.ErrAbandonRequest) {
+				return false, thrift.WrapTException(err2)
+			}
+			_exc164 := thrift.NewTApplicationException(thrift.INTERNAL_ERROR, "Internal error processing getSlowLogResponses: "+err2.Error())
+			if err2 := oprot.WriteMessageBegin(ctx, "getSlowLogResponses", thrift.EXCEPTION, seqId); err2 != nil {
+				_write_err163 = thrift.WrapTException(err2)
+			}
+			if err2 := _exc164.Write(ctx, oprot); _write_err163 == nil && err2 != nil {
+				_write_err163 = thrift.WrapTException(err2)
+			}
+			if err2 := oprot.WriteMessageEnd(ctx); _write_err163 == nil && err2 != nil {
+				_write_err163 = thrift.WrapTException(err2)
+			}
+			if err2 := oprot.Flush(ctx); _write_err163 == nil && err2 != nil {
+				_write_err163 = thrift.WrapTException(err2)
+			}
+			if _write_err163 != nil {
+				return false, thrift.WrapTException(_write_err163)
+			}
+			return true, err
+		}
+	} else {
+		result.Success = retval
+	}
+	tickerCancel()
+	if err2 := oprot.WriteMessageBegin(ctx, "getSlowLogResponses", thrift.REPLY, seqId); err2 != nil {
+		_write_err163 = thrift.WrapTException(err2)
+	}
+	if err2 := result.Write(ctx, oprot); _write_err163 == nil && err2 != nil {
+		_write_err163 = thrift.WrapTException(err2)
+	}
+	if err2 := oprot.WriteMessageEnd(ctx); _write_err163 == nil && err2 != nil {
+		_write_err163 = thrift.WrapTException(err2)
+	}
+	if err2 := oprot.Flush(ctx); _write_err163 == nil && err2 != nil {
+		_write_err163 = thrift.WrapTException(err2)
+	}
+	if _write_err163 != nil {
+		return false, thrift.WrapTException(_write_err163)
 	}
 	return true, err
 }
@@ -10516,11 +11990,11 @@ func (p *THBaseServiceGetMultipleArgs) ReadField2(ctx context.Context, iprot thr
 	tSlice := make([]*TGet, 0, size)
 	p.Tgets = tSlice
 	for i := 0; i < size; i++ {
-		_elem160 := &TGet{}
-		if err := _elem160.Read(ctx, iprot); err != nil {
-			return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", _elem160), err)
+		_elem165 := &TGet{}
+		if err := _elem165.Read(ctx, iprot); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", _elem165), err)
 		}
-		p.Tgets = append(p.Tgets, _elem160)
+		p.Tgets = append(p.Tgets, _elem165)
 	}
 	if err := iprot.ReadListEnd(ctx); err != nil {
 		return thrift.PrependError("error reading list end: ", err)
@@ -10681,11 +12155,11 @@ func (p *THBaseServiceGetMultipleResult) ReadField0(ctx context.Context, iprot t
 	tSlice := make([]*TResult_, 0, size)
 	p.Success = tSlice
 	for i := 0; i < size; i++ {
-		_elem161 := &TResult_{}
-		if err := _elem161.Read(ctx, iprot); err != nil {
-			return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", _elem161), err)
+		_elem166 := &TResult_{}
+		if err := _elem166.Read(ctx, iprot); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", _elem166), err)
 		}
-		p.Success = append(p.Success, _elem161)
+		p.Success = append(p.Success, _elem166)
 	}
 	if err := iprot.ReadListEnd(ctx); err != nil {
 		return thrift.PrependError("error reading list end: ", err)
@@ -11131,11 +12605,11 @@ func (p *THBaseServicePutMultipleArgs) ReadField2(ctx context.Context, iprot thr
 	tSlice := make([]*TPut, 0, size)
 	p.Tputs = tSlice
 	for i := 0; i < size; i++ {
-		_elem162 := &TPut{}
-		if err := _elem162.Read(ctx, iprot); err != nil {
-			return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", _elem162), err)
+		_elem167 := &TPut{}
+		if err := _elem167.Read(ctx, iprot); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", _elem167), err)
 		}
-		p.Tputs = append(p.Tputs, _elem162)
+		p.Tputs = append(p.Tputs, _elem167)
 	}
 	if err := iprot.ReadListEnd(ctx); err != nil {
 		return thrift.PrependError("error reading list end: ", err)
@@ -11680,13 +13154,13 @@ func (p *THBaseServiceDeleteMultipleArgs) ReadField2(ctx context.Context, iprot 
 	tSlice := make([]*TDelete, 0, size)
 	p.Tdeletes = tSlice
 	for i := 0; i < size; i++ {
-		_elem163 := &TDelete{
+		_elem168 := &TDelete{
 			DeleteType: 1,
 		}
-		if err := _elem163.Read(ctx, iprot); err != nil {
-			return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", _elem163), err)
+		if err := _elem168.Read(ctx, iprot); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", _elem168), err)
 		}
-		p.Tdeletes = append(p.Tdeletes, _elem163)
+		p.Tdeletes = append(p.Tdeletes, _elem168)
 	}
 	if err := iprot.ReadListEnd(ctx); err != nil {
 		return thrift.PrependError("error reading list end: ", err)
@@ -11847,13 +13321,13 @@ func (p *THBaseServiceDeleteMultipleResult) ReadField0(ctx context.Context, ipro
 	tSlice := make([]*TDelete, 0, size)
 	p.Success = tSlice
 	for i := 0; i < size; i++ {
-		_elem164 := &TDelete{
+		_elem169 := &TDelete{
 			DeleteType: 1,
 		}
-		if err := _elem164.Read(ctx, iprot); err != nil {
-			return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", _elem164), err)
+		if err := _elem169.Read(ctx, iprot); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", _elem169), err)
 		}
-		p.Success = append(p.Success, _elem164)
+		p.Success = append(p.Success, _elem169)
 	}
 	if err := iprot.ReadListEnd(ctx); err != nil {
 		return thrift.PrependError("error reading list end: ", err)
@@ -12840,11 +14314,11 @@ func (p *THBaseServiceGetScannerRowsResult) ReadField0(ctx context.Context, ipro
 	tSlice := make([]*TResult_, 0, size)
 	p.Success = tSlice
 	for i := 0; i < size; i++ {
-		_elem165 := &TResult_{}
-		if err := _elem165.Read(ctx, iprot); err != nil {
-			return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", _elem165), err)
+		_elem170 := &TResult_{}
+		if err := _elem170.Read(ctx, iprot); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", _elem170), err)
 		}
-		p.Success = append(p.Success, _elem165)
+		p.Success = append(p.Success, _elem170)
 	}
 	if err := iprot.ReadListEnd(ctx); err != nil {
 		return thrift.PrependError("error reading list end: ", err)
@@ -13780,11 +15254,11 @@ func (p *THBaseServiceGetScannerResultsResult) ReadField0(ctx context.Context, i
 	tSlice := make([]*TResult_, 0, size)
 	p.Success = tSlice
 	for i := 0; i < size; i++ {
-		_elem166 := &TResult_{}
-		if err := _elem166.Read(ctx, iprot); err != nil {
-			return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", _elem166), err)
+		_elem171 := &TResult_{}
+		if err := _elem171.Read(ctx, iprot); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", _elem171), err)
 		}
-		p.Success = append(p.Success, _elem166)
+		p.Success = append(p.Success, _elem171)
 	}
 	if err := iprot.ReadListEnd(ctx); err != nil {
 		return thrift.PrependError("error reading list end: ", err)
@@ -14062,11 +15536,11 @@ func (p *THBaseServiceGetAllRegionLocationsResult) ReadField0(ctx context.Contex
 	tSlice := make([]*THRegionLocation, 0, size)
 	p.Success = tSlice
 	for i := 0; i < size; i++ {
-		_elem167 := &THRegionLocation{}
-		if err := _elem167.Read(ctx, iprot); err != nil {
-			return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", _elem167), err)
+		_elem172 := &THRegionLocation{}
+		if err := _elem172.Read(ctx, iprot); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", _elem172), err)
 		}
-		p.Success = append(p.Success, _elem167)
+		p.Success = append(p.Success, _elem172)
 	}
 	if err := iprot.ReadListEnd(ctx); err != nil {
 		return thrift.PrependError("error reading list end: ", err)
@@ -15431,11 +16905,11 @@ func (p *THBaseServiceGetTableDescriptorsByNamespaceResult) ReadField0(ctx conte
 	tSlice := make([]*TTableDescriptor, 0, size)
 	p.Success = tSlice
 	for i := 0; i < size; i++ {
-		_elem168 := &TTableDescriptor{}
-		if err := _elem168.Read(ctx, iprot); err != nil {
-			return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", _elem168), err)
+		_elem173 := &TTableDescriptor{}
+		if err := _elem173.Read(ctx, iprot); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", _elem173), err)
 		}
-		p.Success = append(p.Success, _elem168)
+		p.Success = append(p.Success, _elem173)
 	}
 	if err := iprot.ReadListEnd(ctx); err != nil {
 		return thrift.PrependError("error reading list end: ", err)
@@ -15713,11 +17187,11 @@ func (p *THBaseServiceGetTableNamesByNamespaceResult) ReadField0(ctx context.Con
 	tSlice := make([]*TTableName, 0, size)
 	p.Success = tSlice
 	for i := 0; i < size; i++ {
-		_elem169 := &TTableName{}
-		if err := _elem169.Read(ctx, iprot); err != nil {
-			return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", _elem169), err)
+		_elem174 := &TTableName{}
+		if err := _elem174.Read(ctx, iprot); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", _elem174), err)
 		}
-		p.Success = append(p.Success, _elem169)
+		p.Success = append(p.Success, _elem174)
 	}
 	if err := iprot.ReadListEnd(ctx); err != nil {
 		return thrift.PrependError("error reading list end: ", err)
@@ -15898,13 +17372,13 @@ func (p *THBaseServiceCreateTableArgs) ReadField2(ctx context.Context, iprot thr
 	tSlice := make([][]byte, 0, size)
 	p.SplitKeys = tSlice
 	for i := 0; i < size; i++ {
-		var _elem170 []byte
+		var _elem175 []byte
 		if v, err := iprot.ReadBinary(ctx); err != nil {
 			return thrift.PrependError("error reading field 0: ", err)
 		} else {
-			_elem170 = v
+			_elem175 = v
 		}
-		p.SplitKeys = append(p.SplitKeys, _elem170)
+		p.SplitKeys = append(p.SplitKeys, _elem175)
 	}
 	if err := iprot.ReadListEnd(ctx); err != nil {
 		return thrift.PrependError("error reading list end: ", err)
@@ -17021,4 +18495,366 @@ func (p *THBaseServiceIsTableEnabledResult) String() string {
 		return "<nil>"
 	}
 	return fmt.Sprintf("THBaseServiceIsTableEnabledResult(%+v)", *p)
+}
+
+// Attributes:
+//   - ServerNames
+//   - LogQueryFilter
+type THBaseServiceGetSlowLogResponsesArgs struct {
+	ServerNames    []*TServerName   `thrift:"serverNames,1" db:"serverNames" json:"serverNames"`
+	LogQueryFilter *TLogQueryFilter `thrift:"logQueryFilter,2" db:"logQueryFilter" json:"logQueryFilter"`
+}
+
+func NewTHBaseServiceGetSlowLogResponsesArgs() *THBaseServiceGetSlowLogResponsesArgs {
+	return &THBaseServiceGetSlowLogResponsesArgs{}
+}
+
+func (p *THBaseServiceGetSlowLogResponsesArgs) GetServerNames() []*TServerName {
+	return p.ServerNames
+}
+
+var THBaseServiceGetSlowLogResponsesArgs_LogQueryFilter_DEFAULT *TLogQueryFilter
+
+func (p *THBaseServiceGetSlowLogResponsesArgs) GetLogQueryFilter() *TLogQueryFilter {
+	if !p.IsSetLogQueryFilter() {
+		return THBaseServiceGetSlowLogResponsesArgs_LogQueryFilter_DEFAULT
+	}
+	return p.LogQueryFilter
+}
+func (p *THBaseServiceGetSlowLogResponsesArgs) IsSetLogQueryFilter() bool {
+	return p.LogQueryFilter != nil
+}
+
+func (p *THBaseServiceGetSlowLogResponsesArgs) Read(ctx context.Context, iprot thrift.TProtocol) error {
+	if _, err := iprot.ReadStructBegin(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
+	}
+
+	for {
+		_, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
+		if err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
+		}
+		if fieldTypeId == thrift.STOP {
+			break
+		}
+		switch fieldId {
+		case 1:
+			if fieldTypeId == thrift.SET {
+				if err := p.ReadField1(ctx, iprot); err != nil {
+					return err
+				}
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		case 2:
+			if fieldTypeId == thrift.STRUCT {
+				if err := p.ReadField2(ctx, iprot); err != nil {
+					return err
+				}
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		default:
+			if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+				return err
+			}
+		}
+		if err := iprot.ReadFieldEnd(ctx); err != nil {
+			return err
+		}
+	}
+	if err := iprot.ReadStructEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
+	}
+	return nil
+}
+
+func (p *THBaseServiceGetSlowLogResponsesArgs) ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
+	_, size, err := iprot.ReadSetBegin(ctx)
+	if err != nil {
+		return thrift.PrependError("error reading set begin: ", err)
+	}
+	tSet := make([]*TServerName, 0, size)
+	p.ServerNames = tSet
+	for i := 0; i < size; i++ {
+		_elem176 := &TServerName{}
+		if err := _elem176.Read(ctx, iprot); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", _elem176), err)
+		}
+		p.ServerNames = append(p.ServerNames, _elem176)
+	}
+	if err := iprot.ReadSetEnd(ctx); err != nil {
+		return thrift.PrependError("error reading set end: ", err)
+	}
+	return nil
+}
+
+func (p *THBaseServiceGetSlowLogResponsesArgs) ReadField2(ctx context.Context, iprot thrift.TProtocol) error {
+	p.LogQueryFilter = &TLogQueryFilter{
+		Limit: 10,
+
+		LogType: 1,
+
+		FilterByOperator: 1,
+	}
+	if err := p.LogQueryFilter.Read(ctx, iprot); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", p.LogQueryFilter), err)
+	}
+	return nil
+}
+
+func (p *THBaseServiceGetSlowLogResponsesArgs) Write(ctx context.Context, oprot thrift.TProtocol) error {
+	if err := oprot.WriteStructBegin(ctx, "getSlowLogResponses_args"); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err)
+	}
+	if p != nil {
+		if err := p.writeField1(ctx, oprot); err != nil {
+			return err
+		}
+		if err := p.writeField2(ctx, oprot); err != nil {
+			return err
+		}
+	}
+	if err := oprot.WriteFieldStop(ctx); err != nil {
+		return thrift.PrependError("write field stop error: ", err)
+	}
+	if err := oprot.WriteStructEnd(ctx); err != nil {
+		return thrift.PrependError("write struct stop error: ", err)
+	}
+	return nil
+}
+
+func (p *THBaseServiceGetSlowLogResponsesArgs) writeField1(ctx context.Context, oprot thrift.TProtocol) (err error) {
+	if err := oprot.WriteFieldBegin(ctx, "serverNames", thrift.SET, 1); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:serverNames: ", p), err)
+	}
+	if err := oprot.WriteSetBegin(ctx, thrift.STRUCT, len(p.ServerNames)); err != nil {
+		return thrift.PrependError("error writing set begin: ", err)
+	}
+	for i := 0; i < len(p.ServerNames); i++ {
+		for j := i + 1; j < len(p.ServerNames); j++ {
+			if func(tgt, src *TServerName) bool {
+				if !tgt.Equals(src) {
+					return false
+				}
+				return true
+			}(p.ServerNames[i], p.ServerNames[j]) {
+				return thrift.PrependError("", fmt.Errorf("%T error writing set field: slice is not unique", p.ServerNames))
+			}
+		}
+	}
+	for _, v := range p.ServerNames {
+		if err := v.Write(ctx, oprot); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", v), err)
+		}
+	}
+	if err := oprot.WriteSetEnd(ctx); err != nil {
+		return thrift.PrependError("error writing set end: ", err)
+	}
+	if err := oprot.WriteFieldEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field end error 1:serverNames: ", p), err)
+	}
+	return err
+}
+
+func (p *THBaseServiceGetSlowLogResponsesArgs) writeField2(ctx context.Context, oprot thrift.TProtocol) (err error) {
+	if err := oprot.WriteFieldBegin(ctx, "logQueryFilter", thrift.STRUCT, 2); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field begin error 2:logQueryFilter: ", p), err)
+	}
+	if err := p.LogQueryFilter.Write(ctx, oprot); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", p.LogQueryFilter), err)
+	}
+	if err := oprot.WriteFieldEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write field end error 2:logQueryFilter: ", p), err)
+	}
+	return err
+}
+
+func (p *THBaseServiceGetSlowLogResponsesArgs) String() string {
+	if p == nil {
+		return "<nil>"
+	}
+	return fmt.Sprintf("THBaseServiceGetSlowLogResponsesArgs(%+v)", *p)
+}
+
+// Attributes:
+//   - Success
+//   - Io
+type THBaseServiceGetSlowLogResponsesResult struct {
+	Success []*TOnlineLogRecord `thrift:"success,0" db:"success" json:"success,omitempty"`
+	Io      *TIOError           `thrift:"io,1" db:"io" json:"io,omitempty"`
+}
+
+func NewTHBaseServiceGetSlowLogResponsesResult() *THBaseServiceGetSlowLogResponsesResult {
+	return &THBaseServiceGetSlowLogResponsesResult{}
+}
+
+var THBaseServiceGetSlowLogResponsesResult_Success_DEFAULT []*TOnlineLogRecord
+
+func (p *THBaseServiceGetSlowLogResponsesResult) GetSuccess() []*TOnlineLogRecord {
+	return p.Success
+}
+
+var THBaseServiceGetSlowLogResponsesResult_Io_DEFAULT *TIOError
+
+func (p *THBaseServiceGetSlowLogResponsesResult) GetIo() *TIOError {
+	if !p.IsSetIo() {
+		return THBaseServiceGetSlowLogResponsesResult_Io_DEFAULT
+	}
+	return p.Io
+}
+func (p *THBaseServiceGetSlowLogResponsesResult) IsSetSuccess() bool {
+	return p.Success != nil
+}
+
+func (p *THBaseServiceGetSlowLogResponsesResult) IsSetIo() bool {
+	return p.Io != nil
+}
+
+func (p *THBaseServiceGetSlowLogResponsesResult) Read(ctx context.Context, iprot thrift.TProtocol) error {
+	if _, err := iprot.ReadStructBegin(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read error: ", p), err)
+	}
+
+	for {
+		_, fieldTypeId, fieldId, err := iprot.ReadFieldBegin(ctx)
+		if err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T field %d read error: ", p, fieldId), err)
+		}
+		if fieldTypeId == thrift.STOP {
+			break
+		}
+		switch fieldId {
+		case 0:
+			if fieldTypeId == thrift.LIST {
+				if err := p.ReadField0(ctx, iprot); err != nil {
+					return err
+				}
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		case 1:
+			if fieldTypeId == thrift.STRUCT {
+				if err := p.ReadField1(ctx, iprot); err != nil {
+					return err
+				}
+			} else {
+				if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+					return err
+				}
+			}
+		default:
+			if err := iprot.Skip(ctx, fieldTypeId); err != nil {
+				return err
+			}
+		}
+		if err := iprot.ReadFieldEnd(ctx); err != nil {
+			return err
+		}
+	}
+	if err := iprot.ReadStructEnd(ctx); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T read struct end error: ", p), err)
+	}
+	return nil
+}
+
+func (p *THBaseServiceGetSlowLogResponsesResult) ReadField0(ctx context.Context, iprot thrift.TProtocol) error {
+	_, size, err := iprot.ReadListBegin(ctx)
+	if err != nil {
+		return thrift.PrependError("error reading list begin: ", err)
+	}
+	tSlice := make([]*TOnlineLogRecord, 0, size)
+	p.Success = tSlice
+	for i := 0; i < size; i++ {
+		_elem177 := &TOnlineLogRecord{}
+		if err := _elem177.Read(ctx, iprot); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", _elem177), err)
+		}
+		p.Success = append(p.Success, _elem177)
+	}
+	if err := iprot.ReadListEnd(ctx); err != nil {
+		return thrift.PrependError("error reading list end: ", err)
+	}
+	return nil
+}
+
+func (p *THBaseServiceGetSlowLogResponsesResult) ReadField1(ctx context.Context, iprot thrift.TProtocol) error {
+	p.Io = &TIOError{}
+	if err := p.Io.Read(ctx, iprot); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T error reading struct: ", p.Io), err)
+	}
+	return nil
+}
+
+func (p *THBaseServiceGetSlowLogResponsesResult) Write(ctx context.Context, oprot thrift.TProtocol) error {
+	if err := oprot.WriteStructBegin(ctx, "getSlowLogResponses_result"); err != nil {
+		return thrift.PrependError(fmt.Sprintf("%T write struct begin error: ", p), err)
+	}
+	if p != nil {
+		if err := p.writeField0(ctx, oprot); err != nil {
+			return err
+		}
+		if err := p.writeField1(ctx, oprot); err != nil {
+			return err
+		}
+	}
+	if err := oprot.WriteFieldStop(ctx); err != nil {
+		return thrift.PrependError("write field stop error: ", err)
+	}
+	if err := oprot.WriteStructEnd(ctx); err != nil {
+		return thrift.PrependError("write struct stop error: ", err)
+	}
+	return nil
+}
+
+func (p *THBaseServiceGetSlowLogResponsesResult) writeField0(ctx context.Context, oprot thrift.TProtocol) (err error) {
+	if p.IsSetSuccess() {
+		if err := oprot.WriteFieldBegin(ctx, "success", thrift.LIST, 0); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field begin error 0:success: ", p), err)
+		}
+		if err := oprot.WriteListBegin(ctx, thrift.STRUCT, len(p.Success)); err != nil {
+			return thrift.PrependError("error writing list begin: ", err)
+		}
+		for _, v := range p.Success {
+			if err := v.Write(ctx, oprot); err != nil {
+				return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", v), err)
+			}
+		}
+		if err := oprot.WriteListEnd(ctx); err != nil {
+			return thrift.PrependError("error writing list end: ", err)
+		}
+		if err := oprot.WriteFieldEnd(ctx); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field end error 0:success: ", p), err)
+		}
+	}
+	return err
+}
+
+func (p *THBaseServiceGetSlowLogResponsesResult) writeField1(ctx context.Context, oprot thrift.TProtocol) (err error) {
+	if p.IsSetIo() {
+		if err := oprot.WriteFieldBegin(ctx, "io", thrift.STRUCT, 1); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field begin error 1:io: ", p), err)
+		}
+		if err := p.Io.Write(ctx, oprot); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T error writing struct: ", p.Io), err)
+		}
+		if err := oprot.WriteFieldEnd(ctx); err != nil {
+			return thrift.PrependError(fmt.Sprintf("%T write field end error 1:io: ", p), err)
+		}
+	}
+	return err
+}
+
+func (p *THBaseServiceGetSlowLogResponsesResult) String() string {
+	if p == nil {
+		return "<nil>"
+	}
+	return fmt.Sprintf("THBaseServiceGetSlowLogResponsesResult(%+v)", *p)
 }

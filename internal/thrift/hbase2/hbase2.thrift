@@ -214,6 +214,49 @@ struct TTableDescriptor {
   4: optional TDurability durability
 }
 
+// Which of the region server's two online ring buffers to read: calls over
+// hbase.ipc.warn.response.time, or responses over hbase.ipc.warn.response.size.
+enum TLogType {
+  SLOW_LOG = 1,
+  LARGE_LOG = 2
+}
+
+enum TFilterByOperator {
+  AND,
+  OR
+}
+
+// Unset fields do not filter; limit caps the records per call (HBase's
+// default is 10).
+struct TLogQueryFilter {
+  1: optional string regionName,
+  2: optional string clientAddress,
+  3: optional string tableName,
+  4: optional string userName,
+  5: optional i32 limit = 10,
+  6: optional TLogType logType = 1,
+  7: optional TFilterByOperator filterByOperator = TFilterByOperator.OR
+}
+
+// One slow or large call as a region server's ring buffer kept it (HBase
+// 2.4 and later, with hbase.regionserver.slowlog.buffer.enabled).
+struct TOnlineLogRecord {
+  1: required i64 startTime,
+  2: required i32 processingTime,
+  3: required i32 queueTime,
+  4: required i64 responseSize,
+  5: required string clientAddress,
+  6: required string serverClass,
+  7: required string methodName,
+  8: required string callDetails,
+  9: required string param,
+  10: required string userName,
+  11: required i32 multiGetsCount,
+  12: required i32 multiMutationsCount,
+  13: required i32 multiServiceCalls,
+  14: optional string regionName
+}
+
 // Any failure inside HBase. message is the Java exception's message, which
 // does not always name the exception's class; canRetry (newer 2.x servers)
 // is false for HBase's DoNotRetryIOException family.
@@ -291,4 +334,8 @@ service THBaseService {
   void disableTable(1: required TTableName tableName) throws (1: TIOError io)
 
   bool isTableEnabled(1: required TTableName tableName) throws (1: TIOError io)
+
+  list<TOnlineLogRecord> getSlowLogResponses(1: set<TServerName> serverNames,
+                                             2: TLogQueryFilter logQueryFilter)
+    throws (1: TIOError io)
 }
