@@ -257,6 +257,15 @@ stop_pid() {
 
 # ------------------------------------------------------------------------------- config
 
+# The doctor reads the slow log, so the region server keeps its online ring buffer of slow
+# and large calls (off by default) and the thresholds sit below HBase's defaults (10 s, 100 MB).
+# A client scan returns at most 2 MB per call (hbase.client.scanner.max.result.size) plus the
+# cell that crossed it, so ordinary scans stay under 3 MB and a scan of rows with 2 MB cells,
+# which the doctor's live test drives, goes over it. 5 s of processing stays rare even on a
+# busy CI machine.
+SLOW_CALL_MS=5000
+LARGE_CALL_BYTES=3145728
+
 write_conf() {
   mkdir -p "$CONF"
   local prop
@@ -289,7 +298,10 @@ write_conf() {
       "hbase.regionserver.thrift.http=false" \
       "hbase.thrift.info.bindAddress=$HOST" \
       "hbase.thrift.info.port=$THRIFT_INFO_PORT" \
-      "hbase.master.balancer.stochastic.runMaxSteps=false"; do
+      "hbase.master.balancer.stochastic.runMaxSteps=false" \
+      "hbase.regionserver.slowlog.buffer.enabled=true" \
+      "hbase.ipc.warn.response.time=$SLOW_CALL_MS" \
+      "hbase.ipc.warn.response.size=$LARGE_CALL_BYTES"; do
       printf '  <property><name>%s</name><value>%s</value></property>\n' "${prop%%=*}" "${prop#*=}"
     done
     printf '</configuration>\n'
