@@ -21,7 +21,7 @@ func newDoctorCmd() *cobra.Command {
 		format   string
 	)
 	cmd := &cobra.Command{
-		Use:   "doctor [--jmx URL|FILE ...] [--interval D] [--slowlog FILE] [--log FILE] [--format text|json]",
+		Use:   "doctor [--jmx URL|FILE ...] [--interval D] [--slowlog FILE|URL] [--log FILE] [--format text|json]",
 		Short: "Find anti-patterns in a running cluster from /jmx, the slow log and client logs",
 		Long: `Read the signatures HBase anti-patterns leave in a running cluster and name
 the catalogue rule behind each: request skew by region, store files near the
@@ -32,8 +32,11 @@ oversized regions, and the exceptions of client logs and the slow log.
 --jmx takes RegionServer /jmx endpoints (http://host:16030/jmx), sampled twice
 --interval apart because the counters are cumulative, or saved /jmx JSON
 files, read once (their counters are totals since each region opened).
---slowlog takes the shell's get_slowlog_responses JSON or log lines holding
-(responseTooSlow); --log takes a client log file. docs/doctor.md lists the
+--slowlog takes a saved slow log (the records as JSON, or region server log
+lines holding (responseTooSlow) or (responseTooLarge)), or an hbase:// URL
+of a Thrift2 gateway, through which the region servers' online slow logs are
+read live (HBase 2.4+ with hbase.regionserver.slowlog.buffer.enabled); --log
+takes a client log file. docs/doctor.md lists the
 cluster-only rule ids; docs/rules.md the shared ones. With --store, the
 tables' regions are listed in start-key order, so that a hot region which is
 its table's last (the monotonic-key signature) is reported as key-monotonic.
@@ -46,7 +49,8 @@ Exit codes: 0 no error findings; 1 at least one error finding; 2 bad usage or
 an input that could not be read.`,
 		Example: `  denorm doctor --jmx http://rs1:16030/jmx --jmx http://rs2:16030/jmx --interval 30s
   denorm doctor --jmx saved-jmx.json --log client.log --format json
-  denorm doctor --store hbase://gateway:9090 --jmx http://rs1:16030/jmx`,
+  denorm doctor --store hbase://gateway:9090 --jmx http://rs1:16030/jmx
+  denorm doctor --slowlog hbase://gateway:9090`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkFormat(format); err != nil {
@@ -79,7 +83,7 @@ an input that could not be read.`,
 	}
 	cmd.Flags().StringArrayVar(&jmx, "jmx", nil, "RegionServer /jmx URL or saved /jmx JSON file (repeatable)")
 	cmd.Flags().DurationVar(&interval, "interval", 10*time.Second, "time between the two samples of each live /jmx endpoint; region metrics refresh every 5 s by default")
-	cmd.Flags().StringVar(&slowlog, "slowlog", "", "slow-log file: get_slowlog_responses JSON or (responseTooSlow) log lines")
+	cmd.Flags().StringVar(&slowlog, "slowlog", "", "slow-log file (records as JSON, or (responseTooSlow) log lines), or hbase://host:port to read the servers' online slow logs")
 	cmd.Flags().StringVar(&logFile, "log", "", "client log file to search for exceptions")
 	addFormatFlag(cmd, &format)
 	return cmd
@@ -126,14 +130,9 @@ func doctorInput(ctx context.Context, jmx []string, interval time.Duration, slow
 		}
 	}
 	if slowlog != "" {
-		f, err := os.Open(slowlog)
-		if err != nil {
-			return in, usageError(fmt.Errorf("slow log: %w", err))
-		}
-		defer f.Close()
-		in.Slow, err = doctor.ParseSlowLog(f)
-		if err != nil {
-			return in, usageError(err)
+		var err error
+		if in.Slow, err = readSlowLog(ctx, slowlog); err != nil {
+			return in, err
 		}
 		in.SlowSource = slowlog
 	}

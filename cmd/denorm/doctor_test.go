@@ -116,3 +116,24 @@ func TestDoctorLiveHBase(t *testing.T) {
 		t.Errorf("exit %d\n%s%s", r.code, r.out, r.err)
 	}
 }
+
+// TestDoctorLiveSlowLogURL reads the test HBase's online slow logs through
+// its Thrift2 gateway. Whether they hold anything depends on other tests
+// (doctor's TestLiveSlowLogLargeScan asserts the finding); here the read
+// itself must work and the output must be the stable JSON.
+func TestDoctorLiveSlowLogURL(t *testing.T) {
+	url := hbaseURL(t)
+	code, out, errs := runCmd(t, "doctor", "--slowlog", url, "--format", "json")
+	if code != exitOK && code != exitProblems {
+		t.Fatalf("exit %d\n%s%s", code, out, errs)
+	}
+	var doc struct {
+		Findings []json.RawMessage `json:"findings"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || doc.Findings == nil {
+		t.Errorf("json output: %v\n%s", err, out)
+	}
+	if code, _, _ := runCmd(t, "doctor", "--slowlog", "no-such-slowlog.json"); code != exitUsage {
+		t.Errorf("a missing slow-log file: exit %d, want 2", code)
+	}
+}
