@@ -76,6 +76,18 @@ func TestDeriveReadStateRoundTrip(t *testing.T) {
 		if !reflect.DeepEqual(d1, d2) {
 			t.Fatalf("state %v:\nfirst  %+v\nsecond %+v", st, d1, d2)
 		}
+		// DeriveCopies is the same without the primary cells.
+		c, err := DeriveCopies(p, ent, back.Values)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Primary != nil {
+			t.Fatalf("DeriveCopies returned primary cells")
+		}
+		c.Primary = d1.Primary
+		if !reflect.DeepEqual(d1, c) {
+			t.Fatalf("state %v:\nDerive       %+v\nDeriveCopies %+v", st, d1, c)
+		}
 	}
 }
 

@@ -125,7 +125,7 @@ func (j *job) isOrphan(ctx context.Context, table string, row, pk []byte, newest
 	if !state.Exists() {
 		return true, nil
 	}
-	d, err := layout.Derive(j.plan, j.ent, state.Values)
+	d, err := layout.DeriveCopies(j.plan, j.ent, state.Values)
 	if err != nil {
 		return false, fmt.Errorf("reconcile: %s row %s: %w", j.prim.Name, store.Printable(pk), err)
 	}

@@ -19,7 +19,7 @@ const defaultWorkers = 4
 func (j *job) fork() *job {
 	w := *j
 	w.rep = newReport(j.opts.DryRun)
-	w.derived = map[string]*expect{}
+	w.pending = nil
 	if j.whole {
 		w.sums, w.entities = map[string]*fastSum{}, map[string][]byte{}
 	}
@@ -29,9 +29,7 @@ func (j *job) fork() *job {
 // join merges a fork's findings into the job.
 func (j *job) join(w *job) {
 	j.rep.Add(w.rep)
-	for k, e := range w.derived {
-		j.derived[k] = e
-	}
+	j.pending = append(j.pending, w.pending...)
 	if !j.whole {
 		return
 	}
@@ -49,6 +47,17 @@ func (j *job) join(w *job) {
 
 // checkChunk checks the entities of a chunk of primary rows.
 func (j *job) checkChunk(ctx context.Context, rows []store.Row) error {
+	if err := j.checkRows(ctx, rows); err != nil {
+		return err
+	}
+	for _, e := range j.pending {
+		j.derived[e.item.ID()] = e
+	}
+	j.pending = j.pending[:0]
+	return nil
+}
+
+func (j *job) checkRows(ctx context.Context, rows []store.Row) error {
 	n := j.opts.Workers
 	if n <= 0 {
 		n = defaultWorkers

@@ -82,7 +82,10 @@ type job struct {
 	// when whole, the exact-mode contributions), by Ref ID, to compare when
 	// their table is scanned: memory grows with the derived rows of the
 	// range.
-	derived  map[string]*expect
+	derived map[string]*expect
+	// pending holds what entity derived since the last chunk: a fork
+	// collects in a slice, and the chunk's end files it in derived once.
+	pending  []*expect
 	sums     map[string]*fastSum
 	entities map[string][]byte
 	// unknown holds contributions of entities the primary pass did not see.
@@ -191,7 +194,7 @@ func (j *job) entity(ctx context.Context, row store.Row) error {
 	if !state.Exists() {
 		return nil
 	}
-	d, err := layout.Derive(j.plan, j.ent, state.Values)
+	d, err := layout.DeriveCopies(j.plan, j.ent, state.Values)
 	if err != nil {
 		return fmt.Errorf("reconcile: %s row %s: %w", j.prim.Name, store.Printable(row.Key), err)
 	}
@@ -204,7 +207,7 @@ func (j *job) entity(ctx context.Context, row store.Row) error {
 			// instead of a Get per row. A counter table is scanned only
 			// by a run over the whole table, so a partial run reads its
 			// contributions one by one.
-			j.derived[it.ID()] = &expect{item: it, v: state.Version}
+			j.pending = append(j.pending, &expect{item: it, v: state.Version})
 			continue
 		}
 		if err := j.item(ctx, it, state.Version); err != nil {
