@@ -161,7 +161,7 @@ func TestParseClientLog(t *testing.T) {
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Fatalf("rules:\n got %v\nwant %v", got, want)
 	}
-	if evs[5].Region != "0123456789abcdef0123456789abcdef" || evs[5].Server != "rs1.example" {
+	if evs[5].Region != "0123456789abcdef0123456789abcdef" || evs[5].Server != "rs1.example,16020,1700000000000" {
 		t.Errorf("region too busy = %+v", evs[5])
 	}
 	if evs[4].Server != "rs1.example:16020" {
