@@ -1,0 +1,127 @@
+package doctor
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"testing"
+	"time"
+
+	"github.com/apache/thrift/lib/go/thrift"
+
+	"github.com/denorm/denorm/internal/testenv"
+	"github.com/denorm/denorm/internal/thrift/hbase2"
+	"github.com/denorm/denorm/store"
+)
+
+// TestLiveMemstoreBlocking writes into a table whose own settings make its
+// region block writes at 256 KB of memstore (a 128 KB flush size, block
+// multiplier 2): every 500 KB batch leaves the memstore over the limit
+// until a flush ends, so the batches that follow are turned away with
+// RegionTooBusyException (the gateway retries them) and the server's
+// blockedRequestCount grows. The doctor must report memstore-blocking.
+func TestLiveMemstoreBlocking(t *testing.T) {
+	hbaseURL := testenv.HBaseURL(t)
+	jmx := testenv.HBaseJMX(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	defer cancel()
+	st, err := store.Open(ctx, hbaseURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	table := fmt.Sprintf("doctor_blocking_%d", time.Now().UnixNano())
+	// store.TableSpec has no table attributes: create the table through the
+	// gateway directly, which passes them on as descriptor values.
+	if err := createWithAttributes(ctx, hbaseURL, table, map[string]string{
+		"MEMSTORE_FLUSHSIZE": "131072",
+		// HBase refuses a flush size under 1 MB unless its sanity checks
+		// are off for the table.
+		"hbase.table.sanity.checks":               "false",
+		"hbase.hregion.memstore.block.multiplier": "2",
+		// A region this small would split at once, and the split would
+		// reset what we measure.
+		"SPLIT_POLICY": "org.apache.hadoop.hbase.regionserver.DisabledRegionSplitPolicy",
+	}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := st.DropTable(context.Background(), table); err != nil {
+			t.Errorf("drop %s: %v", table, err)
+		}
+	})
+	client := &http.Client{Timeout: 30 * time.Second}
+	before, err := FetchJMX(ctx, client, jmx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	value := bytes.Repeat([]byte("v"), 100<<10)
+	for i := 0; i < 60; i++ {
+		var batch []store.RowMutation
+		for j := 0; j < 5; j++ {
+			batch = append(batch, store.RowMutation{Row: []byte(fmt.Sprintf("r%06d", i*5+j)),
+				Mutations: []store.Mutation{{Kind: store.Put, Family: "f", Qualifier: []byte("q"), Timestamp: 1, Value: value}}})
+		}
+		errs, err := st.Batch(ctx, table, batch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range errs {
+			if e != nil {
+				t.Fatal(e)
+			}
+		}
+	}
+	// The Server bean refreshes every hbase.regionserver.metrics.period (5 s).
+	var rep Report
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(time.Second) {
+		after, err := FetchJMX(ctx, client, jmx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep = Diagnose(Input{Samples: []Sample{{Before: before, After: after, Interval: time.Since(start)}}}, Options{})
+		if rep.Has("memstore-blocking", "") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no memstore-blocking a minute after 60 batches: %v", rep.Findings)
+		}
+	}
+	for _, f := range rep.Findings {
+		if f.Rule == "memstore-blocking" {
+			t.Logf("%s %v", f, f.Evidence)
+		}
+	}
+}
+
+// createWithAttributes creates table (family f) through the Thrift2
+// gateway of an hbase:// URL, with table descriptor values.
+func createWithAttributes(ctx context.Context, hbaseURL, table string, attrs map[string]string) error {
+	u, err := url.Parse(hbaseURL)
+	if err != nil {
+		return err
+	}
+	cfg := &thrift.TConfiguration{ConnectTimeout: 10 * time.Second, SocketTimeout: 2 * time.Minute}
+	tr := thrift.NewTBufferedTransport(thrift.NewTSocketConf(u.Host, cfg), 8192)
+	if err := tr.Open(); err != nil {
+		return fmt.Errorf("connect to %s: %w", u.Host, err)
+	}
+	defer tr.Close()
+	prot := thrift.NewTBinaryProtocolConf(tr, cfg)
+	c := hbase2.NewTHBaseServiceClient(thrift.NewTStandardClient(prot, prot))
+	desc := &hbase2.TTableDescriptor{
+		TableName:  &hbase2.TTableName{Ns: []byte("default"), Qualifier: []byte(table)},
+		Columns:    []*hbase2.TColumnFamilyDescriptor{{Name: []byte("f")}},
+		Attributes: map[string][]byte{},
+	}
+	for k, v := range attrs {
+		desc.Attributes[k] = []byte(v)
+	}
+	if err := c.CreateTable(ctx, desc, nil); err != nil {
+		return fmt.Errorf("create %s: %w", table, err)
+	}
+	return nil
+}
