@@ -37,7 +37,7 @@ var logSignatures = []logSignature{
 }
 
 var (
-	logRegion = regexp.MustCompile(`regionName=([^,\s]+)|Region ([^\s]+) has too many store files`)
+	logRegion = regexp.MustCompile(`regionName=([^,\s]+)|Region ([^\s]+) has too many store files|it belong to region = (\S+)`)
 	// A server name is "host,port,startcode" (as a real 2.5 client prints
 	// it in both places) or, in older texts, "host:port".
 	logServer = regexp.MustCompile(`server=([^,\s]+(?:,[0-9]+,[0-9]+)?)|servers with issues: ([^,\s]+(?:,[0-9]+,[0-9]+)?)|Call queue is full on ([^,\s]+)`)
@@ -75,7 +75,7 @@ func matchLogLine(line string) (LogEvent, bool) {
 		}
 		ev := LogEvent{Rule: sig.rule, Text: cut(strings.TrimSpace(line), maxLineText)}
 		if m := logRegion.FindStringSubmatch(line); m != nil {
-			name := m[1] + m[2]
+			name := m[1] + m[2] + m[3]
 			if e := encodedIn.FindString(name); e != "" {
 				name = e
 			}

@@ -10,9 +10,10 @@ import (
 // table whose own settings (a 128 KB memstore with a block multiplier of 2,
 // compactions off, no splits) keep the region server blocking writes and
 // piling up store files: blockedRequestCount grew by 205 and the region
-// held 262 store files.
+// held 262 store files. The IPC beans also carry the UnknownScannerException
+// of the client's expired scanner (client_live.log), from before the first.
 func TestCapturedMemstoreAndStoreFilePressure(t *testing.T) {
-	before := readJMX(t, "live_pressure_server_before.json")
+	before := readJMX(t, "live_pressure_server_before.json", "live_pressure_ipc_before.json")
 	after := readJMX(t, "live_pressure_server_after.json", "live_pressure_ipc_after.json", "live_pressure_regions.json")
 	const table, region = "doctor_pressure_1796021173", "01e90c8633da2bd6a7b77640fb11a2d3"
 	rep := Diagnose(Input{Samples: []Sample{{Before: before, After: after}}}, Options{})
@@ -31,10 +32,18 @@ func TestCapturedMemstoreAndStoreFilePressure(t *testing.T) {
 	if files == nil || files.Table != table || files.Region != region || !strings.Contains(files.Message, "262 store files") {
 		t.Errorf("store-files-blocking = %+v", files)
 	}
-	// A saved file alone still shows the store files; the blocked count is
-	// then a total since the server started.
-	if rep := Diagnose(Input{Samples: []Sample{{After: after}}}, Options{}); !rep.Has("memstore-blocking", "") || !rep.Has("store-files-blocking", table) {
-		t.Errorf("one sample: %v", rep.Findings)
+	// The client's scanner had expired before the first sample: no
+	// scanner-lease-expired in the interval, one since the server started.
+	if rep.Has("scanner-lease-expired", "") {
+		t.Errorf("an expiry from before the interval was reported: %v", rep.Findings)
+	}
+	// A saved file alone still shows the store files; the counters are
+	// then totals since the server started.
+	rep = Diagnose(Input{Samples: []Sample{{After: after}}}, Options{})
+	for _, rule := range []string{"memstore-blocking", "store-files-blocking", "scanner-lease-expired"} {
+		if !rep.Has(rule, "") {
+			t.Errorf("one sample: no %s in %v", rule, rep.Findings)
+		}
 	}
 }
 

@@ -51,6 +51,19 @@ public class ClientFailures {
           bm.flush();
         } catch (Exception e) { LOG.error("buffered writes to a disabled table failed", e); }
       }
+      if (what.equals("all") || what.equals("rowbig")) {
+        // The region server reads hbase.table.max.rowsize from the table's
+        // own values too, so one table can have a small limit.
+        TableName small = TableName.valueOf(t.getNameAsString() + "_rows");
+        admin.createTable(TableDescriptorBuilder.newBuilder(small).setColumnFamily(ColumnFamilyDescriptorBuilder.of(F))
+          .setValue("hbase.table.max.rowsize", "1048576").build());
+        try (Table table = conn.getTable(small)) {
+          for (int i = 0; i < 3; i++) table.put(new Put(Bytes.toBytes("wide")).addColumn(F, Bytes.toBytes("q" + i), new byte[512 * 1024]));
+          try { table.get(new Get(Bytes.toBytes("wide"))); } catch (Exception e) { LOG.error("get of a wide row failed", e); }
+        }
+        admin.disableTable(small);
+        admin.deleteTable(small);
+      }
       if (what.equals("all") || what.equals("missing")) {
         try (Table table = conn.getTable(TableName.valueOf("doctor_no_such_table"))) {
           table.put(new Put(Bytes.toBytes("x")).addColumn(F, F, Bytes.toBytes("v")));
