@@ -141,7 +141,13 @@ func derive(plan *schema.Plan, ent *schema.Entity, state map[string]any, withPri
 		}
 		rows, ok := perElement[t.Each]
 		if !ok {
-			rows = rowValues(t.Each, state, top)
+			var ch *schema.Child
+			if t.Each != "" {
+				if ch = ent.Child(t.Each); ch == nil {
+					return nil, fmt.Errorf("layout: %s: entity %s has no child list %s", t.Name, ent.Name, t.Each)
+				}
+			}
+			rows = rowValues(ch, state, top)
 			perElement[t.Each] = rows
 		}
 		for _, vals := range rows {
@@ -344,19 +350,23 @@ func topValues(ent *schema.Entity, state map[string]any) rowkey.Values {
 // one for per-entity tables (each == ""), one per element for tables with
 // `each` (the element's fields as "child.field"). Callers must not modify
 // the maps: tables with the same `each` share them.
-func rowValues(each string, state map[string]any, top rowkey.Values) []rowkey.Values {
-	if each == "" {
+func rowValues(ch *schema.Child, state map[string]any, top rowkey.Values) []rowkey.Values {
+	if ch == nil {
 		return []rowkey.Values{top}
 	}
-	elems, _ := state[each].([]map[string]any)
+	elems, _ := state[ch.Name].([]map[string]any)
 	out := make([]rowkey.Values, 0, len(elems))
 	for _, el := range elems {
-		vals := make(rowkey.Values, len(top)+len(el))
+		vals := make(rowkey.Values, len(top)+len(ch.Fields))
 		for k, v := range top {
 			vals[k] = v
 		}
-		for k, v := range el {
-			vals[each+"."+k] = v
+		// The schema's fields only (an element's undeclared fields can
+		// reach no key or column), under their precomputed paths.
+		for _, f := range ch.Fields {
+			if v, ok := el[f.Name]; ok {
+				vals[f.Path] = v
+			}
 		}
 		out = append(out, vals)
 	}
