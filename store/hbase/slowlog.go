@@ -37,9 +37,9 @@ type SlowLogRecord struct {
 
 // SlowLog reads the slow-call (large false) or large-response (large true)
 // ring buffer of every region server that hosts a region, newest records
-// first, at most limit from each server. The gateway asks each server
-// itself; the servers are found in hbase:meta because Thrift2 has no call
-// that lists them.
+// first, at most limit from each server (HBase's own default, 10, when limit
+// is not positive). The gateway asks each server itself; the servers are
+// found in hbase:meta because Thrift2 has no call that lists them.
 func (s *Store) SlowLog(ctx context.Context, large bool, limit int) ([]SlowLogRecord, error) {
 	servers, err := s.regionServers(ctx)
 	if err != nil {
@@ -48,6 +48,9 @@ func (s *Store) SlowLog(ctx context.Context, large bool, limit int) ([]SlowLogRe
 	logType, name := hbase2.TLogType_SLOW_LOG, "SLOW_LOG"
 	if large {
 		logType, name = hbase2.TLogType_LARGE_LOG, "LARGE_LOG"
+	}
+	if limit <= 0 {
+		limit = 10
 	}
 	var out []SlowLogRecord
 	for _, sn := range servers {
