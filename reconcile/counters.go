@@ -67,18 +67,7 @@ func (j *job) counters(ctx context.Context, t *schema.Table) error {
 		return fmt.Errorf("reconcile: scan %s: %w", t.Name, err)
 	}
 	if exact {
-		// Contributions the scan did not meet: read again, to tell missing
-		// from written since the scan passed their row.
-		for _, e := range j.derived {
-			if e.item.Table != t.Name || e.done {
-				continue
-			}
-			e.done = true
-			if err := j.item(ctx, e.item, e.v); err != nil {
-				return err
-			}
-		}
-		return nil
+		return j.checkUnmet(ctx, t.Name)
 	}
 	// Counter cells the sums have and the store lacks.
 	for _, fs := range j.sums {

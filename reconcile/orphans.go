@@ -19,8 +19,15 @@ func (j *job) scanDerived(ctx context.Context, t *schema.Table) error {
 	if err := j.scanTable(ctx, t); err != nil {
 		return err
 	}
+	return j.checkUnmet(ctx, t.Name)
+}
+
+// checkUnmet reads again, one Get each, the derived rows (or contributions)
+// of table that its scan did not meet: missing, or written since the scan
+// passed their key.
+func (j *job) checkUnmet(ctx context.Context, table string) error {
 	for _, e := range j.derived {
-		if e.item.Table != t.Name || e.done {
+		if e.item.Table != table || e.done {
 			continue
 		}
 		e.done = true
