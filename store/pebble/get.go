@@ -11,17 +11,11 @@ import (
 
 // Get reads one row from a consistent view of the database.
 func (s *Store) Get(ctx context.Context, name string, g store.Get) (store.Row, error) {
-	if err := s.enter(); err != nil {
+	t, err := s.begin(ctx, "get", name)
+	if err != nil {
 		return store.Row{}, err
 	}
 	defer s.leave()
-	if err := ctx.Err(); err != nil {
-		return store.Row{}, err
-	}
-	t, err := s.table(name)
-	if err != nil {
-		return store.Row{}, fmt.Errorf("get: %w", err)
-	}
 	q, err := newQuery(t, g.Columns, g.MaxVersions, g.TimeRange, s.opts.MaxRowSize)
 	if err != nil {
 		return store.Row{}, fmt.Errorf("get: %w", err)

@@ -14,17 +14,11 @@ import (
 // the old value's timestamp if that is later, so that it always becomes the
 // newest version.
 func (s *Store) Increment(ctx context.Context, name string, inc store.Increment) ([]int64, error) {
-	if err := s.enter(); err != nil {
+	t, err := s.begin(ctx, "increment", name)
+	if err != nil {
 		return nil, err
 	}
 	defer s.leave()
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	t, err := s.table(name)
-	if err != nil {
-		return nil, fmt.Errorf("increment: %w", err)
-	}
 	m := store.RowMutation{Row: inc.Row}
 	for _, c := range inc.Columns {
 		m.Mutations = append(m.Mutations, store.Mutation{Kind: store.Put, Family: c.Family, Qualifier: c.Qualifier, Value: make([]byte, 8)})
@@ -79,17 +73,11 @@ func (s *Store) Increment(ctx context.Context, name string, inc store.Increment)
 
 // CheckAndMutate holds the row lock across the check and the write.
 func (s *Store) CheckAndMutate(ctx context.Context, name string, cond store.Condition, m store.RowMutation) (bool, error) {
-	if err := s.enter(); err != nil {
+	t, err := s.begin(ctx, "check and mutate", name)
+	if err != nil {
 		return false, err
 	}
 	defer s.leave()
-	if err := ctx.Err(); err != nil {
-		return false, err
-	}
-	t, err := s.table(name)
-	if err != nil {
-		return false, fmt.Errorf("check and mutate: %w", err)
-	}
 	if _, ok := t.fams[cond.Family]; !ok {
 		return false, fmt.Errorf("check and mutate table %q family %q: %w", name, cond.Family, store.ErrFamilyNotFound)
 	}

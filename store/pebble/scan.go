@@ -15,17 +15,11 @@ import (
 // point-in-time view: a row mutation committed during the scan is seen whole
 // or not at all.
 func (s *Store) Scan(ctx context.Context, name string, sc store.Scan) (store.Scanner, error) {
-	if err := s.enter(); err != nil {
+	t, err := s.begin(ctx, "scan", name)
+	if err != nil {
 		return nil, err
 	}
 	defer s.leave()
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	t, err := s.table(name)
-	if err != nil {
-		return nil, fmt.Errorf("scan: %w", err)
-	}
 	q, err := newQuery(t, sc.Columns, sc.MaxVersions, sc.TimeRange, s.opts.MaxRowSize)
 	if err != nil {
 		return nil, fmt.Errorf("scan: %w", err)

@@ -122,6 +122,25 @@ func (s *Store) enter() error {
 
 func (s *Store) leave() { s.life.RUnlock() }
 
+// begin opens one call on a table: it fails when the store is closed, the
+// context is done or the table does not exist (the error then names op).
+// On success the caller must call leave when done; on failure it must not.
+func (s *Store) begin(ctx context.Context, op, name string) (*table, error) {
+	if err := s.enter(); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		s.leave()
+		return nil, err
+	}
+	t, err := s.table(name)
+	if err != nil {
+		s.leave()
+		return nil, fmt.Errorf("%s: %w", op, err)
+	}
+	return t, nil
+}
+
 // Close closes open scanners and the database. Later calls return
 // store.ErrClosed.
 func (s *Store) Close() error {

@@ -30,17 +30,11 @@ func (s *Store) Mutate(ctx context.Context, name string, m store.RowMutation) er
 // Batch validates each row mutation on its own and commits every valid one
 // in a single Pebble batch, synced if any of them asks for SyncWAL.
 func (s *Store) Batch(ctx context.Context, name string, ms []store.RowMutation) ([]error, error) {
-	if err := s.enter(); err != nil {
+	t, err := s.begin(ctx, "batch", name)
+	if err != nil {
 		return nil, err
 	}
 	defer s.leave()
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	t, err := s.table(name)
-	if err != nil {
-		return nil, fmt.Errorf("batch: %w", err)
-	}
 	errs := make([]error, len(ms))
 	if len(ms) == 0 {
 		return errs, nil
