@@ -65,6 +65,10 @@ bad URL or an unreadable schema.`,
       --store hbase://127.0.0.1:9090 --metrics-addr 127.0.0.1:9464 --dead-letter dead.jsonl`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) (err error) {
+			// Signals are caught from the start: one that comes while the
+			// sink is still connecting stops it cleanly, before any batch.
+			sigCtx, stopSignals := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, os.Interrupt)
+			defer stopSignals()
 			if schemaPath == "" || from == "" {
 				return usageErrorf("--schema and --from are required")
 			}
@@ -149,8 +153,6 @@ bad URL or an unreadable schema.`,
 			// so the run's context must not inherit that end.
 			runCtx, cancelRun := context.WithCancel(context.WithoutCancel(ctx))
 			defer cancelRun()
-			sigCtx, stopSignals := signal.NotifyContext(ctx, syscall.SIGTERM, os.Interrupt)
-			defer stopSignals()
 			go func() {
 				select {
 				case <-sigCtx.Done():
