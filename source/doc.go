@@ -1,6 +1,7 @@
 // Package source reads change events from a replayable log and keeps the
 // position up to which they are applied: a JSON-lines file with a committed
-// offset file beside it (Kafka comes later). It also writes dead letters.
+// offset file beside it, or a Kafka topic read by a consumer group that
+// commits its offsets. It also writes dead letters (to a file or a topic).
 //
 // The contract with the writer: Commit is called only after everything
 // returned by Next so far is durably applied, so a restart resumes at the
