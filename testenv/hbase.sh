@@ -17,7 +17,9 @@
 #
 # Environment: DENORM_TESTENV_DIR (work root, default testenv/work), JAVA_HOME,
 # DENORM_HBASE_START_TIMEOUT (seconds, default 420), DENORM_HBASE_STOP_TIMEOUT (default 60),
-# DENORM_HBASE_HEAP (default 1g, per JVM), DENORM_HBASE_KEEP_DATA, DENORM_HBASE_PORT_OFFSET.
+# DENORM_HBASE_HEAP (default 1g, per JVM), DENORM_HBASE_KEEP_DATA, DENORM_HBASE_PORT_OFFSET,
+# DENORM_HBASE_EXTRA_CONF (space-separated name=value settings added to hbase-site.xml, for an
+# experiment on a second instance; a later one of the same name wins).
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -301,7 +303,8 @@ write_conf() {
       "hbase.master.balancer.stochastic.runMaxSteps=false" \
       "hbase.regionserver.slowlog.buffer.enabled=true" \
       "hbase.ipc.warn.response.time=$SLOW_CALL_MS" \
-      "hbase.ipc.warn.response.size=$LARGE_CALL_BYTES"; do
+      "hbase.ipc.warn.response.size=$LARGE_CALL_BYTES" \
+      ${DENORM_HBASE_EXTRA_CONF:-}; do
       printf '  <property><name>%s</name><value>%s</value></property>\n' "${prop%%=*}" "${prop#*=}"
     done
     printf '</configuration>\n'
