@@ -40,7 +40,7 @@ var (
 	logRegion = regexp.MustCompile(`regionName=([^,\s]+)|Region ([^\s]+) has too many store files|it belong to region = (\S+)`)
 	// A server name is "host,port,startcode" (as a real 2.5 client prints
 	// it in both places) or, in older texts, "host:port".
-	logServer = regexp.MustCompile(`server=([^,\s]+(?:,[0-9]+,[0-9]+)?)|servers with issues: ([^,\s]+(?:,[0-9]+,[0-9]+)?)|Call queue is full on ([^,\s]+)`)
+	logServer = regexp.MustCompile(`server=([^,\s]+(?:,[0-9]+,[0-9]+)?)|servers with issues: ([^,\s]+(?:,[0-9]+,[0-9]+)?)|Call queue is full on ([^,\s]+(?:,[0-9]+,[0-9]+)?)`)
 	encodedIn = regexp.MustCompile(`([0-9a-f]{32})`)
 )
 

@@ -42,7 +42,7 @@ func FuzzParseSlowLog(f *testing.F) {
 }
 
 func FuzzParseClientLog(f *testing.F) {
-	seedFiles(f, "client.log", "client_live.log", "regionserver_live.log")
+	seedFiles(f, "client.log", "client_live.log", "regionserver_live.log", "client_callqueue_live.log")
 	f.Fuzz(func(t *testing.T, data []byte) {
 		evs, err := ParseClientLog(bytes.NewReader(data))
 		if err != nil {

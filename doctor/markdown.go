@@ -65,10 +65,10 @@ func RulesMarkdown() string {
 	b.WriteString("| input | signals produced there | how |\n| --- | --- | --- |\n")
 	for _, row := range [][3]string{
 		{"live /jmx", "region-hot, key-monotonic, family-count, wal-skipped, memstore-blocking, reads-filtered", "live tests"},
-		{"saved /jmx", "the above, store-files-blocking (262 store files), scanner-lease-expired", "captured beans"},
+		{"saved /jmx", "the above, store-files-blocking (262 store files), scanner-lease-expired, call-queue-full", "captured beans"},
 		{"slow log, live and saved", "scan-unbounded (a large Scan; slow Scans in the captures)", "live test, captures"},
 		{"region server log lines", "(responseTooSlow), (responseTooLarge), RegionTooBusyException", "captured"},
-		{"client log", "cell-huge, scanner-lease-expired, retries-exhausted, memstore-blocking, row-unbounded", "captured"},
+		{"client log", "cell-huge, scanner-lease-expired, retries-exhausted, memstore-blocking, row-unbounded, call-queue-full", "captured"},
 	} {
 		fmt.Fprintf(&b, "| %s | %s | %s |\n", row[0], row[1], row[2])
 	}
@@ -76,14 +76,15 @@ func RulesMarkdown() string {
 	b.WriteString("strings in the log lines; Multi counts are `multi.gets` and `multi.mutations`; a Scan call\n")
 	b.WriteString("that continues a scanner names its table only in `scandetails`; server names are\n")
 	b.WriteString("`host,port,startcode`; a RowTooBigException names its region after `it belong to region =`.\n\n")
-	b.WriteString("Still only from documented formats, because the test HBase cannot be driven there cheaply\n")
-	b.WriteString("or reliably: call-queue-full (a saturated call queue), region-size (10 GiB regions or a\n")
-	b.WriteString("thousand regions), puts-unbatched (ten single-row Mutate calls slower than the slow-call\n")
-	b.WriteString("limit), ScannerTimeoutException and LeaseException (the 2.5 client reported an expired\n")
-	b.WriteString("scanner as UnknownScannerException), the flusher's \"too many store files\" and 1.x's\n")
-	b.WriteString("\"Blocking updates\" lines (neither appeared under the same pressure; 2.5 logs \"Region is too\n")
-	b.WriteString("busy\" with the RegionTooBusyException), and the shell's get_slowlog_responses output (no\n")
-	b.WriteString("shell here; the Thrift2 records carry the same fields).\n")
+	b.WriteString("call-queue-full came from an instance started with a 1 MB hbase.ipc.server.max.callqueue.size,\n")
+	b.WriteString("which a single 2 MB put exceeds (the queue-length variant, \"too many items queued\", was not\n")
+	b.WriteString("produced). Still only from documented formats, because the test HBase cannot be driven there\n")
+	b.WriteString("cheaply or reliably: region-size (10 GiB regions or a thousand regions), puts-unbatched (ten\n")
+	b.WriteString("single-row Mutate calls slower than the slow-call limit), ScannerTimeoutException and\n")
+	b.WriteString("LeaseException (the 2.5 client reported an expired scanner as UnknownScannerException), the\n")
+	b.WriteString("flusher's \"too many store files\" and 1.x's \"Blocking updates\" lines (neither appeared under the\n")
+	b.WriteString("same pressure; 2.5 logs \"Region is too busy\" with the RegionTooBusyException), and the shell's\n")
+	b.WriteString("get_slowlog_responses output (no shell here; the Thrift2 records carry the same fields).\n")
 	b.WriteString("\n## Cluster-only rules\n")
 	for _, r := range ClusterRules() {
 		fmt.Fprintf(&b, "\n### %s\n\n", r.ID)

@@ -64,6 +64,14 @@ public class ClientFailures {
         admin.disableTable(small);
         admin.deleteTable(small);
       }
+      if (what.equals("queue")) {
+        // Only against a server started with a small
+        // hbase.ipc.server.max.callqueue.size (1 MB): a 2 MB request alone
+        // is more than its call queue may hold.
+        try (Table table = conn.getTable(t)) {
+          table.put(new Put(Bytes.toBytes("big")).addColumn(F, F, new byte[2 << 20]));
+        } catch (Exception e) { LOG.error("put of a 2 MB cell failed", e); }
+      }
       if (what.equals("all") || what.equals("missing")) {
         try (Table table = conn.getTable(TableName.valueOf("doctor_no_such_table"))) {
           table.put(new Put(Bytes.toBytes("x")).addColumn(F, F, Bytes.toBytes("v")));
