@@ -102,16 +102,28 @@ bad URL or an unreadable schema.`,
 					return usageError(fmt.Errorf("--metrics-addr %s: %w", metricsAddr, err))
 				}
 				defer ln.Close()
+				if tcp, ok := ln.Addr().(*net.TCPAddr); ok && !tcp.IP.IsLoopback() {
+					lg.Warn("metrics listening beyond loopback: the server has no authentication", "addr", ln.Addr().String())
+				}
 			}
 
 			ctx := cmd.Context()
+			// A signal during start-up ends the command's context, so the
+			// step in progress fails: that is a clean stop, not a failure.
+			startErr := func(err error) error {
+				if sigCtx.Err() != nil {
+					lg.Info("stopped while starting", "err", err.Error())
+					return nil
+				}
+				return err
+			}
 			st, err := openStore(cmd)
 			if err != nil {
-				return err
+				return startErr(err)
 			}
 			defer closeStore(st, &err)
 			if _, err := ddl.Create(ctx, st, plan); err != nil {
-				return err
+				return startErr(err)
 			}
 			var dl interface {
 				write.DeadLetters
@@ -123,7 +135,7 @@ bad URL or an unreadable schema.`,
 				dl, err = source.OpenDeadLetterFile(deadPath)
 			}
 			if err != nil {
-				return err
+				return startErr(err)
 			}
 			defer func() {
 				if cerr := dl.Close(); err == nil && cerr != nil {
