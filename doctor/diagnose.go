@@ -25,6 +25,7 @@ type Options struct {
 	FilteredShare       float64 // share of filtered rows that makes reads-filtered (0.9)
 	MaxRegionsPerServer float64 // regions per server above which the count is a problem (1000)
 	MinUnbatched        int     // single mutations in the slow log that make puts-unbatched (10)
+	UnbatchedRate       float64 // single-row puts and deletes a second on one table that make puts-unbatched (20)
 }
 
 func (o Options) withDefaults() Options {
@@ -39,6 +40,7 @@ func (o Options) withDefaults() Options {
 	def(&o.MaxRegionBytes, 10<<30)
 	def(&o.FilteredShare, 0.9)
 	def(&o.MaxRegionsPerServer, 1000)
+	def(&o.UnbatchedRate, 20)
 	if o.MinUnbatched <= 0 {
 		o.MinUnbatched = 10
 	}
@@ -76,6 +78,7 @@ func Diagnose(in Input, opts Options) Report {
 	fs = monotonic(fs, in.RegionOrder)
 	for _, s := range in.Samples {
 		fs = append(fs, serverFindings(s, opts)...)
+		fs = append(fs, unbatchedFindings(s, opts)...)
 	}
 	fs = append(fs, slowFindings(in.Slow, in.SlowSource, opts)...)
 	fs = append(fs, logFindings(in.Logs, in.LogSource)...)

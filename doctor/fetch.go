@@ -12,7 +12,7 @@ import (
 
 // jmxSubs are the RegionServer beans the doctor reads. Asking for each one
 // keeps a live sample small: the full /jmx of a busy server runs to megabytes.
-var jmxSubs = []string{"Regions", "Server", "IPC", "Tables"}
+var jmxSubs = []string{"Regions", "Server", "IPC", "Tables", "TableLatencies"}
 
 // IsURL reports whether a --jmx argument names a live endpoint rather than
 // a saved file.

@@ -19,7 +19,7 @@ func seedFiles(f *testing.F, names ...string) {
 // The parsers read whatever a cluster or a user hands them: they must never
 // panic, and a parsed /jmx snapshot must be safe to diagnose.
 func FuzzParseJMX(f *testing.F) {
-	seedFiles(f, "jmx_Regions.json", "jmx_IPC.json")
+	seedFiles(f, "jmx_Regions.json", "jmx_IPC.json", "live_latencies_after.json")
 	f.Add([]byte(`{"beans":[{"name":"Hadoop:service=HBase,name=RegionServer,sub=Regions","Namespace_a_table_b_region_0_metric_c":1}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		s, err := ParseJMX(bytes.NewReader(data), "fuzz")

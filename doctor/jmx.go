@@ -151,8 +151,13 @@ func (s *Snapshot) addBean(bean map[string]json.RawMessage) {
 			}
 			st[m[5]] = v
 		}
-	case "Tables":
+	case "Tables", "TableLatencies":
 		for k, raw := range bean {
+			// TableLatencies holds a dozen statistics per operation and
+			// table; only the operation counts are read.
+			if sub == "TableLatencies" && !strings.HasSuffix(k, "_num_ops") {
+				continue
+			}
 			m := tableKey.FindStringSubmatch(k)
 			if m == nil {
 				continue

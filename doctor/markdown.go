@@ -32,6 +32,7 @@ func RulesMarkdown() string {
 		{"/jmx IPC", "exceptions.callQueueTooBig grows", "call-queue-full"},
 		{"/jmx IPC", "exceptions.UnknownScannerException grows", "scanner-lease-expired"},
 		{"slow log", "slow or oversized Scan calls", "scan-unbounded"},
+		{"/jmx TableLatencies", "20 or more single-row puts and deletes a second on a table, ten times its batch calls", "puts-unbatched"},
 		{"slow log", "10 or more slow single-row Mutate calls on a table", "puts-unbatched"},
 		{"client log", "RowTooBigException", "row-unbounded"},
 		{"client log", "KeyValue size too large, cell over the size limit", "cell-huge"},
@@ -64,7 +65,7 @@ func RulesMarkdown() string {
 	b.WriteString("hbase-client 2.5.8) and is kept in doctor/testdata; see its README for how.\n\n")
 	b.WriteString("| input | signals produced there | how |\n| --- | --- | --- |\n")
 	for _, row := range [][3]string{
-		{"live /jmx", "region-hot, key-monotonic, family-count, wal-skipped, memstore-blocking, reads-filtered", "live tests"},
+		{"live /jmx", "region-hot, key-monotonic, family-count, wal-skipped, memstore-blocking, reads-filtered, puts-unbatched", "live tests"},
 		{"saved /jmx", "the above, store-files-blocking (262 store files), scanner-lease-expired, call-queue-full", "captured beans"},
 		{"slow log, live and saved", "scan-unbounded (a large Scan; slow Scans in the captures)", "live test, captures"},
 		{"region server log lines", "(responseTooSlow), (responseTooLarge), RegionTooBusyException", "captured"},
@@ -79,12 +80,13 @@ func RulesMarkdown() string {
 	b.WriteString("call-queue-full came from an instance started with a 1 MB hbase.ipc.server.max.callqueue.size,\n")
 	b.WriteString("which a single 2 MB put exceeds (the queue-length variant, \"too many items queued\", was not\n")
 	b.WriteString("produced). Still only from documented formats, because the test HBase cannot be driven there\n")
-	b.WriteString("cheaply or reliably: region-size (10 GiB regions or a thousand regions), puts-unbatched (ten\n")
-	b.WriteString("single-row Mutate calls slower than the slow-call limit), ScannerTimeoutException and\n")
-	b.WriteString("LeaseException (the 2.5 client reported an expired scanner as UnknownScannerException), the\n")
-	b.WriteString("flusher's \"too many store files\" and 1.x's \"Blocking updates\" lines (neither appeared under the\n")
-	b.WriteString("same pressure; 2.5 logs \"Region is too busy\" with the RegionTooBusyException), and the shell's\n")
-	b.WriteString("get_slowlog_responses output (no shell here; the Thrift2 records carry the same fields).\n")
+	b.WriteString("cheaply or reliably: region-size (10 GiB regions or a thousand regions), puts-unbatched from\n")
+	b.WriteString("the slow log (ten single-row Mutate calls slower than the slow-call limit; its /jmx signal is\n")
+	b.WriteString("tested live), ScannerTimeoutException and LeaseException (the 2.5 client reported an expired\n")
+	b.WriteString("scanner as UnknownScannerException), the flusher's \"too many store files\" and 1.x's \"Blocking\n")
+	b.WriteString("updates\" lines (neither appeared under the same pressure; 2.5 logs \"Region is too busy\" with\n")
+	b.WriteString("the RegionTooBusyException), and the shell's get_slowlog_responses output (no shell here; the\n")
+	b.WriteString("Thrift2 records carry the same fields).\n")
 	b.WriteString("\n## Cluster-only rules\n")
 	for _, r := range ClusterRules() {
 		fmt.Fprintf(&b, "\n### %s\n\n", r.ID)

@@ -27,7 +27,8 @@ func newDoctorCmd() *cobra.Command {
 the catalogue rule behind each: request skew by region, store files near the
 blocking limit, too many stores per region, blocked memstores, a full call
 queue, expired scanners, mutations without the WAL, reads mostly filtered,
-oversized regions, and the exceptions of client logs and the slow log.
+oversized regions, tables written a row per call, and the exceptions of
+client logs and the slow log.
 
 --jmx takes RegionServer /jmx endpoints (http://host:16030/jmx), sampled twice
 --interval apart because the counters are cumulative, or saved /jmx JSON

@@ -1,0 +1,103 @@
+package doctor
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/denorm/denorm/internal/testenv"
+	"github.com/denorm/denorm/store"
+)
+
+// TestLiveUnbatchedPuts writes 300 rows into one table a row per call and
+// 300 into another in batches of 100. The region server counts the first
+// table's writes as single puts, the second's as batch calls, and the
+// doctor must flag only the first. The rate threshold is lowered to one a
+// second: how fast a loaded test machine writes is not what is tested.
+func TestLiveUnbatchedPuts(t *testing.T) {
+	hbaseURL := testenv.HBaseURL(t)
+	jmx := testenv.HBaseJMX(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	defer cancel()
+	st, err := store.Open(ctx, hbaseURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	stamp := time.Now().UnixNano()
+	single := fmt.Sprintf("doctor_single_%d", stamp)
+	batched := fmt.Sprintf("doctor_batched_%d", stamp)
+	for _, table := range []string{single, batched} {
+		if err := st.CreateTable(ctx, store.TableSpec{Name: table, Families: []store.FamilySpec{{Name: "f"}}}); err != nil {
+			t.Fatal(err)
+		}
+		name := table
+		t.Cleanup(func() {
+			if err := st.DropTable(context.Background(), name); err != nil {
+				t.Errorf("drop %s: %v", name, err)
+			}
+		})
+	}
+	client := &http.Client{Timeout: 30 * time.Second}
+	before, err := FetchJMX(ctx, client, jmx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	capture := os.Getenv("DOCTOR_CAPTURE")
+	if capture != "" {
+		saveBean(t, client, jmx, "TableLatencies", filepath.Join(capture, "live_latencies_before.json"))
+	}
+	start := time.Now()
+	const rows = 300
+	var batch []store.RowMutation
+	for i := 0; i < rows; i++ {
+		m := store.RowMutation{Row: []byte(fmt.Sprintf("r%05d", i)),
+			Mutations: []store.Mutation{{Kind: store.Put, Family: "f", Qualifier: []byte("q"), Timestamp: 1, Value: []byte("v")}}}
+		if err := st.Mutate(ctx, single, m); err != nil {
+			t.Fatal(err)
+		}
+		batch = append(batch, m)
+		if len(batch) == 100 {
+			errs, err := st.Batch(ctx, batched, batch)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range errs {
+				if e != nil {
+					t.Fatal(e)
+				}
+			}
+			batch = nil
+		}
+	}
+	var rep Report
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(time.Second) {
+		after, err := FetchJMX(ctx, client, jmx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep = Diagnose(Input{Samples: []Sample{{Before: before, After: after, Interval: time.Since(start)}}}, Options{UnbatchedRate: 1})
+		if rep.Has("puts-unbatched", single) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no puts-unbatched on %s after a minute: %v", single, rep.Findings)
+		}
+	}
+	if capture != "" {
+		saveBean(t, client, jmx, "TableLatencies", filepath.Join(capture, "live_latencies_after.json"))
+		t.Logf("captured %s after %s", single, time.Since(start))
+	}
+	for _, f := range rep.Findings {
+		if f.Table == single || f.Table == batched {
+			t.Logf("%s %v", f, f.Evidence)
+		}
+		if f.Table == batched {
+			t.Errorf("the batched table was flagged: %s", f)
+		}
+	}
+}
