@@ -585,3 +585,45 @@ func TestSinkTwoProcessesShareGroup(t *testing.T) {
 	}
 	sameTables(t, model, st)
 }
+
+// gen --to creates the topic with the partitions asked for and produces
+// every event of the stream, keyed by entity.
+func TestGenToKafka(t *testing.T) {
+	u := sinkTopic(t, "denorm-gen", 3)
+	code, _, stderr := runCmd(t, "gen", "orders", "--events", "200", "--renames", "0", "--to",
+		source.KafkaURL{Brokers: u.Brokers, Topic: u.Topic, Partitions: 3}.String())
+	if code != exitOK || !strings.Contains(stderr, "produced 200 events") {
+		t.Fatalf("exit %d, stderr %s", code, stderr)
+	}
+	if lag := groupLag(t, u); lag != 200 {
+		t.Fatalf("the topic holds %d records for a new group, want 200", lag)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	k, err := source.OpenKafka(ctx, source.KafkaOptions{URL: u})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer k.Close()
+	partOf := map[string]string{} // entity key -> the partition its events are in
+	for n := 0; n < 200; {
+		recs, err := k.Next(ctx, 500)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range recs {
+			key, part := string(source.EventKey(r.Data)), r.Where[:strings.LastIndexByte(r.Where, '@')]
+			if key == "" {
+				t.Fatalf("%s: no entity key in %s", r.Where, r.Data)
+			}
+			if p, ok := partOf[key]; ok && p != part {
+				t.Fatalf("events of %s in %s and %s", key, p, part)
+			}
+			partOf[key] = part
+		}
+		n += len(recs)
+	}
+	if got := len(k.Assigned()); got != 3 {
+		t.Fatalf("%d partitions, want 3", got)
+	}
+}
