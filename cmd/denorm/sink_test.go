@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kgo"
 	"go.yaml.in/yaml/v3"
 
 	"github.com/denorm/denorm/ddl"
@@ -407,10 +408,10 @@ func TestSinkPoisonEvent(t *testing.T) {
 	produce(t, u, events)
 	model := modelStore(t, events)
 
-	dead := filepath.Join(t.TempDir(), "dead.jsonl")
 	db := "pebble://" + filepath.Join(t.TempDir(), "sink")
+	// No --dead-letter: the default, the topic TOPIC.dead.
 	p := startSink(t, "--schema", ordersSchema, "--from", u.String(), "--store", db,
-		"--dead-letter", dead, "--metrics-addr", "127.0.0.1:0", "--batch", "50")
+		"--metrics-addr", "127.0.0.1:0", "--batch", "50")
 	waitCommitted(t, u, p)
 	// The metrics move just after the commit: give them a moment.
 	for deadline := time.Now().Add(10 * time.Second); p.metric("denorm_sink_events_total") != float64(len(good)-1+3); {
@@ -430,21 +431,7 @@ func TestSinkPoisonEvent(t *testing.T) {
 	}
 	p.stop()
 
-	b, err := os.ReadFile(dead)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var letters []source.DeadLetter
-	for line := range strings.Lines(string(b)) {
-		var dl source.DeadLetter
-		if err := json.Unmarshal([]byte(line), &dl); err != nil {
-			t.Fatalf("dead letter %q: %v", line, err)
-		}
-		letters = append(letters, dl)
-	}
-	if len(letters) != 3 {
-		t.Fatalf("%d dead letters, want 3:\n%s", len(letters), b)
-	}
+	letters := readDeadTopic(t, source.KafkaURL{Brokers: u.Brokers, Topic: u.Topic + ".dead"}, 3)
 	var reasons, originals []string
 	for _, dl := range letters {
 		if !regexp.MustCompile(`^`+regexp.QuoteMeta(u.Topic)+`/[01]@\d+$`).MatchString(dl.Where) || !strings.HasSuffix(dl.Where, fmt.Sprintf("@%d", dl.Offset)) {
@@ -468,6 +455,45 @@ func TestSinkPoisonEvent(t *testing.T) {
 	}
 	defer st.Close()
 	sameTables(t, model, st)
+}
+
+// readDeadTopic reads n dead letters from a topic, as DeadLetter values
+// rebuilt from the record value and headers.
+func readDeadTopic(t *testing.T, u source.KafkaURL, n int) []source.DeadLetter {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(u.Brokers...), kgo.ConsumeTopics(u.Topic),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var out []source.DeadLetter
+	for len(out) < n {
+		fs := cl.PollRecords(ctx, n)
+		if err := fs.Err0(); err != nil {
+			t.Fatalf("after %d dead letters: %v", len(out), err)
+		}
+		for _, r := range fs.Records() {
+			dl := source.DeadLetter{Event: string(r.Value)}
+			for _, h := range r.Headers {
+				switch h.Key {
+				case source.HeaderReason:
+					dl.Reason = string(h.Value)
+				case source.HeaderWhere:
+					dl.Where = string(h.Value)
+				case source.HeaderOffset:
+					fmt.Sscan(string(h.Value), &dl.Offset)
+				}
+			}
+			out = append(out, dl)
+		}
+	}
+	if len(out) != n {
+		t.Fatalf("%d dead letters, want %d: %+v", len(out), n, out)
+	}
+	return out
 }
 
 // Usage errors exit 2 before anything connects.
