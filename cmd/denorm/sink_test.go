@@ -324,8 +324,9 @@ func genEvents(t *testing.T, opts gen.OrdersOptions) []byte {
 	return buf.Bytes()
 }
 
-// A sink process SIGKILLed at random points of a real topic and started
-// again ends with the store `denorm apply` makes of the same events.
+// A sink process SIGKILLed (and once SIGTERMed) at random points of a real
+// topic and started again ends with the store `denorm apply` makes of the
+// same events.
 func TestSinkSurvivesKill(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts processes")
@@ -344,7 +345,9 @@ func TestSinkSurvivesKill(t *testing.T) {
 		"--dead-letter", filepath.Join(t.TempDir(), "dead.jsonl")}
 	midway := 0
 	t0 := time.Now()
-	for kill := 0; kill < 2; kill++ {
+	// Two SIGKILLs and, between them, a SIGTERM, which must finish the
+	// batch in hand, commit it and exit 0.
+	for i, sig := range []string{"SIGKILL", "SIGTERM", "SIGKILL"} {
 		p := startSink(t, args...)
 		p.logged("partitions assigned")
 		t.Logf("%s: assigned", time.Since(t0).Round(time.Millisecond))
@@ -362,8 +365,15 @@ func TestSinkSurvivesKill(t *testing.T) {
 			}
 			time.Sleep(time.Duration(5+r.Intn(40)) * time.Millisecond)
 		}
-		p.kill()
-		t.Logf("%s: kill %d: %d of %d records uncommitted before, killed at %d", time.Since(t0).Round(time.Millisecond), kill+1, before, total, at)
+		if sig == "SIGTERM" {
+			p.stop()
+			if p.logged("sink stopped") == nil {
+				t.Fatalf("no final log line after SIGTERM\n%s", p.output())
+			}
+		} else {
+			p.kill()
+		}
+		t.Logf("%s: stop %d (%s): %d of %d records uncommitted before, stopped at %d", time.Since(t0).Round(time.Millisecond), i+1, sig, before, total, at)
 	}
 	p := startSink(t, args...)
 	p.logged("sink started")
