@@ -35,6 +35,9 @@ step apply --schema examples/orders.yaml --events "$events" --from-start
 step table list
 step scan orders --limit 2
 step scan daily_units --limit 2
+step query --schema examples/orders.yaml orders_by_status status=OPEN --limit 3
+# Every copy checked against the primary rows: a dry run exits 1 on a difference.
+step reconcile --schema examples/orders.yaml --dry-run
 
 if "$bin" table list --format json | grep -q "\"$table\""; then
   step table drop "$table"
