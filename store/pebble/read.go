@@ -3,6 +3,7 @@ package pebble
 import (
 	"bytes"
 	"fmt"
+	"sort"
 
 	pdb "github.com/cockroachdb/pebble/v2"
 
@@ -22,6 +23,9 @@ type query struct {
 type famSel struct {
 	all   bool
 	quals map[string]struct{}
+	// sorted holds the qualifiers of quals in byte order, for seeking to the
+	// next one.
+	sorted [][]byte
 }
 
 func newQuery(t *table, cols []store.Column, maxVersions int, tr store.TimeRange, maxRow int) (*query, error) {
@@ -42,9 +46,13 @@ func newQuery(t *table, cols []store.Column, maxVersions int, tr store.TimeRange
 			}
 			if c.Qualifier == nil {
 				fs.all = true
-			} else {
+			} else if _, dup := fs.quals[string(c.Qualifier)]; !dup {
 				fs.quals[string(c.Qualifier)] = struct{}{}
+				fs.sorted = append(fs.sorted, c.Qualifier)
 			}
+		}
+		for _, fs := range q.sel {
+			sort.Slice(fs.sorted, func(i, j int) bool { return bytes.Compare(fs.sorted[i], fs.sorted[j]) < 0 })
 		}
 	}
 	return q, nil
@@ -59,6 +67,9 @@ type rowReader struct {
 
 	rowPrefix []byte
 	qualBuf   []byte
+	// seekTo, when set, is where step moves next instead of the next key.
+	seekTo  []byte
+	seekBuf []byte
 
 	// Sizes of the previous row, to allocate the next one in one go.
 	arenaHint int
@@ -74,6 +85,56 @@ type rowReader struct {
 
 func newRowReader(t *table, q *query, now int64) *rowReader {
 	return &rowReader{q: q, vis: visibility{t: t, now: now}}
+}
+
+// seekAfter is how many keys of unselected columns (or families) a read
+// steps over one by one before it seeks past the rest: a seek costs about
+// ten steps, so narrow rows keep stepping and wide ones (a counter row with
+// a contribution per entity, read for one column) stop being read whole.
+const seekAfter = 8
+
+// step moves the iterator to the next key to look at: the seek target when
+// one was set, else the next key.
+func (r *rowReader) step(it *pdb.Iterator) bool {
+	if r.seekTo != nil {
+		target := r.seekTo
+		r.seekTo = nil
+		return it.SeekGE(target)
+	}
+	return it.Next()
+}
+
+// seekPastFamily sets the seek target past every key of the current
+// family: its escaped name followed by 0x00 0x02 sorts after the family's
+// terminator 0x00 0x01 and whatever follows it, and before any longer
+// family name that starts the same way (whose next byte is 0x00 0xFF or
+// non-zero).
+func (r *rowReader) seekPastFamily() {
+	k := append(r.seekBuf[:0], r.rowPrefix...)
+	k = append(k, r.rk.family...)
+	r.seekBuf = append(k, escByte, escEnd+1)
+	r.seekTo = r.seekBuf
+}
+
+// seekNextColumn sets the seek target to the first key of the next selected
+// qualifier of the current family after the current one, or past the family
+// when none is left. The target is always beyond the current key.
+func (r *rowReader) seekNextColumn(fs *famSel) {
+	q := r.rk.qualifier
+	if r.rk.qualEsc {
+		r.qualBuf = appendUnescaped(r.qualBuf[:0], q)
+		q = r.qualBuf
+	}
+	i := sort.Search(len(fs.sorted), func(i int) bool { return bytes.Compare(fs.sorted[i], q) > 0 })
+	if i == len(fs.sorted) {
+		r.seekPastFamily()
+		return
+	}
+	k := append(r.seekBuf[:0], r.rowPrefix...)
+	k = append(k, r.rk.family...)
+	k = append(k, escByte, escEnd)
+	r.seekBuf = appendEscaped(k, fs.sorted[i])
+	r.seekTo = r.seekBuf
 }
 
 // read consumes the row at the iterator's position, moving forward, and
@@ -108,7 +169,8 @@ func (r *rowReader) read(it *pdb.Iterator) (store.Row, error) {
 		versions int  // cap for this family
 		returned int  // versions returned of this column
 	)
-	for ; it.Valid(); it.Next() {
+	skipped := 0 // keys passed over in a row since the last seek or taken column
+	for ok := it.Valid(); ok; ok = r.step(it) {
 		key := it.Key()
 		if !first {
 			if !bytes.HasPrefix(key, r.rowPrefix) {
@@ -140,7 +202,14 @@ func (r *rowReader) read(it *pdb.Iterator) (store.Row, error) {
 				versions = min(r.q.maxVersions, fi.versions)
 			}
 		}
+		if newFam {
+			skipped = 0
+		}
 		if !famOn {
+			if skipped++; skipped >= seekAfter {
+				r.seekPastFamily()
+				skipped = 0
+			}
 			continue
 		}
 		if newCol {
@@ -153,7 +222,19 @@ func (r *rowReader) read(it *pdb.Iterator) (store.Row, error) {
 					q = r.qualBuf
 				}
 				_, colOn = fs.quals[string(q)]
+				if colOn {
+					skipped = 0
+				}
 			}
+		}
+		// Family markers carry the empty qualifier: never seek away from
+		// it, or the markers after the first would go unseen.
+		if !colOn && len(r.rk.qualifier) > 0 {
+			if skipped++; skipped >= seekAfter {
+				r.seekNextColumn(fs)
+				skipped = 0
+			}
+			continue
 		}
 		if r.vis.judge(&r.rk) != vVisible || !colOn || returned >= versions || !r.q.tr.Contains(r.rk.ts) {
 			continue

@@ -124,6 +124,7 @@ var suite = concat(
 	rowTests,
 	scanTests,
 	getTests,
+	wideTests,
 	versionTests,
 	deleteTests,
 	familyTests,
