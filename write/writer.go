@@ -112,6 +112,7 @@ func (w *Writer) Apply(ctx context.Context, evs []*event.Event) (Stats, []Reject
 	var groups []*group
 	byKey := map[string]*group{}
 	var refreshes []*event.Event
+	todo := make([]int, 0, len(evs))
 	for i, ev := range evs {
 		referrers := layout.ReferencesTo(w.plan, ev.Entity)
 		if len(referrers) > 0 {
@@ -120,9 +121,23 @@ func (w *Writer) Apply(ctx context.Context, evs []*event.Event) (Stats, []Reject
 				continue
 			}
 		}
-		p, err := w.prepare(i, ev)
-		if err != nil {
-			rejected = append(rejected, Rejected{Index: i, Event: ev, Reason: err})
+		todo = append(todo, i)
+	}
+	// Validating and deriving one event is CPU work that needs no other
+	// event: it runs on several goroutines, and the results are grouped
+	// below in event order.
+	preps := make([]*pending, len(todo))
+	perrs := make([]error, len(todo))
+	if err := w.each(ctx, len(todo), func(_ context.Context, k int) error {
+		preps[k], perrs[k] = w.prepare(todo[k], evs[todo[k]])
+		return nil
+	}); err != nil {
+		return stats, rejected, err
+	}
+	for k, i := range todo {
+		ev, p := evs[i], preps[k]
+		if perrs[k] != nil {
+			rejected = append(rejected, Rejected{Index: i, Event: ev, Reason: perrs[k]})
 			continue
 		}
 		id := ev.Entity + "\x00" + string(p.primKey)
@@ -138,12 +153,20 @@ func (w *Writer) Apply(ctx context.Context, evs []*event.Event) (Stats, []Reject
 	if err := w.readStates(ctx, groups); err != nil {
 		return stats, rejected, err
 	}
+	// Folding one entity's events (deriving its stored state) needs no
+	// other entity either.
+	eps := make([]*entityPlan, len(groups))
+	folded := make([]Stats, len(groups))
+	if err := w.each(ctx, len(groups), func(_ context.Context, i int) error {
+		var err error
+		eps[i], err = w.fold(groups[i], &folded[i])
+		return err
+	}); err != nil {
+		return stats, rejected, err
+	}
 	var plans []*entityPlan
-	for _, g := range groups {
-		ep, err := w.fold(g, &stats)
-		if err != nil {
-			return stats, rejected, err
-		}
+	for i, ep := range eps {
+		stats.Add(folded[i])
 		if ep != nil {
 			plans = append(plans, ep)
 		}
