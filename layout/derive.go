@@ -3,7 +3,7 @@ package layout
 import (
 	"bytes"
 	"fmt"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/denorm/denorm/rowkey"
@@ -133,7 +133,6 @@ func derive(plan *schema.Plan, ent *schema.Entity, state map[string]any, withPri
 	if err != nil {
 		return nil, err
 	}
-	items := map[string]*Item{}
 	perElement := map[string][]rowkey.Values{} // child list -> values of each element's rows
 	for _, t := range plan.TablesOf(ent.Name) {
 		if t.Role == schema.RolePrimary {
@@ -154,42 +153,62 @@ func derive(plan *schema.Plan, ent *schema.Entity, state map[string]any, withPri
 			if t.When != "" && !schema.Set(vals[t.When]) {
 				continue
 			}
-			if err := deriveRow(plan, ent, t, vals, d, ekey, items); err != nil {
+			if err := deriveRow(plan, ent, t, vals, d, ekey); err != nil {
 				return nil, err
 			}
 		}
 	}
-	for _, it := range items {
-		sort.Slice(it.Cells, func(i, j int) bool { return cellLess(it.Cells[i], it.Cells[j]) })
-		d.Items = append(d.Items, *it)
-	}
-	sort.Slice(d.Items, func(i, j int) bool { return d.Items[i].Compare(d.Items[j].Ref) < 0 })
-	sort.Slice(d.Increments, func(i, j int) bool {
-		a, b := d.Increments[i], d.Increments[j]
-		if a.Table != b.Table {
-			return a.Table < b.Table
+	d.Items = mergeItems(d.Items)
+	slices.SortFunc(d.Increments, func(a, b Increment) int {
+		if c := strings.Compare(a.Table, b.Table); c != 0 {
+			return c
 		}
 		if c := bytes.Compare(a.Row, b.Row); c != 0 {
-			return c < 0
+			return c
 		}
-		return string(a.Qualifier) < string(b.Qualifier)
+		return bytes.Compare(a.Qualifier, b.Qualifier)
 	})
 	return d, nil
 }
 
-func deriveRow(plan *schema.Plan, ent *schema.Entity, t *schema.Table, vals map[string]any, d *Derived, ekey []byte, items map[string]*Item) error {
+// mergeItems sorts items by ref and merges those of one ref, in the order
+// they were derived: two elements mapping to one index row make one row
+// whose later cells replace earlier ones of the same column, and two
+// contributions to one counter cell add up. Sorting and merging once is
+// cheaper than keeping a map by ref ID while deriving.
+func mergeItems(items []Item) []Item {
+	slices.SortStableFunc(items, func(a, b Item) int { return a.Compare(b.Ref) })
+	out := items[:0]
+	for _, it := range items {
+		if n := len(out); n > 0 && out[n-1].Compare(it.Ref) == 0 {
+			last := &out[n-1]
+			if it.Family != "" {
+				a, _ := CellInt64(last.Cells[0].Value)
+				b, _ := CellInt64(it.Cells[0].Value)
+				last.Cells[0].Value = Int64Cell(a + b)
+				continue
+			}
+			for _, c := range it.Cells {
+				last.Cells = setCell(last.Cells, c)
+			}
+			continue
+		}
+		out = append(out, it)
+	}
+	for i := range out {
+		slices.SortFunc(out[i].Cells, cellCompare)
+	}
+	return out
+}
+
+func deriveRow(plan *schema.Plan, ent *schema.Entity, t *schema.Table, vals map[string]any, d *Derived, ekey []byte) error {
 	switch t.Role {
 	case schema.RoleIndex, schema.RoleLookup:
 		row, err := t.Key.Encode(vals)
 		if err != nil {
 			return fmt.Errorf("layout: row key of %s: %w", t.Name, err)
 		}
-		it := &Item{Ref: Ref{Table: t.Name, Row: row}}
-		if prev, ok := items[it.ID()]; ok {
-			it = prev // two elements mapping to one row: one row, merged cells
-		} else {
-			items[it.ID()] = it
-		}
+		it := Item{Ref: Ref{Table: t.Name, Row: row}, Cells: make([]Cell, 0, 1+len(t.Columns))}
 		if t.Ref != nil {
 			it.Cells = setCell(it.Cells, Cell{Family: t.Ref.Family, Qualifier: []byte(schema.RefQualifier), Value: d.PrimaryKey})
 		}
@@ -211,6 +230,7 @@ func deriveRow(plan *schema.Plan, ent *schema.Entity, t *schema.Table, vals map[
 			}
 			it.Cells = setCell(it.Cells, Cell{Family: c.Family, Qualifier: []byte(c.Qualifier), Value: b})
 		}
+		d.Items = append(d.Items, it)
 	case schema.RoleCounter:
 		key, err := t.Key.Encode(vals)
 		if err != nil {
@@ -235,14 +255,8 @@ func deriveRow(plan *schema.Plan, ent *schema.Entity, t *schema.Table, vals map[
 			}
 			if t.Counter.Mode == schema.CounterExact {
 				q := append(append([]byte(a.Qualifier), 0), ekey...)
-				it := &Item{Ref: Ref{Table: t.Name, Row: row, Family: a.Family, Qualifier: q}}
-				if prev, ok := items[it.ID()]; ok {
-					n, _ := CellInt64(prev.Cells[0].Value)
-					prev.Cells[0].Value = Int64Cell(n + delta)
-					continue
-				}
-				it.Cells = []Cell{{Family: a.Family, Qualifier: q, Value: Int64Cell(delta)}}
-				items[it.ID()] = it
+				d.Items = append(d.Items, Item{Ref: Ref{Table: t.Name, Row: row, Family: a.Family, Qualifier: q},
+					Cells: []Cell{{Family: a.Family, Qualifier: q, Value: Int64Cell(delta)}}})
 				continue
 			}
 			merged := false
@@ -273,11 +287,11 @@ func setCell(cells []Cell, c Cell) []Cell {
 	return append(cells, c)
 }
 
-func cellLess(a, b Cell) bool {
-	if a.Family != b.Family {
-		return a.Family < b.Family
+func cellCompare(a, b Cell) int {
+	if c := strings.Compare(a.Family, b.Family); c != 0 {
+		return c
 	}
-	return bytes.Compare(a.Qualifier, b.Qualifier) < 0
+	return bytes.Compare(a.Qualifier, b.Qualifier)
 }
 
 func primaryCells(plan *schema.Plan, ent *schema.Entity, t *schema.Table, state map[string]any) ([]Cell, error) {
@@ -331,7 +345,7 @@ func primaryCells(plan *schema.Plan, ent *schema.Entity, t *schema.Table, state 
 			cells = append(cells, Cell{Family: c.Family, Qualifier: q, Value: b})
 		}
 	}
-	sort.SliceStable(cells, func(i, j int) bool { return cellLess(cells[i], cells[j]) })
+	slices.SortStableFunc(cells, cellCompare)
 	return cells, nil
 }
 
