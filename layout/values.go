@@ -13,6 +13,21 @@ import (
 // bytes), float64 as IEEE 754 big-endian, bool as one byte, strings as UTF-8
 // and bytes as they are. The HBase shell and Java clients can read them.
 func EncodeValue(t rowkey.Type, v any) ([]byte, error) {
+	// The usual forms skip Normalize, whose boxing allocates.
+	switch x := v.(type) {
+	case string:
+		if t == rowkey.String {
+			return []byte(x), nil
+		}
+	case int64:
+		if t == rowkey.Int64 || t == rowkey.Timestamp {
+			return binary.BigEndian.AppendUint64(make([]byte, 0, 8), uint64(x)), nil
+		}
+	case int32:
+		if t == rowkey.Int32 {
+			return binary.BigEndian.AppendUint32(make([]byte, 0, 4), uint32(x)), nil
+		}
+	}
 	nv, err := rowkey.Normalize(t, v)
 	if err != nil {
 		return nil, err

@@ -102,7 +102,7 @@ func (s *Spec) MarshalJSON() ([]byte, error) { return json.Marshal(s.Exprs()) }
 // Encode builds the full key from values for every field the key reads.
 // Fields the key does not use are ignored.
 func (s *Spec) Encode(vals Values) ([]byte, error) {
-	key := make([]byte, 0, 32)
+	key := make([]byte, 0, 48)
 	for _, p := range s.parts {
 		v, ok := vals[p.Field]
 		if !ok {
@@ -122,11 +122,10 @@ func appendPart(dst []byte, p Part, v any) ([]byte, error) {
 	case Plain:
 		return AppendValue(dst, p.Type, v)
 	case Reverse:
-		nv, err := Normalize(p.Type, v)
+		n, err := int64Value(p.Type, v)
 		if err != nil {
 			return dst, err
 		}
-		n := asInt64(nv)
 		if n < 0 {
 			return dst, fmt.Errorf("reverse of negative value %d", n)
 		}
@@ -146,13 +145,33 @@ func appendPart(dst []byte, p Part, v any) ([]byte, error) {
 		}
 		return append(dst, HashPrefix(enc, p.N)...), nil
 	case Day:
-		nv, err := Normalize(p.Type, v)
+		n, err := int64Value(p.Type, v)
 		if err != nil {
 			return dst, err
 		}
-		return binary.BigEndian.AppendUint32(dst, uint32(DayNumber(nv.(int64)))^signFlip32), nil
+		return binary.BigEndian.AppendUint32(dst, uint32(DayNumber(n))^signFlip32), nil
 	}
 	return dst, fmt.Errorf("unknown key function %v", p.Func)
+}
+
+// int64Value is a numeric or timestamp field's value as an int64, without
+// the allocation Normalize's boxing costs for the usual int64 and int32.
+func int64Value(t Type, v any) (int64, error) {
+	switch x := v.(type) {
+	case int64:
+		if t == Int64 || t == Timestamp {
+			return x, nil
+		}
+	case int32:
+		if t == Int32 {
+			return int64(x), nil
+		}
+	}
+	nv, err := Normalize(t, v)
+	if err != nil {
+		return 0, err
+	}
+	return asInt64(nv), nil
 }
 
 func asInt64(v any) int64 {

@@ -153,13 +153,29 @@ func toInt64(v any) (int64, error) {
 
 // AppendValue appends the order-preserving encoding of v, read as type t.
 func AppendValue(dst []byte, t Type, v any) ([]byte, error) {
+	// The forms values usually come in are encoded without Normalize,
+	// whose boxing into an interface allocates for most numbers.
+	switch x := v.(type) {
+	case string:
+		if t == String {
+			return appendEscaped(dst, x), nil
+		}
+	case int64:
+		if t == Int64 || t == Timestamp {
+			return binary.BigEndian.AppendUint64(dst, uint64(x)^signFlip64), nil
+		}
+	case int32:
+		if t == Int32 {
+			return binary.BigEndian.AppendUint32(dst, uint32(x)^signFlip32), nil
+		}
+	}
 	nv, err := Normalize(t, v)
 	if err != nil {
 		return dst, err
 	}
 	switch t {
 	case String:
-		return appendEscaped(dst, []byte(nv.(string))), nil
+		return appendEscaped(dst, nv.(string)), nil
 	case Bytes:
 		return appendEscaped(dst, nv.([]byte)), nil
 	case Int32:
@@ -194,8 +210,9 @@ func floatFromKey(k uint64) float64 {
 	return math.Float64frombits(^k)
 }
 
-func appendEscaped(dst, b []byte) []byte {
-	for _, c := range b {
+func appendEscaped[T string | []byte](dst []byte, b T) []byte {
+	for i := 0; i < len(b); i++ {
+		c := b[i]
 		if c == escByte {
 			dst = append(dst, escByte, escZero)
 			continue
