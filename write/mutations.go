@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"sync"
 
@@ -77,23 +78,31 @@ func (w *Writer) write(ctx context.Context, plans []*entityPlan, stats *Stats) e
 		if ms := w.liveMutations(ep, live, stats); len(ms) > 0 {
 			prim.add(ep.g.prim.Name, ep.g.events[0].primKey, ms...)
 		}
-		newIDs := map[string]bool{}
-		stored := map[string]*layout.Item{}
+		// Derive returns items sorted by ref, so the stored state's items
+		// are found by walking both lists together.
+		var stored []layout.Item
 		if ep.stored != nil && !ep.redo {
-			for i := range ep.stored.Items {
-				stored[ep.stored.Items[i].ID()] = &ep.stored.Items[i]
-			}
+			stored = ep.stored.Items
 		}
 		if ep.derived != nil {
+			j := 0
 			for _, it := range ep.derived.Items {
-				id := it.ID()
-				newIDs[id] = true
-				prev := stored[id]
+				for j < len(stored) && stored[j].Compare(it.Ref) < 0 {
+					j++
+				}
+				var prev *layout.Item
+				if j < len(stored) && stored[j].Compare(it.Ref) == 0 {
+					prev = &stored[j]
+				}
 				if prev != nil && sameCells(prev.Cells, it.Cells) {
 					continue // already in the store, as it should be
 				}
+				was := false
+				if len(ep.old) > 0 {
+					_, was = ep.old[it.ID()]
+				}
 				var ms []store.Mutation
-				if _, was := ep.old[id]; was && it.Family == "" && (prev == nil || !coveredBy(prev.Cells, it.Cells)) {
+				if was && it.Family == "" && (prev == nil || !coveredBy(prev.Cells, it.Cells)) {
 					// The row existed for an older state and held a column
 					// the new state does not write: clear it.
 					ms = append(ms, w.clearRow(it.Table, v-1, stats)...)
@@ -108,8 +117,8 @@ func (w *Writer) write(ctx context.Context, plans []*entityPlan, stats *Stats) e
 				incs = append(incs, ep.derived.Increments...)
 			}
 		}
-		for id, r := range ep.old {
-			if newIDs[id] {
+		for _, r := range ep.old {
+			if ep.derived != nil && derives(ep.derived.Items, r) {
 				continue
 			}
 			if r.Family == "" {
@@ -298,4 +307,11 @@ func coveredBy(old, new []layout.Cell) bool {
 		}
 	}
 	return true
+}
+
+// derives reports whether items, sorted by ref as Derive returns them, hold
+// the ref r.
+func derives(items []layout.Item, r layout.Ref) bool {
+	_, found := slices.BinarySearchFunc(items, r, func(it layout.Item, r layout.Ref) int { return it.Compare(r) })
+	return found
 }
