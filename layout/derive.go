@@ -133,27 +133,48 @@ func derive(plan *schema.Plan, ent *schema.Entity, state map[string]any, withPri
 	if err != nil {
 		return nil, err
 	}
-	perElement := map[string][]rowkey.Values{} // child list -> values of each element's rows
+	// One map serves every element's row: deriveRow reads the values and
+	// keeps only what it encodes, so the element fields are overwritten in
+	// place from one element to the next.
+	var elemVals rowkey.Values
 	for _, t := range plan.TablesOf(ent.Name) {
 		if t.Role == schema.RolePrimary {
 			continue
 		}
-		rows, ok := perElement[t.Each]
-		if !ok {
-			var ch *schema.Child
-			if t.Each != "" {
-				if ch = ent.Child(t.Each); ch == nil {
-					return nil, fmt.Errorf("layout: %s: entity %s has no child list %s", t.Name, ent.Name, t.Each)
-				}
-			}
-			rows = rowValues(ch, state, top)
-			perElement[t.Each] = rows
-		}
-		for _, vals := range rows {
-			if t.When != "" && !schema.Set(vals[t.When]) {
+		if t.Each == "" {
+			if t.When != "" && !schema.Set(top[t.When]) {
 				continue
 			}
-			if err := deriveRow(plan, ent, t, vals, d, ekey); err != nil {
+			if err := deriveRow(plan, ent, t, top, d, ekey); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		ch := ent.Child(t.Each)
+		if ch == nil {
+			return nil, fmt.Errorf("layout: %s: entity %s has no child list %s", t.Name, ent.Name, t.Each)
+		}
+		if elemVals == nil {
+			elemVals = make(rowkey.Values, len(top)+len(ch.Fields))
+			for k, v := range top {
+				elemVals[k] = v
+			}
+		}
+		elems, _ := state[ch.Name].([]map[string]any)
+		for _, el := range elems {
+			// The schema's fields only (an element's undeclared fields can
+			// reach no key or column), under their precomputed paths.
+			for _, f := range ch.Fields {
+				if v, ok := el[f.Name]; ok {
+					elemVals[f.Path] = v
+				} else {
+					delete(elemVals, f.Path)
+				}
+			}
+			if t.When != "" && !schema.Set(elemVals[t.When]) {
+				continue
+			}
+			if err := deriveRow(plan, ent, t, elemVals, d, ekey); err != nil {
 				return nil, err
 			}
 		}
@@ -358,33 +379,6 @@ func topValues(ent *schema.Entity, state map[string]any) rowkey.Values {
 		}
 	}
 	return vals
-}
-
-// rowValues lists the value sets of the rows a table gets from one state:
-// one for per-entity tables (each == ""), one per element for tables with
-// `each` (the element's fields as "child.field"). Callers must not modify
-// the maps: tables with the same `each` share them.
-func rowValues(ch *schema.Child, state map[string]any, top rowkey.Values) []rowkey.Values {
-	if ch == nil {
-		return []rowkey.Values{top}
-	}
-	elems, _ := state[ch.Name].([]map[string]any)
-	out := make([]rowkey.Values, 0, len(elems))
-	for _, el := range elems {
-		vals := make(rowkey.Values, len(top)+len(ch.Fields))
-		for k, v := range top {
-			vals[k] = v
-		}
-		// The schema's fields only (an element's undeclared fields can
-		// reach no key or column), under their precomputed paths.
-		for _, f := range ch.Fields {
-			if v, ok := el[f.Name]; ok {
-				vals[f.Path] = v
-			}
-		}
-		out = append(out, vals)
-	}
-	return out
 }
 
 var _ = store.LatestTimestamp

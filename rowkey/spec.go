@@ -133,13 +133,15 @@ func appendPart(dst []byte, p Part, v any) ([]byte, error) {
 		// writes with Bytes.toBytes(Long.MAX_VALUE - ts).
 		return binary.BigEndian.AppendUint64(dst, uint64(math.MaxInt64-n)), nil
 	case Salt:
-		enc, err := AppendValue(nil, p.Type, v)
+		var buf [64]byte // on the stack for the usual short field
+		enc, err := AppendValue(buf[:0], p.Type, v)
 		if err != nil {
 			return dst, err
 		}
 		return append(dst, SaltBucket(enc, p.N)), nil
 	case Hash:
-		enc, err := AppendValue(nil, p.Type, v)
+		var buf [64]byte
+		enc, err := AppendValue(buf[:0], p.Type, v)
 		if err != nil {
 			return dst, err
 		}
