@@ -153,13 +153,16 @@ func (w *Writer) Apply(ctx context.Context, evs []*event.Event) (Stats, []Reject
 	if err := w.readStates(ctx, groups); err != nil {
 		return stats, rejected, err
 	}
-	// Folding one entity's events (deriving its stored state) needs no
-	// other entity either.
+	// Folding one entity's events (deriving its stored state) and listing
+	// its new live references need no other entity either.
 	eps := make([]*entityPlan, len(groups))
 	folded := make([]Stats, len(groups))
 	if err := w.each(ctx, len(groups), func(_ context.Context, i int) error {
-		var err error
-		eps[i], err = w.fold(groups[i], &folded[i])
+		ep, err := w.fold(groups[i], &folded[i])
+		if ep != nil {
+			w.newLiveRefs(ep) // computed here, in parallel, and kept in ep
+		}
+		eps[i] = ep
 		return err
 	}); err != nil {
 		return stats, rejected, err
