@@ -61,9 +61,9 @@
 // entity missing from that later scan has no primary row.
 //
 // Speed (BenchmarkReconcile; figures in docs/BENCHMARKS.md): a dry run
-// checks 7,000 to 7,700 orders a second, 0.026 to 0.029 of a raw scan of the
-// primary table; a raw scan of every table the job reads, with no checking,
-// is itself only 0.29 to 0.30 of it (an order has 11.6 copies). The job's
+// checks 8,400 to 10,000 orders a second, 0.025 to 0.030 of a raw scan of
+// the primary table; a raw scan of every table the job reads, with no
+// checking, is itself only 0.27 to 0.32 of it (an order has 11.6 copies). The job's
 // own time is ReadState and DeriveCopies per entity.
 //
 // Options.Since limits the counter check to the counter rows of a recent
