@@ -102,6 +102,9 @@ func OpenKafka(ctx context.Context, opts KafkaOptions) (*Kafka, error) {
 	if u.SessionTimeout > 0 {
 		kopts = append(kopts, kgo.SessionTimeout(u.SessionTimeout))
 	}
+	if u.Instance != "" {
+		kopts = append(kopts, kgo.InstanceID(u.Instance))
+	}
 	if opts.ClientID != "" {
 		kopts = append(kopts, kgo.ClientID(opts.ClientID))
 	}

@@ -10,7 +10,7 @@ import (
 
 // KafkaURL is a Kafka topic named by URL:
 //
-//	kafka://host:port[,host:port...]/topic?group=G&start=earliest&partitions=N&session_timeout=D
+//	kafka://host:port[,host:port...]/topic?group=G&start=earliest&partitions=N&session_timeout=D&instance=I
 //
 // The hosts are seed brokers (port 9092 when left out). group is the
 // consumer group a sink joins; start says where a group without committed
@@ -26,6 +26,12 @@ type KafkaURL struct {
 	Start          string
 	Partitions     int
 	SessionTimeout time.Duration
+	// Instance, when set, makes the sink a static member of its group: a
+	// process restarted with the same instance id takes its partitions
+	// back at once instead of after a rebalance, and the group does not
+	// rebalance while it is away (up to the session timeout). Each
+	// process of a group needs its own.
+	Instance string
 }
 
 // KafkaScheme is the scheme of Kafka URLs.
@@ -89,6 +95,11 @@ func ParseKafkaURL(raw string) (KafkaURL, error) {
 				return bad("partitions %q: want an integer from 1 to 10000", v)
 			}
 			u.Partitions = n
+		case "instance":
+			if v == "" || len(v) > 249 || strings.ContainsFunc(v, func(r rune) bool { return r < 0x21 || r == 0x7f }) {
+				return bad("instance %q: want 1 to 249 printable characters, no spaces", v)
+			}
+			u.Instance = v
 		case "session_timeout":
 			d, err := time.ParseDuration(v)
 			if err != nil || d < time.Second || d > time.Hour || d%time.Millisecond != 0 {
@@ -96,7 +107,7 @@ func ParseKafkaURL(raw string) (KafkaURL, error) {
 			}
 			u.SessionTimeout = d
 		default:
-			return bad("unknown parameter %q (want group, start, partitions, session_timeout)", name)
+			return bad("unknown parameter %q (want group, start, partitions, session_timeout, instance)", name)
 		}
 	}
 	return u, nil
@@ -116,6 +127,9 @@ func (u KafkaURL) String() string {
 	}
 	if u.SessionTimeout > 0 {
 		q.Set("session_timeout", u.SessionTimeout.String())
+	}
+	if u.Instance != "" {
+		q.Set("instance", u.Instance)
 	}
 	s := KafkaScheme + "://" + strings.Join(u.Brokers, ",") + "/" + u.Topic
 	if len(q) > 0 {

@@ -16,6 +16,7 @@ func TestParseKafkaURL(t *testing.T) {
 		{"kafka://a,b:9093/t.x_y-1?start=latest&partitions=8", KafkaURL{Brokers: []string{"a:9092", "b:9093"}, Topic: "t.x_y-1", Start: "latest", Partitions: 8}},
 		{"kafka://h/t?session_timeout=6s&group=g", KafkaURL{Brokers: []string{"h:9092"}, Topic: "t", Group: "g", Start: "earliest", SessionTimeout: 6 * time.Second}},
 		{"kafka://[::1]:9092/t", KafkaURL{Brokers: []string{"[::1]:9092"}, Topic: "t", Start: "earliest"}},
+		{"kafka://h/t?group=g&instance=sink-1", KafkaURL{Brokers: []string{"h:9092"}, Topic: "t", Group: "g", Start: "earliest", Instance: "sink-1"}},
 		{"kafka://[::1]/t?group=a%20b", KafkaURL{Brokers: []string{"[::1]:9092"}, Topic: "t", Group: "a b", Start: "earliest"}},
 	} {
 		got, err := ParseKafkaURL(c.in)
@@ -38,6 +39,8 @@ func TestParseKafkaURL(t *testing.T) {
 		{"kafka://h/t?group=", "group"},
 		{"kafka://h/t?group=a&group=b", "given 2 times"},
 		{"kafka://h/t?start=middle", "start"},
+		{"kafka://h/t?instance=", "instance"},
+		{"kafka://h/t?instance=a%20b", "instance"},
 		{"kafka://h/t?partitions=0", "partitions"},
 		{"kafka://h/t?colour=red", "unknown parameter"},
 		{"kafka://u@h/t", "bad host"},
