@@ -42,7 +42,9 @@ one sink in order.
 
 The URL: kafka://HOST:PORT[,HOST:PORT...]/TOPIC?group=G, with start=latest
 to begin at the end of the topic when the group has no committed offsets
-(the default is the earliest event).
+(the default is the earliest event), session_timeout=D, and instance=ID to
+make each sink process a static member of the group: restarted with the
+same id, it gets its partitions back at once (docs/kafka.md).
 
 Events that cannot be applied go to the dead letter and the sink goes on:
 by default the topic TOPIC.dead on the same brokers (the value is the
