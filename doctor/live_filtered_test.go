@@ -1,13 +1,11 @@
 package doctor
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"testing"
 	"time"
 
-	"github.com/denorm/denorm/internal/testenv"
 	"github.com/denorm/denorm/internal/thrift/hbase2"
 	"github.com/denorm/denorm/store"
 )
@@ -17,24 +15,9 @@ import (
 // reads: the region's filteredReadRequestCount grows by 500, its
 // readRequestCount hardly, and the doctor must report reads-filtered.
 func TestLiveReadsFiltered(t *testing.T) {
-	hbaseURL := testenv.HBaseURL(t)
-	jmx := testenv.HBaseJMX(t)
-	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
-	defer cancel()
-	st, err := store.Open(ctx, hbaseURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
-	table := fmt.Sprintf("doctor_filtered_%d", time.Now().UnixNano())
-	if err := st.CreateTable(ctx, store.TableSpec{Name: table, Families: []store.FamilySpec{{Name: "f"}}}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := st.DropTable(context.Background(), table); err != nil {
-			t.Errorf("drop %s: %v", table, err)
-		}
-	})
+	l := openLive(t, 2*time.Minute)
+	ctx, st, hbaseURL, jmx := l.ctx, l.st, l.url, l.jmx
+	table := l.table(t, "doctor_filtered", "f")
 	var rows []store.RowMutation
 	for i := 0; i < 500; i++ {
 		rows = append(rows, store.RowMutation{Row: []byte(fmt.Sprintf("order%05d", i)),

@@ -11,7 +11,6 @@ import (
 
 	"github.com/apache/thrift/lib/go/thrift"
 
-	"github.com/denorm/denorm/internal/testenv"
 	"github.com/denorm/denorm/internal/thrift/hbase2"
 	"github.com/denorm/denorm/store"
 )
@@ -23,15 +22,8 @@ import (
 // RegionTooBusyException (the gateway retries them) and the server's
 // blockedRequestCount grows. The doctor must report memstore-blocking.
 func TestLiveMemstoreBlocking(t *testing.T) {
-	hbaseURL := testenv.HBaseURL(t)
-	jmx := testenv.HBaseJMX(t)
-	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
-	defer cancel()
-	st, err := store.Open(ctx, hbaseURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
+	l := openLive(t, 3*time.Minute)
+	ctx, st, hbaseURL, jmx := l.ctx, l.st, l.url, l.jmx
 	table := fmt.Sprintf("doctor_blocking_%d", time.Now().UnixNano())
 	// store.TableSpec has no table attributes: create the table through the
 	// gateway directly, which passes them on as descriptor values.
@@ -47,11 +39,7 @@ func TestLiveMemstoreBlocking(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		if err := st.DropTable(context.Background(), table); err != nil {
-			t.Errorf("drop %s: %v", table, err)
-		}
-	})
+	l.dropAtEnd(t, table)
 	client := &http.Client{Timeout: 30 * time.Second}
 	before, err := FetchJMX(ctx, client, jmx)
 	if err != nil {

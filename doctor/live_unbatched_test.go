@@ -1,7 +1,6 @@
 package doctor
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"os"
@@ -9,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/denorm/denorm/internal/testenv"
 	"github.com/denorm/denorm/store"
 )
 
@@ -19,29 +17,10 @@ import (
 // doctor must flag only the first. The rate threshold is lowered to one a
 // second: how fast a loaded test machine writes is not what is tested.
 func TestLiveUnbatchedPuts(t *testing.T) {
-	hbaseURL := testenv.HBaseURL(t)
-	jmx := testenv.HBaseJMX(t)
-	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
-	defer cancel()
-	st, err := store.Open(ctx, hbaseURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
-	stamp := time.Now().UnixNano()
-	single := fmt.Sprintf("doctor_single_%d", stamp)
-	batched := fmt.Sprintf("doctor_batched_%d", stamp)
-	for _, table := range []string{single, batched} {
-		if err := st.CreateTable(ctx, store.TableSpec{Name: table, Families: []store.FamilySpec{{Name: "f"}}}); err != nil {
-			t.Fatal(err)
-		}
-		name := table
-		t.Cleanup(func() {
-			if err := st.DropTable(context.Background(), name); err != nil {
-				t.Errorf("drop %s: %v", name, err)
-			}
-		})
-	}
+	l := openLive(t, 3*time.Minute)
+	ctx, st, jmx := l.ctx, l.st, l.jmx
+	single := l.table(t, "doctor_single", "f")
+	batched := l.table(t, "doctor_batched", "f")
 	client := &http.Client{Timeout: 30 * time.Second}
 	before, err := FetchJMX(ctx, client, jmx)
 	if err != nil {

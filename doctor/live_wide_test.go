@@ -1,7 +1,6 @@
 package doctor
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -10,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/denorm/denorm/internal/testenv"
 	"github.com/denorm/denorm/store"
 )
 
@@ -18,29 +16,10 @@ import (
 // skipped: the real region server must show three stores per region
 // (family-count) and a growing mutationsWithoutWALCount (wal-skipped).
 func TestLiveWideTableSkipWAL(t *testing.T) {
-	url := testenv.HBaseURL(t)
-	jmx := testenv.HBaseJMX(t)
-	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
-	defer cancel()
-	st, err := store.Open(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
-	table := fmt.Sprintf("doctor_wide_%d", time.Now().UnixNano())
+	l := openLive(t, 2*time.Minute)
+	ctx, st, jmx := l.ctx, l.st, l.jmx
 	fams := []string{"a", "b", "c"}
-	spec := store.TableSpec{Name: table}
-	for _, f := range fams {
-		spec.Families = append(spec.Families, store.FamilySpec{Name: f})
-	}
-	if err := st.CreateTable(ctx, spec); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := st.DropTable(context.Background(), table); err != nil {
-			t.Errorf("drop %s: %v", table, err)
-		}
-	})
+	table := l.table(t, "doctor_wide", fams...)
 	client := &http.Client{Timeout: 30 * time.Second}
 	before, err := FetchJMX(ctx, client, jmx)
 	if err != nil {

@@ -1,0 +1,62 @@
+package doctor
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/denorm/denorm/internal/testenv"
+	"github.com/denorm/denorm/store"
+)
+
+// liveHBase is the test environment's HBase for a live test: a store on
+// its gateway (closed when the test ends), the gateway URL, the region
+// server's /jmx URL and a context bounded by d. It skips outside CI when
+// HBase is not running, like every test through internal/testenv.
+type liveHBase struct {
+	ctx context.Context
+	st  store.Store
+	url string
+	jmx string
+}
+
+func openLive(t *testing.T, d time.Duration) *liveHBase {
+	t.Helper()
+	l := &liveHBase{url: testenv.HBaseURL(t), jmx: testenv.HBaseJMX(t)}
+	ctx, cancel := context.WithTimeout(t.Context(), d)
+	t.Cleanup(cancel)
+	l.ctx = ctx
+	st, err := store.Open(ctx, l.url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	l.st = st
+	return l
+}
+
+// table creates a table named prefix_<nanoseconds> with these families and
+// drops it when the test ends.
+func (l *liveHBase) table(t *testing.T, prefix string, families ...string) string {
+	t.Helper()
+	name := fmt.Sprintf("%s_%d", prefix, time.Now().UnixNano())
+	spec := store.TableSpec{Name: name}
+	for _, f := range families {
+		spec.Families = append(spec.Families, store.FamilySpec{Name: f})
+	}
+	if err := l.st.CreateTable(l.ctx, spec); err != nil {
+		t.Fatal(err)
+	}
+	l.dropAtEnd(t, name)
+	return name
+}
+
+// dropAtEnd drops a table when the test ends.
+func (l *liveHBase) dropAtEnd(t *testing.T, name string) {
+	t.Cleanup(func() {
+		if err := l.st.DropTable(context.Background(), name); err != nil {
+			t.Errorf("drop %s: %v", name, err)
+		}
+	})
+}
