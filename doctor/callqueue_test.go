@@ -1,7 +1,6 @@
 package doctor
 
 import (
-	"os"
 	"strings"
 	"testing"
 )
@@ -12,15 +11,7 @@ import (
 // the client logged CallQueueTooBigException under a
 // RetriesExhaustedException, and the IPC bean counted three.
 func TestCapturedCallQueueFull(t *testing.T) {
-	f, err := os.Open("testdata/client_callqueue_live.log")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	evs, err := ParseClientLog(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	evs := parseFile(t, "testdata/client_callqueue_live.log", ParseClientLog)
 	var got []string
 	for _, e := range evs {
 		got = append(got, e.Rule)

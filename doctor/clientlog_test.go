@@ -1,7 +1,6 @@
 package doctor
 
 import (
-	"os"
 	"strings"
 	"testing"
 )
@@ -13,15 +12,7 @@ import (
 // memstore blocks writes (no retries), and a Get of a 1.5 MB row from a
 // table whose own hbase.table.max.rowsize is 1 MB.
 func TestParseClientLogCaptured(t *testing.T) {
-	f, err := os.Open("testdata/client_live.log")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	evs, err := ParseClientLog(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	evs := parseFile(t, "testdata/client_live.log", ParseClientLog)
 	var got []string
 	for _, e := range evs {
 		got = append(got, e.Rule)

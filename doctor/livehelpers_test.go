@@ -3,6 +3,8 @@ package doctor
 import (
 	"context"
 	"fmt"
+	"io"
+	"os"
 	"testing"
 	"time"
 
@@ -59,4 +61,19 @@ func (l *liveHBase) dropAtEnd(t *testing.T, name string) {
 			t.Errorf("drop %s: %v", name, err)
 		}
 	})
+}
+
+// parseFile runs a parser on a test data file.
+func parseFile[T any](t *testing.T, path string, parse func(io.Reader) ([]T, error)) []T {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	out, err := parse(f)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return out
 }

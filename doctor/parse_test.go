@@ -1,7 +1,6 @@
 package doctor
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -96,15 +95,7 @@ func TestParseJMXTolerant(t *testing.T) {
 }
 
 func TestParseSlowLogShellJSON(t *testing.T) {
-	f, err := os.Open("testdata/slowlog.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	calls, err := ParseSlowLog(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	calls := parseFile(t, "testdata/slowlog.json", ParseSlowLog)
 	if len(calls) != 3 {
 		t.Fatalf("got %d calls, want 3", len(calls))
 	}
@@ -122,15 +113,7 @@ func TestParseSlowLogShellJSON(t *testing.T) {
 }
 
 func TestParseSlowLogResponseTooSlowLines(t *testing.T) {
-	f, err := os.Open("testdata/responsetooslow.log")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	calls, err := ParseSlowLog(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	calls := parseFile(t, "testdata/responsetooslow.log", ParseSlowLog)
 	if len(calls) != 2 {
 		t.Fatalf("got %d calls, want 2 (the truncated line and the info line are skipped): %+v", len(calls), calls)
 	}
@@ -143,15 +126,7 @@ func TestParseSlowLogResponseTooSlowLines(t *testing.T) {
 }
 
 func TestParseClientLog(t *testing.T) {
-	f, err := os.Open("testdata/client.log")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	evs, err := ParseClientLog(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	evs := parseFile(t, "testdata/client.log", ParseClientLog)
 	var got []string
 	for _, e := range evs {
 		got = append(got, e.Rule)

@@ -1,7 +1,6 @@
 package doctor
 
 import (
-	"os"
 	"strings"
 	"testing"
 )
@@ -50,15 +49,7 @@ func TestCapturedMemstoreAndStoreFilePressure(t *testing.T) {
 // regionserver_live.log holds the region server's own record of a blocked
 // write: a WARN line, then the exception with the region and server.
 func TestParseRegionServerLogCaptured(t *testing.T) {
-	f, err := os.Open("testdata/regionserver_live.log")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	evs, err := ParseClientLog(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	evs := parseFile(t, "testdata/regionserver_live.log", ParseClientLog)
 	if len(evs) != 1 || evs[0].Rule != "memstore-blocking" || evs[0].Region != "046c398a78bcd69746af988a64ae1173" ||
 		evs[0].Server != "localhost,16120,1796020609684" || evs[0].Line != 4 {
 		t.Fatalf("events = %+v", evs)
