@@ -23,11 +23,10 @@ import (
 // blockedRequestCount grows. The doctor must report memstore-blocking.
 func TestLiveMemstoreBlocking(t *testing.T) {
 	l := openLive(t, 3*time.Minute)
-	ctx, st, hbaseURL, jmx := l.ctx, l.st, l.url, l.jmx
 	table := fmt.Sprintf("doctor_blocking_%d", time.Now().UnixNano())
 	// store.TableSpec has no table attributes: create the table through the
 	// gateway directly, which passes them on as descriptor values.
-	if err := createWithAttributes(ctx, hbaseURL, table, map[string]string{
+	if err := createWithAttributes(l.ctx, l.url, table, map[string]string{
 		"MEMSTORE_FLUSHSIZE": "131072",
 		// HBase refuses a flush size under 1 MB unless its sanity checks
 		// are off for the table.
@@ -41,7 +40,7 @@ func TestLiveMemstoreBlocking(t *testing.T) {
 	}
 	l.dropAtEnd(t, table)
 	client := &http.Client{Timeout: 30 * time.Second}
-	before, err := FetchJMX(ctx, client, jmx)
+	before, err := FetchJMX(l.ctx, client, l.jmx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,31 +52,10 @@ func TestLiveMemstoreBlocking(t *testing.T) {
 			batch = append(batch, store.RowMutation{Row: []byte(fmt.Sprintf("r%06d", i*5+j)),
 				Mutations: []store.Mutation{{Kind: store.Put, Family: "f", Qualifier: []byte("q"), Timestamp: 1, Value: value}}})
 		}
-		errs, err := st.Batch(ctx, table, batch)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, e := range errs {
-			if e != nil {
-				t.Fatal(e)
-			}
-		}
+		l.batch(t, table, batch)
 	}
 	// The Server bean refreshes every hbase.regionserver.metrics.period (5 s).
-	var rep Report
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(time.Second) {
-		after, err := FetchJMX(ctx, client, jmx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rep = Diagnose(Input{Samples: []Sample{{Before: before, After: after, Interval: time.Since(start)}}}, Options{})
-		if rep.Has("memstore-blocking", "") {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no memstore-blocking a minute after 60 batches: %v", rep.Findings)
-		}
-	}
+	rep := l.diagnoseUntil(t, client, before, start, Options{}, "memstore-blocking after 60 batches", func(rep Report) bool { return rep.Has("memstore-blocking", "") })
 	for _, f := range rep.Findings {
 		if f.Rule == "memstore-blocking" {
 			t.Logf("%s %v", f, f.Evidence)

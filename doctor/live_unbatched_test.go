@@ -18,17 +18,16 @@ import (
 // second: how fast a loaded test machine writes is not what is tested.
 func TestLiveUnbatchedPuts(t *testing.T) {
 	l := openLive(t, 3*time.Minute)
-	ctx, st, jmx := l.ctx, l.st, l.jmx
 	single := l.table(t, "doctor_single", "f")
 	batched := l.table(t, "doctor_batched", "f")
 	client := &http.Client{Timeout: 30 * time.Second}
-	before, err := FetchJMX(ctx, client, jmx)
+	before, err := FetchJMX(l.ctx, client, l.jmx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	capture := os.Getenv("DOCTOR_CAPTURE")
 	if capture != "" {
-		saveBean(t, client, jmx, "TableLatencies", filepath.Join(capture, "live_latencies_before.json"))
+		saveBean(t, client, l.jmx, "TableLatencies", filepath.Join(capture, "live_latencies_before.json"))
 	}
 	start := time.Now()
 	const rows = 300
@@ -36,39 +35,18 @@ func TestLiveUnbatchedPuts(t *testing.T) {
 	for i := 0; i < rows; i++ {
 		m := store.RowMutation{Row: []byte(fmt.Sprintf("r%05d", i)),
 			Mutations: []store.Mutation{{Kind: store.Put, Family: "f", Qualifier: []byte("q"), Timestamp: 1, Value: []byte("v")}}}
-		if err := st.Mutate(ctx, single, m); err != nil {
+		if err := l.st.Mutate(l.ctx, single, m); err != nil {
 			t.Fatal(err)
 		}
 		batch = append(batch, m)
 		if len(batch) == 100 {
-			errs, err := st.Batch(ctx, batched, batch)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, e := range errs {
-				if e != nil {
-					t.Fatal(e)
-				}
-			}
+			l.batch(t, batched, batch)
 			batch = nil
 		}
 	}
-	var rep Report
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(time.Second) {
-		after, err := FetchJMX(ctx, client, jmx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rep = Diagnose(Input{Samples: []Sample{{Before: before, After: after, Interval: time.Since(start)}}}, Options{UnbatchedRate: 1})
-		if rep.Has("puts-unbatched", single) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no puts-unbatched on %s after a minute: %v", single, rep.Findings)
-		}
-	}
+	rep := l.diagnoseUntil(t, client, before, start, Options{UnbatchedRate: 1}, "puts-unbatched on "+single, func(rep Report) bool { return rep.Has("puts-unbatched", single) })
 	if capture != "" {
-		saveBean(t, client, jmx, "TableLatencies", filepath.Join(capture, "live_latencies_after.json"))
+		saveBean(t, client, l.jmx, "TableLatencies", filepath.Join(capture, "live_latencies_after.json"))
 		t.Logf("captured %s after %s", single, time.Since(start))
 	}
 	for _, f := range rep.Findings {

@@ -17,17 +17,16 @@ import (
 // (family-count) and a growing mutationsWithoutWALCount (wal-skipped).
 func TestLiveWideTableSkipWAL(t *testing.T) {
 	l := openLive(t, 2*time.Minute)
-	ctx, st, jmx := l.ctx, l.st, l.jmx
 	fams := []string{"a", "b", "c"}
 	table := l.table(t, "doctor_wide", fams...)
 	client := &http.Client{Timeout: 30 * time.Second}
-	before, err := FetchJMX(ctx, client, jmx)
+	before, err := FetchJMX(l.ctx, client, l.jmx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	capture := os.Getenv("DOCTOR_CAPTURE")
 	if capture != "" {
-		saveBean(t, client, jmx, "Server", filepath.Join(capture, "live_server_before.json"))
+		saveBean(t, client, l.jmx, "Server", filepath.Join(capture, "live_server_before.json"))
 	}
 	start := time.Now()
 	var batch []store.RowMutation
@@ -38,32 +37,11 @@ func TestLiveWideTableSkipWAL(t *testing.T) {
 		}
 		batch = append(batch, m)
 	}
-	errs, err := st.Batch(ctx, table, batch)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range errs {
-		if e != nil {
-			t.Fatal(e)
-		}
-	}
-	var rep Report
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(time.Second) {
-		after, err := FetchJMX(ctx, client, jmx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rep = Diagnose(Input{Samples: []Sample{{Before: before, After: after, Interval: time.Since(start)}}}, Options{})
-		if rep.Has("family-count", table) && rep.Has("wal-skipped", "") {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("after a minute: %v", rep.Findings)
-		}
-	}
+	l.batch(t, table, batch)
+	rep := l.diagnoseUntil(t, client, before, start, Options{}, "family-count and wal-skipped on "+table, func(rep Report) bool { return rep.Has("family-count", table) && rep.Has("wal-skipped", "") })
 	if capture != "" {
-		saveBean(t, client, jmx, "Server", filepath.Join(capture, "live_server_after.json"))
-		saveBean(t, client, jmx, "Regions", filepath.Join(capture, "live_wide_regions.json"))
+		saveBean(t, client, l.jmx, "Server", filepath.Join(capture, "live_server_after.json"))
+		saveBean(t, client, l.jmx, "Regions", filepath.Join(capture, "live_wide_regions.json"))
 	}
 	for _, f := range rep.Findings {
 		t.Logf("%s %v", f, f.Evidence)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"testing"
 	"time"
@@ -76,4 +77,40 @@ func parseFile[T any](t *testing.T, path string, parse func(io.Reader) ([]T, err
 		t.Fatalf("%s: %v", path, err)
 	}
 	return out
+}
+
+// batch writes rows into table and fails the test on any row's error.
+func (l *liveHBase) batch(t *testing.T, table string, rows []store.RowMutation) {
+	t.Helper()
+	errs, err := l.st.Batch(l.ctx, table, rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range errs {
+		if e != nil {
+			t.Fatal(e)
+		}
+	}
+}
+
+// diagnoseUntil samples the region server's /jmx once a second and
+// diagnoses it against before (taken at start) until done accepts the
+// report, which it returns; after a minute the test fails, naming what it
+// waited for. Counters reach /jmx with the server's periodic snapshot, so
+// one sample is rarely enough.
+func (l *liveHBase) diagnoseUntil(t *testing.T, client *http.Client, before *Snapshot, start time.Time, opts Options, what string, done func(Report) bool) Report {
+	t.Helper()
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(time.Second) {
+		after, err := FetchJMX(l.ctx, client, l.jmx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep := Diagnose(Input{Samples: []Sample{{Before: before, After: after, Interval: time.Since(start)}}}, opts)
+		if done(rep) {
+			return rep
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no %s after a minute: %v", what, rep.Findings)
+		}
+	}
 }
