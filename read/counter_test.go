@@ -37,20 +37,7 @@ func TestDailyUnitsFastMode(t *testing.T) {
 	defer st.Close()
 	f := applyStream(t, st, dir, plan, gen.OrdersOptions{Events: 800, Seed: 8, SKUs: 15})
 	r := New(f.plan, f.st, Options{})
-	type key struct {
-		sku string
-		day int32
-	}
-	want := map[key]int64{}
-	at := map[key]int64{}
-	for _, o := range f.orders {
-		items, _ := o["items"].([]map[string]any)
-		for _, it := range items {
-			k := key{it["sku"].(string), dayOf(o["placedAt"].(int64))}
-			want[k] += it["quantity"].(int64)
-			at[k] = o["placedAt"].(int64)
-		}
-	}
+	want, at := f.dailyUnits()
 	if len(want) == 0 {
 		t.Fatal("no counters in the fixture")
 	}

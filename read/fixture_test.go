@@ -151,3 +151,24 @@ func ids(rows []map[string]any) []string {
 
 // dayOf is the UTC day of a timestamp as the day() key part counts it.
 func dayOf(ms int64) int32 { return rowkey.DayNumber(ms) }
+
+// unitsKey names one daily_units counter: a SKU on a day.
+type unitsKey struct {
+	sku string
+	day int32
+}
+
+// dailyUnits is the model of the daily_units counters: the quantity sold
+// per SKU and day over the final orders, and a placedAt on each day.
+func (f *fixture) dailyUnits() (want, at map[unitsKey]int64) {
+	want, at = map[unitsKey]int64{}, map[unitsKey]int64{}
+	for _, o := range f.orders {
+		items, _ := o["items"].([]map[string]any)
+		for _, it := range items {
+			k := unitsKey{it["sku"].(string), dayOf(o["placedAt"].(int64))}
+			want[k] += it["quantity"].(int64)
+			at[k] = o["placedAt"].(int64)
+		}
+	}
+	return want, at
+}

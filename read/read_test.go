@@ -205,20 +205,7 @@ func TestDailyUnitsCounter(t *testing.T) {
 	f := testFixture(t)
 	r := New(f.plan, f.st, Options{})
 	ctx := context.Background()
-	type key struct {
-		sku string
-		day int32
-	}
-	want := map[key]int64{}
-	at := map[key]int64{}
-	for _, o := range f.orders {
-		items, _ := o["items"].([]map[string]any)
-		for _, it := range items {
-			k := key{it["sku"].(string), dayOf(o["placedAt"].(int64))}
-			want[k] += it["quantity"].(int64)
-			at[k] = o["placedAt"].(int64)
-		}
-	}
+	want, at := f.dailyUnits()
 	n := 0
 	for k, sum := range want {
 		if n == 40 {
