@@ -179,7 +179,25 @@ func (w *Writer) refreshOne(ctx context.Context, ev *event.Event, rr layout.Refe
 		}
 		return store.Mutation{Kind: store.Put, Family: family, Qualifier: q, Timestamp: v, Value: b}
 	}
-	var ms []store.Mutation
+	// The reference row remembers the newest version seen and whether it
+	// was a delete. An older event is stale: its copies would land
+	// unmasked in rows written after a newer delete or upsert. An equal
+	// one is a replay, whose fan-out is redone (a crash may have cut it).
+	ref, err := w.st.Get(ctx, rr.Lookup.Name, store.Get{Row: lr.Row, Columns: []store.Column{{Family: fam, Qualifier: layout.QualRefState}}})
+	if err != nil {
+		return fmt.Errorf("write: read reference row %s of %s: %w", store.Printable(lr.Row), rr.Lookup.Name, err)
+	}
+	if cur, _ := layout.RefState(ref, fam); v < cur {
+		mu.Lock()
+		stats.Stale++
+		mu.Unlock()
+		return nil
+	}
+	state := layout.RefUpserted
+	if ev.Op == event.Delete {
+		state = layout.RefDeleted
+	}
+	ms := []store.Mutation{{Kind: store.Put, Family: fam, Qualifier: layout.QualRefState, Timestamp: v, Value: []byte{state}}}
 	for _, x := range vals {
 		ms = append(ms, mutation(fam, layout.SourceQualifier(x.from), x.b))
 	}
@@ -220,7 +238,7 @@ func (w *Writer) refreshOne(ctx context.Context, ev *event.Event, rr layout.Refe
 		}
 	}
 	mu.Lock()
-	stats.Cells[rr.Lookup.Name] += len(vals)
+	stats.Cells[rr.Lookup.Name] += len(vals) + 1
 	stats.Cells[prim.Name] += len(batch) * len(vals)
 	mu.Unlock()
 	return nil
