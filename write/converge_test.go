@@ -183,6 +183,14 @@ func readAllNS(t testing.TB, ctx context.Context, st store.Store, p *schema.Plan
 			if ns != "" && !bytes.Contains(row.Key, []byte(ns)) {
 				continue
 			}
+			if tbl.Role == schema.RoleLocator {
+				// What a locator says of a deleted entity depends on the
+				// order events came in; of a live one, it names its row.
+				if at := locatedAlive(t, ctx, st, p, tbl, row); at != nil {
+					ts.put(tbl.Name, row.Key, layout.BookFamily(tbl), layout.QualLocation, at)
+				}
+				continue
+			}
 			var live map[string]bool // the live copies a reader would use
 			if tbl.Role == schema.RolePrimary {
 				if live = effectiveLive(t, p, tbl, row); live == nil {
@@ -227,6 +235,13 @@ func model(t testing.TB, p *schema.Plan, evs []*event.Event) (tableState, map[st
 		}
 		for _, c := range d.Primary {
 			ts.put(d.PrimaryTable, d.PrimaryKey, c.Family, c.Qualifier, c.Value)
+		}
+		if lt := p.Locator(ent.Name); lt != nil {
+			row, err := lt.Key.Encode(e.Key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ts.put(lt.Name, row, layout.BookFamily(lt), layout.QualLocation, d.PrimaryKey)
 		}
 		for _, it := range d.Items {
 			for _, c := range it.Cells {
@@ -481,4 +496,26 @@ func effectiveLive(t testing.TB, p *schema.Plan, tbl *schema.Table, row store.Ro
 		}
 	}
 	return out
+}
+
+// locatedAlive returns the primary row a locator row names when that row
+// holds a live entity, else nil.
+func locatedAlive(t testing.TB, ctx context.Context, st store.Store, p *schema.Plan, lt *schema.Table, row store.Row) []byte {
+	at, _, _ := layout.ReadLocation(lt, row)
+	if at == nil {
+		return nil
+	}
+	prim := p.Primary(lt.Entity)
+	r, err := st.Get(ctx, prim.Name, store.Get{Row: at})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := layout.ReadState(p, p.Entity(lt.Entity), prim, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !s.Exists() {
+		return nil
+	}
+	return append([]byte(nil), at...)
 }

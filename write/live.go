@@ -1,6 +1,7 @@
 package write
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"sort"
@@ -69,7 +70,8 @@ func (w *Writer) computeLiveRefs(ep *entityPlan) []layout.LiveRef {
 	if err != nil || len(refs) == 0 {
 		return nil
 	}
-	if ep.stored == nil || ep.redo || !ep.writePrimary {
+	// A row the entity just moved to holds none of its copies yet.
+	if ep.stored == nil || ep.redo || !ep.writePrimary || !bytes.Equal(ep.g.at, ep.key) {
 		return refs
 	}
 	var old map[string]bool

@@ -64,7 +64,7 @@ func (r *rowMuts) tables() []string {
 // write turns entity plans into mutations and applies them: primary rows
 // first, then derived rows, then fast counters.
 func (w *Writer) write(ctx context.Context, plans []*entityPlan, stats *Stats) error {
-	var prim, derived rowMuts
+	var prim, locs, derived rowMuts
 	var incs []layout.Increment
 	live, err := w.liveSources(ctx, plans)
 	if err != nil {
@@ -75,8 +75,14 @@ func (w *Writer) write(ctx context.Context, plans []*entityPlan, stats *Stats) e
 		if ep.writePrimary {
 			w.primaryMutations(&prim, ep, stats)
 		}
+		for _, x := range ep.vacate {
+			w.vacate(&prim, ep, x, stats)
+		}
 		if ms := w.liveMutations(ep, live, stats); len(ms) > 0 {
-			prim.add(ep.g.prim.Name, ep.g.events[0].primKey, ms...)
+			prim.add(ep.g.prim.Name, ep.key, ms...)
+		}
+		if ms := w.locatorMutations(ep, stats); len(ms) > 0 {
+			locs.add(ep.g.loc.table.Name, ep.g.loc.row, ms...)
 		}
 		// Derive returns items sorted by ref, so the stored state's items
 		// are found by walking both lists together.
@@ -129,9 +135,14 @@ func (w *Writer) write(ctx context.Context, plans []*entityPlan, stats *Stats) e
 			derived.add(r.Table, r.Row, store.Mutation{Kind: store.DeleteColumn, Family: r.Family, Qualifier: r.Qualifier, Timestamp: v - 1})
 		}
 	}
-	for _, t := range prim.tables() {
-		if err := w.batch(ctx, t, prim.sorted(t)); err != nil {
-			return err
+	// Locators after the primary rows they name: a crash in between leaves
+	// the locator at the old row, and the replayed event names the new one,
+	// so the next attempt reads both and finishes the move.
+	for _, rm := range []*rowMuts{&prim, &locs} {
+		for _, t := range rm.tables() {
+			if err := w.batch(ctx, t, rm.sorted(t)); err != nil {
+				return err
+			}
 		}
 	}
 	// Derived tables are independent of each other: write them at once, so
@@ -163,19 +174,31 @@ func (w *Writer) write(ctx context.Context, plans []*entityPlan, stats *Stats) e
 func (w *Writer) primaryMutations(prim *rowMuts, ep *entityPlan, stats *Stats) {
 	t := ep.g.prim
 	v := ep.version
-	key := ep.g.events[0].primKey
+	key := ep.key
+	if key == nil {
+		return // a delete of an entity no row holds: the locator records it
+	}
 	var ms []store.Mutation
-	// Delete, below the new version, each column the stored version wrote
-	// and this one does not. Columns rather than families: live copies in
-	// the row carry other entities' versions and must stay. A stale pending
-	// or tombstone cell may stay visible below the new version; readers
-	// only trust the ones at the row's version.
-	if ep.stored != nil {
+	// Delete, below the new version, each column the row's stored state
+	// wrote and this one does not. Columns rather than families: live
+	// copies in the row carry other entities' versions and must stay. A
+	// stale pending or tombstone cell may stay visible below the new
+	// version; readers only trust the ones at the row's version.
+	var inRow *layout.Derived
+	if bytes.Equal(ep.g.at, key) {
+		inRow = ep.stored
+	}
+	for _, o := range ep.g.others {
+		if bytes.Equal(o.key, key) {
+			inRow, _ = layout.Derive(w.plan, ep.g.ent, o.state.Values)
+		}
+	}
+	if inRow != nil {
 		var keep []layout.Cell
 		if !ep.deleted {
 			keep = ep.derived.Primary
 		}
-		for _, c := range ep.stored.Primary {
+		for _, c := range inRow.Primary {
 			if !coveredBy([]layout.Cell{c}, keep) {
 				ms = append(ms, store.Mutation{Kind: store.DeleteColumn, Family: c.Family, Qualifier: c.Qualifier, Timestamp: v - 1})
 				stats.Deletes[t.Name]++
@@ -201,6 +224,25 @@ func (w *Writer) primaryMutations(prim *rowMuts, ep *entityPlan, stats *Stats) {
 		stats.Cells[t.Name]++
 	}
 	prim.add(t.Name, key, ms...)
+}
+
+// vacate empties a primary row the entity no longer lives in: its columns
+// are deleted below the version and a tombstone at it tells readers, and a
+// late older event, that the entity is gone from there. Live copies stay,
+// as in any deleted row.
+func (w *Writer) vacate(prim *rowMuts, ep *entityPlan, x located, stats *Stats) {
+	t := ep.g.prim
+	v := ep.version
+	var ms []store.Mutation
+	if d, err := layout.Derive(w.plan, ep.g.ent, x.state.Values); err == nil {
+		for _, c := range d.Primary {
+			ms = append(ms, store.Mutation{Kind: store.DeleteColumn, Family: c.Family, Qualifier: c.Qualifier, Timestamp: v - 1})
+		}
+	}
+	stats.Deletes[t.Name] += len(ms)
+	ms = append(ms, store.Mutation{Kind: store.Put, Family: layout.BookFamily(t), Qualifier: layout.QualTombstone, Timestamp: v})
+	stats.Cells[t.Name]++
+	prim.add(t.Name, x.key, ms...)
 }
 
 // clearRow deletes every family of a table's row at or below ts.
