@@ -67,6 +67,15 @@ func (w *Writer) fold(g *group, stats *Stats) (*entityPlan, error) {
 			// or a duplicate. Redo its copies in case they were lost.
 			if !redo {
 				redo = true
+				// The pending refs of every row written at this version:
+				// the entity's, and those of rows a move emptied.
+				for _, f := range g.found {
+					if f.state.Version == ep.version {
+						for _, r := range f.state.Pending {
+							ep.old[r.ID()] = r
+						}
+					}
+				}
 				for _, r := range st.Pending {
 					ep.old[r.ID()] = r
 				}
@@ -106,10 +115,9 @@ func (w *Writer) fold(g *group, stats *Stats) (*entityPlan, error) {
 		ep.vacate = append(ep.vacate, located{key: g.at, state: st})
 	}
 	for _, o := range g.others {
-		if bytes.Equal(o.key, ep.key) {
-			continue // rewritten in place
+		if !bytes.Equal(o.key, ep.key) {
+			ep.vacate = append(ep.vacate, o) // else rewritten in place
 		}
-		ep.vacate = append(ep.vacate, o)
 		d, err := layout.Derive(w.plan, g.ent, o.state.Values)
 		if err != nil {
 			return nil, err

@@ -105,10 +105,19 @@ func (w *Writer) liveMutations(ep *entityPlan, live map[string]store.Row, stats 
 		if !ok {
 			continue
 		}
+		fam := lr.Lookup.Families[0].Name
+		rv, _ := layout.RefState(row, fam)
 		for _, from := range lr.From {
-			if c, ok := row.Latest(lr.Lookup.Families[0].Name, layout.SourceQualifier(from)); ok {
-				ms = append(ms, store.Mutation{Kind: store.Put, Family: book, Qualifier: layout.LiveQualifier(lr.Ref, lr.Key, from), Timestamp: c.Timestamp, Value: c.Value})
+			q := layout.LiveQualifier(lr.Ref, lr.Key, from)
+			if c, ok := row.Latest(fam, layout.SourceQualifier(from)); ok {
+				ms = append(ms, store.Mutation{Kind: store.Put, Family: book, Qualifier: q, Timestamp: c.Timestamp, Value: c.Value})
 				stats.Cells[ep.g.prim.Name]++
+			} else if rv > 0 {
+				// The reference, at its newest version, has no such value
+				// (deleted, or the field left out): mask any older copy an
+				// interrupted write left in this row.
+				ms = append(ms, store.Mutation{Kind: store.DeleteColumn, Family: book, Qualifier: q, Timestamp: rv})
+				stats.Deletes[ep.g.prim.Name]++
 			}
 		}
 	}

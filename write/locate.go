@@ -1,6 +1,7 @@
 package write
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 
@@ -12,13 +13,20 @@ import (
 // location is what an entity's locator row says.
 type location struct {
 	table *schema.Table
-	row   []byte // the locator row (the encoded entity key)
-	// at is the primary row the entity was last placed in, nil when none;
-	// atVersion the version that placed it there.
-	at        []byte
-	atVersion int64
+	row   []byte // the locator row
+	// at lists the primary rows the entity may live in.
+	at []layout.Location
 	// tomb is the version of the entity's last delete, 0 when none.
 	tomb int64
+}
+
+func (l *location) lists(key []byte) bool {
+	for _, x := range l.at {
+		if bytes.Equal(x.Key, key) {
+			return true
+		}
+	}
+	return false
 }
 
 // readLocation reads the locator row of the entity an event key names.
@@ -32,24 +40,33 @@ func (w *Writer) readLocation(ctx context.Context, lt *schema.Table, key map[str
 		return nil, fmt.Errorf("write: read locator row %s of %s: %w", store.Printable(row), lt.Name, err)
 	}
 	loc := &location{table: lt, row: row}
-	loc.at, loc.atVersion, loc.tomb = layout.ReadLocation(lt, r)
+	loc.at, loc.tomb = layout.ReadLocation(lt, r)
 	return loc, nil
 }
 
-// locatorMutations keeps the locator in step with what the entity plan
-// writes: the row the entity now lives in, and its delete.
-func (w *Writer) locatorMutations(ep *entityPlan, stats *Stats) []store.Mutation {
+// locatorMutations keep the locator in step with an entity plan. The first
+// set goes before the primary rows: the row the entity goes to is listed
+// before it is written, and a delete is recorded. The second goes after
+// every other write of the plan: the rows the entity left are unlisted
+// only once they are emptied and their copies deleted.
+func (w *Writer) locatorMutations(ep *entityPlan, stats *Stats) (before, after []store.Mutation) {
 	loc := ep.g.loc
 	if loc == nil {
-		return nil
+		return nil, nil
 	}
 	fam := layout.BookFamily(loc.table)
-	var ms []store.Mutation
 	if ep.deleted {
-		ms = append(ms, store.Mutation{Kind: store.Put, Family: fam, Qualifier: layout.QualTombstone, Timestamp: ep.version})
-	} else if ep.key != nil && (loc.at == nil || string(loc.at) != string(ep.key)) {
-		ms = append(ms, store.Mutation{Kind: store.Put, Family: fam, Qualifier: layout.QualLocation, Timestamp: ep.version, Value: ep.key})
+		before = append(before, store.Mutation{Kind: store.Put, Family: fam, Qualifier: layout.QualTombstone, Timestamp: ep.version})
 	}
-	stats.Cells[loc.table.Name] += len(ms)
-	return ms
+	if ep.key != nil && !loc.lists(ep.key) {
+		before = append(before, store.Mutation{Kind: store.Put, Family: fam, Qualifier: layout.LocationQualifier(ep.key), Timestamp: ep.version})
+	}
+	for _, x := range loc.at {
+		if !bytes.Equal(x.Key, ep.key) {
+			after = append(after, store.Mutation{Kind: store.DeleteColumn, Family: fam, Qualifier: layout.LocationQualifier(x.Key), Timestamp: ep.version - 1})
+		}
+	}
+	stats.Cells[loc.table.Name] += len(before)
+	stats.Deletes[loc.table.Name] += len(after)
+	return before, after
 }

@@ -64,7 +64,7 @@ func (r *rowMuts) tables() []string {
 // write turns entity plans into mutations and applies them: primary rows
 // first, then derived rows, then fast counters.
 func (w *Writer) write(ctx context.Context, plans []*entityPlan, stats *Stats) error {
-	var prim, locs, derived rowMuts
+	var locsBefore, prim, vacated, derived, locsAfter rowMuts
 	var incs []layout.Increment
 	live, err := w.liveSources(ctx, plans)
 	if err != nil {
@@ -76,13 +76,18 @@ func (w *Writer) write(ctx context.Context, plans []*entityPlan, stats *Stats) e
 			w.primaryMutations(&prim, ep, stats)
 		}
 		for _, x := range ep.vacate {
-			w.vacate(&prim, ep, x, stats)
+			w.vacate(&vacated, ep, x, stats)
 		}
 		if ms := w.liveMutations(ep, live, stats); len(ms) > 0 {
 			prim.add(ep.g.prim.Name, ep.key, ms...)
 		}
-		if ms := w.locatorMutations(ep, stats); len(ms) > 0 {
-			locs.add(ep.g.loc.table.Name, ep.g.loc.row, ms...)
+		if before, after := w.locatorMutations(ep, stats); len(before)+len(after) > 0 {
+			if len(before) > 0 {
+				locsBefore.add(ep.g.loc.table.Name, ep.g.loc.row, before...)
+			}
+			if len(after) > 0 {
+				locsAfter.add(ep.g.loc.table.Name, ep.g.loc.row, after...)
+			}
 		}
 		// Derive returns items sorted by ref, so the stored state's items
 		// are found by walking both lists together.
@@ -135,10 +140,13 @@ func (w *Writer) write(ctx context.Context, plans []*entityPlan, stats *Stats) e
 			derived.add(r.Table, r.Row, store.Mutation{Kind: store.DeleteColumn, Family: r.Family, Qualifier: r.Qualifier, Timestamp: v - 1})
 		}
 	}
-	// Locators after the primary rows they name: a crash in between leaves
-	// the locator at the old row, and the replayed event names the new one,
-	// so the next attempt reads both and finishes the move.
-	for _, rm := range []*rowMuts{&prim, &locs} {
+	// A move lists the new row in the locator, writes it, empties the old
+	// one (recording the old row's copies as pending there), writes the
+	// copies, and only then unlists the old row. A crash at any point
+	// leaves both rows listed, so the replay finds them and redoes what is
+	// missing; never a tombstone alone at the version, which would read as
+	// a delete.
+	for _, rm := range []*rowMuts{&locsBefore, &prim, &vacated} {
 		for _, t := range rm.tables() {
 			if err := w.batch(ctx, t, rm.sorted(t)); err != nil {
 				return err
@@ -152,6 +160,11 @@ func (w *Writer) write(ctx context.Context, plans []*entityPlan, stats *Stats) e
 		return w.batch(ctx, t, derived.sorted(t))
 	}); err != nil {
 		return err
+	}
+	for _, t := range locsAfter.tables() {
+		if err := w.batch(ctx, t, locsAfter.sorted(t)); err != nil {
+			return err
+		}
 	}
 	// Everything was sent without a log sync where the store can sync its
 	// one log at the end: one sync now makes the batch durable, in the
@@ -234,13 +247,21 @@ func (w *Writer) vacate(prim *rowMuts, ep *entityPlan, x located, stats *Stats) 
 	t := ep.g.prim
 	v := ep.version
 	var ms []store.Mutation
+	book := layout.BookFamily(t)
 	if d, err := layout.Derive(w.plan, ep.g.ent, x.state.Values); err == nil {
 		for _, c := range d.Primary {
 			ms = append(ms, store.Mutation{Kind: store.DeleteColumn, Family: c.Family, Qualifier: c.Qualifier, Timestamp: v - 1})
 		}
+		stats.Deletes[t.Name] += len(ms)
+		// The row's own copies are to be deleted too: recorded here, at
+		// the version, so that a replay after a crash redoes the deletes
+		// even once the row no longer reads as a live state.
+		if refs := d.Refs(); len(refs) > 0 {
+			ms = append(ms, store.Mutation{Kind: store.Put, Family: book, Qualifier: layout.QualPending, Timestamp: v, Value: layout.EncodeRefs(refs)})
+			stats.Cells[t.Name]++
+		}
 	}
-	stats.Deletes[t.Name] += len(ms)
-	ms = append(ms, store.Mutation{Kind: store.Put, Family: layout.BookFamily(t), Qualifier: layout.QualTombstone, Timestamp: v})
+	ms = append(ms, store.Mutation{Kind: store.Put, Family: book, Qualifier: layout.QualTombstone, Timestamp: v})
 	stats.Cells[t.Name]++
 	prim.add(t.Name, x.key, ms...)
 }

@@ -118,6 +118,8 @@ type group struct {
 	// at an older version: what an interrupted move left. Every write of
 	// the entity deletes them.
 	others []located
+	// found is every primary row read for the entity.
+	found []located
 }
 
 // located is a primary row and the state it holds.
@@ -364,7 +366,9 @@ func (w *Writer) readStates(ctx context.Context, groups []*group) error {
 				return err
 			}
 			g.loc = loc
-			cands = appendKey(cands, loc.at)
+			for _, x := range loc.at {
+				cands = appendKey(cands, x.Key)
+			}
 		}
 		for _, p := range g.events {
 			cands = appendKey(cands, p.primKey)
@@ -387,14 +391,20 @@ func (w *Writer) readStates(ctx context.Context, groups []*group) error {
 }
 
 // settle picks the entity's current state among the rows read: the newest
-// version wins, the locator's row on a tie; the locator's tombstone counts
-// as a deleted state of its own. Other rows with a live state are kept to
-// be cleared.
+// version wins, and on a tie a live state beats a tombstone (a move to
+// version v leaves a tombstone at v in the row it left); the locator's
+// tombstone counts as a deleted state of its own. Other rows with a live
+// state are kept to be cleared.
 func (g *group) settle(found []located) {
-	g.state = &layout.State{}
+	g.state, g.found = &layout.State{}, found
 	best := -1
 	for i, f := range found {
-		if best < 0 || f.state.Version > found[best].state.Version {
+		if best < 0 {
+			best = i
+			continue
+		}
+		b := found[best].state
+		if f.state.Version > b.Version || f.state.Version == b.Version && f.state.Exists() && !b.Exists() {
 			best = i
 		}
 	}
@@ -402,7 +412,10 @@ func (g *group) settle(found []located) {
 		g.state, g.at = found[best].state, found[best].key
 	}
 	if g.loc != nil && g.loc.tomb > g.state.Version {
-		g.state, g.at = &layout.State{Version: g.loc.tomb, Deleted: true}, nil
+		// A delete the locator recorded before the rows it deletes were
+		// written (or of an entity no row held): every live row is left
+		// over, and is vacated.
+		g.state, g.at, best = &layout.State{Version: g.loc.tomb, Deleted: true}, nil, -1
 	}
 	for i, f := range found {
 		if i != best && f.state.Exists() {
