@@ -11,7 +11,6 @@ import (
 	"github.com/denorm/denorm/store"
 )
 
-
 // kvOverhead is the fixed part of an HBase KeyValue: key and value lengths,
 // row length, family length, timestamp and type.
 const kvOverhead = 20
