@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -169,5 +170,78 @@ func TestDeadLettersAndResume(t *testing.T) {
 	again := runOnce()
 	if again.Events != 0 || again.DeadLetters != 0 {
 		t.Fatalf("second run read %d events, %d dead letters; want none (resume after the commit)", again.Events, again.DeadLetters)
+	}
+}
+
+// failingCommit is a file source whose first commit fails: a process
+// killed after its dead letters were made durable and before the offset
+// moved.
+type failingCommit struct {
+	*source.File
+	failed bool
+}
+
+func (f *failingCommit) Commit(ctx context.Context) error {
+	if !f.failed {
+		f.failed = true
+		return errors.New("killed before the commit")
+	}
+	return f.File.Commit(ctx)
+}
+
+// A run killed between writing its dead letters and committing replays the
+// batch on resume; the dead letters it wrote are not written again.
+func TestDeadLettersOnceAcrossAKill(t *testing.T) {
+	dir := t.TempDir()
+	good := `{"entity":"order","key":"o1","version":1,"state":{"orderId":"o1","customerId":"c1","status":"OPEN","placedAt":1000}}`
+	lines := []string{good, `{"entity":"order"`, strings.Replace(good, "o1", "o2", 2), `not json`, strings.Replace(good, "o1", "o3", 2)}
+	path := filepath.Join(dir, "events.jsonl")
+	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	st, err := pebble.Open(ctx, filepath.Join(dir, "db"), pebble.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	plan := ordersPlan(t)
+	if _, err := ddl.Create(ctx, st, plan); err != nil {
+		t.Fatal(err)
+	}
+	dead := filepath.Join(dir, "dead.jsonl")
+	runOnce := func(kill bool) (RunStats, error) {
+		f, err := source.OpenFile(path, source.FileOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		var src Source = f
+		if kill {
+			src = &failingCommit{File: f}
+		}
+		dl, err := source.OpenDeadLetterFile(dead)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer dl.Close()
+		return Run(ctx, New(plan, st, Options{}), src, dl, RunOptions{BatchSize: 10})
+	}
+	if _, err := runOnce(true); err == nil {
+		t.Fatal("the killed run reported no error")
+	}
+	stats, err := runOnce(false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stats.DeadLetters != 0 || stats.DeadLettersKnown != 2 {
+		t.Fatalf("resumed run: %d dead letters written, %d known; want 0 and 2", stats.DeadLetters, stats.DeadLettersKnown)
+	}
+	b, err := os.ReadFile(dead)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(b), "\n"); n != 2 {
+		t.Fatalf("%d dead letters in the file, want 2:\n%s", n, b)
 	}
 }

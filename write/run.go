@@ -37,7 +37,10 @@ type RunOptions struct {
 type RunStats struct {
 	Stats
 	DeadLetters int
-	Batches     int
+	// DeadLettersKnown counts refused events that the dead letter already
+	// held from an earlier run over the same records: not written again.
+	DeadLettersKnown int
+	Batches          int
 }
 
 // Run applies a log until it ends or ctx is done: read a batch, decode,
@@ -51,7 +54,6 @@ func Run(ctx context.Context, w *Writer, src Source, dl DeadLetters, opts RunOpt
 	var total RunStats
 	total.Cells, total.Deletes = map[string]int{}, map[string]int{}
 	once := &onceDeadLetters{DeadLetters: dl}
-	dl = once
 	for {
 		recs, err := src.Next(ctx, opts.BatchSize)
 		if errors.Is(err, io.EOF) && len(recs) == 0 {
@@ -68,10 +70,9 @@ func Run(ctx context.Context, w *Writer, src Source, dl DeadLetters, opts RunOpt
 		for i, rec := range recs {
 			ev, derr := event.Decode(w.plan, rec.Data)
 			if derr != nil {
-				if err := dl.Add(ctx, rec, derr); err != nil {
+				if err := once.add(ctx, rec, derr, &total); err != nil {
 					return total, err
 				}
-				total.DeadLetters++
 				continue
 			}
 			evs = append(evs, ev)
@@ -82,12 +83,11 @@ func Run(ctx context.Context, w *Writer, src Source, dl DeadLetters, opts RunOpt
 			return total, fmt.Errorf("write: apply batch starting at %s: %w", recs[0].Where, err)
 		}
 		for _, r := range rejected {
-			if err := dl.Add(ctx, recs[where[r.Index]], r.Reason); err != nil {
+			if err := once.add(ctx, recs[where[r.Index]], r.Reason, &total); err != nil {
 				return total, err
 			}
-			total.DeadLetters++
 		}
-		if err := dl.Flush(ctx); err != nil {
+		if err := once.Flush(ctx); err != nil {
 			return total, err
 		}
 		if err := src.Commit(ctx); err != nil {
@@ -148,11 +148,18 @@ type lastDeadLetter interface {
 	Last() (source.DeadLetter, bool)
 }
 
-func (o *onceDeadLetters) Add(ctx context.Context, rec source.Record, reason error) error {
+// add sends a refused record to the dead letter unless the dead letter
+// holds it already, and counts which of the two it was.
+func (o *onceDeadLetters) add(ctx context.Context, rec source.Record, reason error, total *RunStats) error {
 	if l, ok := o.DeadLetters.(lastDeadLetter); ok {
 		if last, ok := l.Last(); ok && source.SameLog(last.Where, rec.Where) && rec.Offset <= last.Offset && rec.Offset >= o.start {
+			total.DeadLettersKnown++
 			return nil
 		}
 	}
-	return o.DeadLetters.Add(ctx, rec, reason)
+	if err := o.DeadLetters.Add(ctx, rec, reason); err != nil {
+		return err
+	}
+	total.DeadLetters++
+	return nil
 }
