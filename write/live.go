@@ -219,7 +219,6 @@ func (w *Writer) refreshOne(ctx context.Context, ev *event.Event, rr layout.Refe
 	if err != nil {
 		return fmt.Errorf("write: scan %s for %s: %w", rr.Lookup.Name, store.Printable(lr.Row), err)
 	}
-	defer sc.Close()
 	prim := w.plan.Primary(rr.Entity.Name)
 	book := layout.BookFamily(prim)
 	var batch []store.RowMutation
@@ -237,7 +236,12 @@ func (w *Writer) refreshOne(ctx context.Context, ev *event.Event, rr layout.Refe
 		}
 		batch = append(batch, store.RowMutation{Row: key, Mutations: pm})
 	}
-	if err := sc.Err(); err != nil {
+	err = sc.Err()
+	// Closed before the writes: on HBase an open scanner holds a pooled
+	// connection, and refreshes running side by side would each hold one
+	// while waiting for another to write with.
+	sc.Close()
+	if err != nil {
 		return fmt.Errorf("write: scan %s: %w", rr.Lookup.Name, err)
 	}
 	if err := w.batch(ctx, prim.Name, batch); err != nil {
