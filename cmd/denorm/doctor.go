@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/denorm/denorm/doctor"
+	"github.com/denorm/denorm/store"
 )
 
 func newDoctorCmd() *cobra.Command {
@@ -68,7 +69,7 @@ an input that could not be read.`,
 				return err
 			}
 			if f := cmd.Flag("store"); f != nil && f.Changed {
-				if in.RegionOrder, err = regionOrder(cmd, in.Samples); err != nil {
+				if in.RegionOrder, in.RegionRanges, err = regionOrder(cmd, in.Samples); err != nil {
 					return err
 				}
 			}
@@ -153,15 +154,16 @@ func doctorInput(ctx context.Context, jmx []string, interval time.Duration, slow
 }
 
 // regionOrder lists, through the store, the regions of every table the
-// samples mention. Tables /jmx still reports after they were dropped cannot
-// be listed; they are left out rather than failing the run.
-func regionOrder(cmd *cobra.Command, samples []doctor.Sample) (order map[string][]string, err error) {
+// samples mention, in key order, and each region's key range. Tables /jmx
+// still reports after they were dropped cannot be listed; they are left out
+// rather than failing the run.
+func regionOrder(cmd *cobra.Command, samples []doctor.Sample) (order map[string][]string, ranges map[string]string, err error) {
 	st, err := openStore(cmd)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer closeStore(st, &err)
-	order = map[string][]string{}
+	order, ranges = map[string][]string{}, map[string]string{}
 	for _, s := range samples {
 		for _, r := range s.After.Regions {
 			t := r.FullTable()
@@ -175,8 +177,22 @@ func regionOrder(cmd *cobra.Command, samples []doctor.Sample) (order map[string]
 			}
 			for _, reg := range regions {
 				order[t] = append(order[t], reg.ID)
+				ranges[reg.ID] = keyRange(reg)
 			}
 		}
 	}
-	return order, nil
+	return order, ranges, nil
+}
+
+// keyRange prints a region's rows as [start, end), the table's first and
+// last regions open-ended, as table describe does.
+func keyRange(r store.Region) string {
+	start, end := "(first)", "(last)"
+	if len(r.Start) > 0 {
+		start = store.Printable(r.Start)
+	}
+	if len(r.End) > 0 {
+		end = store.Printable(r.End)
+	}
+	return "[" + start + ", " + end + ")"
 }
