@@ -41,11 +41,12 @@ read live (HBase 2.4+ with hbase.regionserver.slowlog.buffer.enabled); --log
 takes a client log file. docs/doctor.md lists the
 cluster-only rule ids; docs/rules.md the shared ones. With --store, the
 tables' regions are listed in start-key order, so that a hot region which is
-its table's last (the monotonic-key signature) is reported as key-monotonic.
+its table's last (the monotonic-key signature) is reported as key-monotonic,
+and each finding about a region gives the region's rows, [start, end).
 
 Formats: text, or json (stable: {"findings":[{"rule","severity","table",
-"region","server","message","evidence","fix"}],"summary":{"error","warning",
-"info"}}).
+"region","key_range","server","message","evidence","fix"}],"summary":{"error",
+"warning","info"}}; key_range is "" without --store).
 
 Exit codes: 0 no error findings; 1 at least one error finding; 2 bad usage or
 an input that could not be read.`,
