@@ -95,7 +95,10 @@ func WriteHTML(w io.Writer, res *Result) error {
 		fmt.Fprintf(&b, "<text x=\"%d\" y=\"%.1f\" dominant-baseline=\"middle\">%s</text>\n", barX+barW+7, y, esc(num(v)))
 	}
 	b.WriteString("</svg>\n")
-	if res.Source == SourceSimulation && g.steps > 1 && sm.Splits > 0 {
+	switch {
+	case !(g.max > 0):
+		fmt.Fprintf(&b, "<p>%s</p>\n", esc(idleNote(res)))
+	case res.Source == SourceSimulation && g.steps > 1 && sm.Splits > 0:
 		fmt.Fprintf(&b, "<p>%s</p>\n", esc(splitNote))
 	}
 

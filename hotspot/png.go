@@ -99,7 +99,10 @@ func drawHeat(res *Result) (h heatDrawing, err error) {
 	}
 	dc.FillText(caption(17, ink), vg.Point{X: fromPx(16), Y: fromPx(heatH - 12)}, heatTitle(res))
 	dc.FillText(caption(9.5, faint), vg.Point{X: fromPx(16), Y: fromPx(heatH - 40)}, heatSubtitle(res))
-	if res.Source == SourceSimulation && g.steps > 1 && res.Summary.Splits > 0 {
+	switch {
+	case !(g.max > 0):
+		dc.FillText(caption(9, faint), vg.Point{X: fromPx(16), Y: fromPx(footerH - 6)}, idleNote(res))
+	case res.Source == SourceSimulation && g.steps > 1 && res.Summary.Splits > 0:
 		dc.FillText(caption(9, faint), vg.Point{X: fromPx(16), Y: fromPx(footerH - 6)}, splitNote)
 	}
 
@@ -195,6 +198,14 @@ func barPlot(res *Result, top float64) *plot.Plot {
 		return ticks
 	})
 	return p
+}
+
+// idleNote explains an all-dark map whose scale runs to an arbitrary 1.
+func idleNote(res *Result) string {
+	if res.Source == SourceStore {
+		return "No requests were counted: every region is idle (a store counts requests from when its regions open)."
+	}
+	return "No requests were simulated: every region is idle."
 }
 
 // splitNote tells how to read the rows once regions have split.
