@@ -2,7 +2,7 @@ package main
 
 import (
 	"fmt"
-	"os"
+	"path/filepath"
 	"sort"
 	"time"
 
@@ -94,10 +94,10 @@ dead letter file that is the events file.`,
 			}()
 
 			start := time.Now()
-			prog := newProgress(cmd.ErrOrStderr(), src.Size())
+			prog := newBar(cmd.ErrOrStderr(), src.Size(), "applying "+filepath.Base(eventsPath), "", true)
 			stats, runErr := write.Run(ctx, write.New(plan, st, write.Options{}), src, dl, write.RunOptions{
 				BatchSize: batch,
-				Progress:  func(write.Stats) { prog.update(src.Position().Offset) },
+				Progress:  func(write.Stats) { prog.set(src.Position().Offset) },
 			})
 			prog.done()
 			sum := applySummary(stats, time.Since(start), deadPath)
@@ -181,45 +181,5 @@ func (r applyResult) text(w interface{ Write([]byte) (int, error) }) {
 	}
 	if r.DeadLettersKnown > 0 {
 		fmt.Fprintf(w, "%d refused events were already in the dead letter file from an earlier run, not written again\n", r.DeadLettersKnown)
-	}
-}
-
-// progress prints a one-line progress report on stderr when it is a
-// terminal, at most a few times a second.
-type progress struct {
-	w     *os.File
-	total int64
-	last  time.Time
-	shown bool
-}
-
-func newProgress(w interface{}, total int64) *progress {
-	f, ok := w.(*os.File)
-	if !ok {
-		return &progress{}
-	}
-	fi, err := f.Stat()
-	if err != nil || fi.Mode()&os.ModeCharDevice == 0 {
-		return &progress{}
-	}
-	return &progress{w: f, total: total}
-}
-
-func (p *progress) update(done int64) {
-	if p.w == nil || time.Since(p.last) < 200*time.Millisecond {
-		return
-	}
-	p.last = time.Now()
-	p.shown = true
-	if p.total > 0 {
-		fmt.Fprintf(p.w, "\r%5.1f%% of %d bytes", 100*float64(done)/float64(p.total), p.total)
-	} else {
-		fmt.Fprintf(p.w, "\r%d bytes", done)
-	}
-}
-
-func (p *progress) done() {
-	if p.w != nil && p.shown {
-		fmt.Fprint(p.w, "\r\033[K")
 	}
 }

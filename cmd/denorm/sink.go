@@ -55,8 +55,10 @@ original event, headers denorm-reason, denorm-where, denorm-offset);
 Logs are JSON lines on stderr: one per partition assignment and revoke,
 and, when stderr is a terminal, progress every few seconds. With
 --metrics-addr, Prometheus metrics are served on /metrics: events read and
-applied, cells written by table, dead letters, consumer lag, assigned
-partitions and batch latency.
+applied, cells written by table, dead letters, consumer lag (against the
+committed offsets: 0 means everything read is applied), assigned partitions
+and batch latency; /healthz answers 200 while the sink runs, /readyz 200
+once the group has assigned it partitions (503 before, and after SIGTERM).
 
 SIGTERM or Ctrl-C: the batch in hand is applied and committed, the group is
 left, the store closed, and the exit code is 0. Exit codes: 0 stopped by a
@@ -180,6 +182,7 @@ bad URL or an unreadable schema.`,
 					return
 				}
 				lg.Info("stopping: finishing the batch in hand")
+				m.stopping.Store(true)
 				src.Stop()
 				select {
 				case <-time.After(grace):
