@@ -550,13 +550,29 @@ type nsStore = testenv.Prefixed
 // TestConvergence: in order, shuffled with duplicates, and with a crash
 // after every possible write followed by a resume, every history ends in
 // the model's state.
+//
+// The histories run in a few parallel shards, each on a store of its own:
+// most of a history's time is spent waiting for log syncs, which overlap.
 func TestConvergence(t *testing.T) {
-	ctx := context.Background()
-	f := newFixture(t)
 	seed := int64(20261130)
 	n := historyCount()
 	t.Logf("%d histories from seed %d", n, seed)
-	for h := 0; h < n; h++ {
+	const shards = 4
+	for s := 0; s < shards; s++ {
+		t.Run(fmt.Sprintf("shard%d", s), func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t)
+			for h := s; h < n; h += shards {
+				convergeHistory(t, f, seed, h)
+			}
+		})
+	}
+}
+
+// convergeHistory checks one history of TestConvergence.
+func convergeHistory(t *testing.T, f *fixture, seed int64, h int) {
+	ctx := context.Background()
+	{
 		r := rand.New(rand.NewSource(seed + int64(h)))
 		evs := historyOf(r, 1+r.Intn(4), "", true)
 		want, wantUnits := model(t, f.plan, evs)
