@@ -12,6 +12,7 @@ import (
 
 	"github.com/denorm/denorm/ddl"
 	"github.com/denorm/denorm/gen"
+	"github.com/denorm/denorm/schema"
 	"github.com/denorm/denorm/source"
 	"github.com/denorm/denorm/store"
 	"github.com/denorm/denorm/store/pebble"
@@ -103,20 +104,8 @@ func TestDeadLettersAndResume(t *testing.T) {
 		"",
 		strings.Replace(good, `"o1"`, `"o4"`, 2),
 	}
-	path := filepath.Join(dir, "events.jsonl")
-	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	path, st, plan := eventsAndStore(t, dir, strings.Join(lines, "\n"))
 	ctx := context.Background()
-	st, err := pebble.Open(ctx, filepath.Join(dir, "db"), pebble.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	plan := ordersPlan(t)
-	if _, err := ddl.Create(ctx, st, plan); err != nil {
-		t.Fatal(err)
-	}
 	runOnce := func() RunStats {
 		src, err := source.OpenFile(path, source.FileOptions{})
 		if err != nil {
@@ -195,20 +184,8 @@ func TestDeadLettersOnceAcrossAKill(t *testing.T) {
 	dir := t.TempDir()
 	good := `{"entity":"order","key":"o1","version":1,"state":{"orderId":"o1","customerId":"c1","status":"OPEN","placedAt":1000}}`
 	lines := []string{good, `{"entity":"order"`, strings.Replace(good, "o1", "o2", 2), `not json`, strings.Replace(good, "o1", "o3", 2)}
-	path := filepath.Join(dir, "events.jsonl")
-	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	path, st, plan := eventsAndStore(t, dir, strings.Join(lines, "\n")+"\n")
 	ctx := context.Background()
-	st, err := pebble.Open(ctx, filepath.Join(dir, "db"), pebble.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	plan := ordersPlan(t)
-	if _, err := ddl.Create(ctx, st, plan); err != nil {
-		t.Fatal(err)
-	}
 	dead := filepath.Join(dir, "dead.jsonl")
 	runOnce := func(kill bool) (RunStats, error) {
 		f, err := source.OpenFile(path, source.FileOptions{})
@@ -244,4 +221,25 @@ func TestDeadLettersOnceAcrossAKill(t *testing.T) {
 	if n := strings.Count(string(b), "\n"); n != 2 {
 		t.Fatalf("%d dead letters in the file, want 2:\n%s", n, b)
 	}
+}
+
+// eventsAndStore writes an events file in dir and opens an embedded store
+// there with the orders tables, closed when the test ends.
+func eventsAndStore(t *testing.T, dir, events string) (string, *pebble.Store, *schema.Plan) {
+	t.Helper()
+	path := filepath.Join(dir, "events.jsonl")
+	if err := os.WriteFile(path, []byte(events), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	st, err := pebble.Open(ctx, filepath.Join(dir, "db"), pebble.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	plan := ordersPlan(t)
+	if _, err := ddl.Create(ctx, st, plan); err != nil {
+		t.Fatal(err)
+	}
+	return path, st, plan
 }
