@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -265,3 +266,117 @@ func TestDoctorUnreadableSlowLog(t *testing.T) {
 		t.Errorf("a log with no slow calls: exit %d\n%s%s", code, out, errs)
 	}
 }
+
+// hostileSchema is examples/orders.yaml with replacements made, written to
+// a temporary file.
+func hostileSchema(t *testing.T, repl ...string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "examples", "orders.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(b)
+	for i := 0; i+1 < len(repl); i += 2 {
+		if !strings.Contains(s, repl[i]) {
+			t.Fatalf("orders.yaml has no %q", repl[i])
+		}
+		s = strings.Replace(s, repl[i], repl[i+1], 1)
+	}
+	p := filepath.Join(t.TempDir(), "schema.yaml")
+	writeFile(t, p, s)
+	return p
+}
+
+// Sizes and counts past their bounds are refused when the schema loads.
+func TestSchemaValuesOverTheirBounds(t *testing.T) {
+	for _, tc := range []struct{ from, to, want string }{
+		{"sku: {type: string, size: 8}", "sku: {type: string, size: 999999TiB}", "over the limit of 1 PiB"},
+		{"sku: {type: string, size: 8}", "sku: {type: string, size: 2GiB}", "over the limit of 1 GiB"},
+		{"typical: 3", "typical: 2147483647", "out of range"},
+		{"max: 200", "max: 2147483647", "out of range"},
+		{"writes_per_second: 2000", "writes_per_second: 1e300", "over the limit"},
+	} {
+		p := hostileSchema(t, tc.from, tc.to)
+		for _, cmd := range []string{"review", "cost", "hotspot"} {
+			code, _, errs := runCmd(t, cmd, p)
+			if code != exitUsage || !strings.Contains(errs, tc.want) {
+				t.Errorf("%s with %q: exit %d, stderr %q, want 2 and %q", cmd, tc.to, code, errs, tc.want)
+			}
+		}
+	}
+}
+
+// At the bounds themselves, review and cost print no overflowed figure.
+func TestReviewAndCostAtTheBounds(t *testing.T) {
+	p := hostileSchema(t,
+		"orderId: {type: string, size: 12}", "orderId: {type: string, size: 1GiB}",
+		"name: {type: string, size: 24}", "name: {type: string, size: 1GiB}",
+		"max: 200", "max: 10000000",
+		"typical: 3", "typical: 10000000",
+		"order: 50000000", "order: 1000000000000000")
+	for _, args := range [][]string{{"review", p}, {"review", p, "--format", "json"}, {"cost", p}, {"cost", p, "--format", "json"}} {
+		code, out, errs := runCmd(t, args...)
+		if code == exitUsage {
+			t.Fatalf("%q: exit 2: %s", args, errs)
+		}
+		if m := negativeNumber.FindString(out); m != "" {
+			t.Errorf("%q prints the negative figure %q:\n%s", args, m, out)
+		}
+	}
+}
+
+func TestHotspotBounds(t *testing.T) {
+	schema := filepath.Join("..", "..", "examples", "orders.yaml")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--regions", "100000000"}, "more than the 10000"},
+		{[]string{"--regions", "10001"}, "more than the 10000"},
+		{[]string{"--samples", "100000000"}, "samples per step is more than"},
+		{[]string{"--samples", "100000", "--step", "1m"}, "sampled writes"},
+		{[]string{"--regions", "5000", "--step", "1s", "--duration", "1h", "--samples", "1"}, "region-steps"},
+	} {
+		start := time.Now()
+		code, _, errs := runCmd(t, append([]string{"hotspot", schema}, tc.args...)...)
+		if code != exitUsage || !strings.Contains(errs, tc.want) {
+			t.Errorf("%q: exit %d, stderr %q, want 2 and %q", tc.args, code, errs, tc.want)
+		}
+		if d := time.Since(start); d > 5*time.Second {
+			t.Errorf("%q took %v to refuse", tc.args, d)
+		}
+	}
+}
+
+// A workload far past the split size splits regions only up to the bound:
+// the run ends, and says so.
+func TestHotspotSplitsStopAtTheBound(t *testing.T) {
+	p := hostileSchema(t, "max: 200", "max: 10000000", "typical: 3", "typical: 10000000")
+	start := time.Now()
+	var res struct {
+		Regions []struct{ ID int } `json:"regions"`
+		Summary struct {
+			EndRegions int `json:"end_regions"`
+		} `json:"summary"`
+		Notes []string `json:"notes"`
+	}
+	code, out, errs := runCmd(t, "hotspot", p, "--table", "orders", "--format", "json", "--duration", "6h", "--step", "15m")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d > 60*time.Second {
+		t.Errorf("the run took %v", d)
+	}
+	capped := false
+	for _, n := range res.Notes {
+		capped = capped || strings.Contains(n, "stopped splitting at 10000")
+	}
+	if !capped {
+		t.Errorf("no note of the bound; notes %q, %d regions", res.Notes, len(res.Regions))
+	}
+}
+
+var negativeNumber = regexp.MustCompile(`-[0-9]{4,}`)
