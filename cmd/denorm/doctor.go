@@ -143,9 +143,14 @@ func doctorInput(ctx context.Context, jmx []string, interval time.Duration, slow
 			return in, usageError(fmt.Errorf("log: %w", err))
 		}
 		defer f.Close()
-		in.Logs, err = doctor.ParseClientLog(f)
+		scan, err := doctor.ScanClientLog(f)
 		if err != nil {
-			return in, usageError(err)
+			return in, usageError(fmt.Errorf("--log %s: %w", logFile, err))
+		}
+		in.Logs = scan.Events
+		if scan.LongLines > 0 {
+			in.Notes = append(in.Notes, fmt.Sprintf("%s: skipped %d of %d lines longer than %d MiB (the first is line %d)",
+				logFile, scan.LongLines, scan.Lines, doctor.MaxLogLine>>20, scan.FirstLong))
 		}
 		in.LogSource = logFile
 	}

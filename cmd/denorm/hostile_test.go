@@ -380,3 +380,52 @@ func TestHotspotSplitsStopAtTheBound(t *testing.T) {
 }
 
 var negativeNumber = regexp.MustCompile(`-[0-9]{4,}`)
+
+// doctor --log skips a line over the limit, says so, and reads on.
+func TestDoctorLogLongLine(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "client.log")
+	f, err := os.Create(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := bufio.NewWriter(f)
+	w.WriteString("2026-11-30 05:00:01,001 INFO first\n")
+	w.WriteString(strings.Repeat("x", 5<<20))
+	w.WriteString(" RowTooBigException in the long line\n")
+	w.WriteString("2026-11-30 05:00:02,002 WARN x: org.apache.hadoop.hbase.CallQueueTooBigException: Call queue is full on rs1:16020\n")
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	code, out, errs := runCmd(t, "doctor", "--log", p, "--format", "json")
+	var doc struct {
+		Findings []struct{ Rule string } `json:"findings"`
+		Notes    []string                `json:"notes"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("exit %d: %v\n%s%s", code, err, out, errs)
+	}
+	if len(doc.Findings) != 1 || doc.Findings[0].Rule != "call-queue-full" {
+		t.Errorf("findings %+v: want call-queue-full only", doc.Findings)
+	}
+	if len(doc.Notes) != 1 || !strings.Contains(doc.Notes[0], "skipped 1 of 3 lines longer than 4 MiB (the first is line 2)") {
+		t.Errorf("notes %q", doc.Notes)
+	}
+}
+
+// Counters no cluster reports are left out of the diagnosis, with a note.
+func TestDoctorAbsurdCounters(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "jmx.json")
+	writeFile(t, p, `{"beans":[{"name":"Hadoop:service=HBase,name=RegionServer,sub=Regions",
+	"Namespace_default_table_t_region_0123456789abcdef0123456789abcdef_metric_writeRequestCount":1e308,
+	"Namespace_default_table_t_region_0123456789abcdef0123456789abcdef_metric_readRequestCount":"lots",
+	"Namespace_default_table_t_region_fedcba9876543210fedcba9876543210_metric_writeRequestCount":5}]}`)
+	code, out, errs := runCmd(t, "doctor", "--jmx", p)
+	if code == exitUsage {
+		t.Fatalf("exit 2: %s", errs)
+	}
+	if !strings.Contains(out, "note: "+p+": left out 2 metric values") || !strings.Contains(out, "1e308 (out of range)") ||
+		!strings.Contains(out, `"lots" (not a number)`) {
+		t.Errorf("output lacks the note:\n%s", out)
+	}
+}
