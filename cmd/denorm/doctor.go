@@ -85,7 +85,7 @@ an input that could not be read.`,
 	cmd.Flags().StringArrayVar(&jmx, "jmx", nil, "RegionServer /jmx URL or saved /jmx JSON file (repeatable)")
 	cmd.Flags().DurationVar(&interval, "interval", 10*time.Second, "time between the two samples of each live /jmx endpoint; region metrics refresh every 5 s by default")
 	cmd.Flags().StringVar(&slowlog, "slowlog", "", "slow-log file (records as JSON, or (responseTooSlow) log lines), or hbase://host:port to read the servers' online slow logs")
-	cmd.Flags().StringVar(&logFile, "log", "", "client log file to search for exceptions")
+	cmd.Flags().StringVar(&logFile, "log", "", "client log file to search for exceptions (lines over 4 MiB are skipped and counted in a note)")
 	addFormatFlag(cmd, &format)
 	return cmd
 }

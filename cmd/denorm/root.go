@@ -83,6 +83,9 @@ DENORM_STORE environment variable:
   pebble:///var/lib/denorm      embedded store at an absolute path
   hbase://127.0.0.1:9090        HBase through its Thrift2 server
 
+The embedded store serves one process at a time (serve and apply cannot
+share it); processes that must share a store need HBase.
+
 Exit codes: 0 success; 1 the command ran and found problems (or failed while
 running); 2 usage or input error.`,
 		Example: `  denorm table create orders --family d:versions=1,compression=SNAPPY --family i

@@ -51,7 +51,11 @@ the whole table gets 400 with a message; limits above --max-limit are cut
 to it; each request has --timeout to finish (504 after it).
 
 The server binds loopback by default: it has no authentication. SIGTERM or
-Ctrl-C stops it after the requests in flight finish.`,
+Ctrl-C stops it after the requests in flight finish.
+
+The embedded store serves one process at a time: while serve has a
+pebble:// store open, apply cannot use it (it is told the store is in use).
+To serve while events are applied, use --store hbase://HOST:PORT.`,
 		Example: `  denorm serve --schema examples/orders.yaml
   curl 'http://127.0.0.1:8080/v1/query/recent_orders?customerId=c000003&limit=5'`,
 		Args: usageArgs(cobra.NoArgs),
