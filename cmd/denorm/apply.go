@@ -50,6 +50,9 @@ store failed (run again to resume); 2 bad usage or an unreadable schema.`,
 			if schemaPath == "" || eventsPath == "" {
 				return usageErrorf("--schema and --events are required")
 			}
+			if err := checkBatch(batch); err != nil {
+				return err
+			}
 			plan, err := loadSchema(schemaPath)
 			if err != nil {
 				return err
@@ -204,4 +207,15 @@ func (p *progress) done() {
 	if p.w != nil && p.shown {
 		fmt.Fprint(p.w, "\r\033[K")
 	}
+}
+
+// maxBatch bounds --batch: a batch's events are held in memory together
+// (each up to 64 MiB), so the flag must not let one batch be the whole log.
+const maxBatch = 100_000
+
+func checkBatch(n int) error {
+	if n < 1 || n > maxBatch {
+		return usageErrorf("--batch %d: want 1 to %d events", n, maxBatch)
+	}
+	return nil
 }

@@ -429,3 +429,20 @@ func TestDoctorAbsurdCounters(t *testing.T) {
 		t.Errorf("output lacks the note:\n%s", out)
 	}
 }
+
+// A batch is held in memory whole: --batch is bounded.
+func TestBatchFlagBounded(t *testing.T) {
+	schema := filepath.Join("..", "..", "examples", "orders.yaml")
+	events := filepath.Join(t.TempDir(), "e.jsonl")
+	writeFile(t, events, "")
+	for _, args := range [][]string{
+		{"apply", "--schema", schema, "--events", events, "--batch", "1000000000"},
+		{"apply", "--schema", schema, "--events", events, "--batch", "0"},
+		{"sink", "--schema", schema, "--from", "kafka://127.0.0.1:9092/t?group=g", "--batch", "100001"},
+	} {
+		code, _, errs := runCmd(t, args...)
+		if code != exitUsage || !strings.Contains(errs, "want 1 to 100000 events") {
+			t.Errorf("%q: exit %d, stderr %q", args, code, errs)
+		}
+	}
+}
