@@ -31,6 +31,9 @@ type DeadLetterFile struct {
 	f    *os.File // nil until the first Add
 	w    *bufio.Writer
 	n    int
+	// last is the file's last dead letter at open (hasLast false: none).
+	last    DeadLetter
+	hasLast bool
 }
 
 // OpenDeadLetterFile prepares a dead-letter file for appending. It checks
@@ -46,7 +49,11 @@ func OpenDeadLetterFile(path string) (*DeadLetterFile, error) {
 	} else if di, err := os.Stat(filepath.Dir(path)); err != nil || !di.IsDir() {
 		return nil, fmt.Errorf("source: open dead letter file %s: its directory does not exist", path)
 	}
-	return &DeadLetterFile{path: path}, nil
+	last, ok, err := LastDeadLetter(path)
+	if err != nil {
+		return nil, err
+	}
+	return &DeadLetterFile{path: path, last: last, hasLast: ok}, nil
 }
 
 func (d *DeadLetterFile) open() error {
@@ -82,6 +89,9 @@ func (d *DeadLetterFile) Add(ctx context.Context, rec Record, reason error) erro
 	d.n++
 	return nil
 }
+
+// Last is the last dead letter the file held when it was opened.
+func (d *DeadLetterFile) Last() (DeadLetter, bool) { return d.last, d.hasLast }
 
 // Count is how many dead letters this file took since it was opened.
 func (d *DeadLetterFile) Count() int { return d.n }
