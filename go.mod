@@ -5,6 +5,7 @@ go 1.26.8
 require (
 	github.com/apache/thrift v0.17.0
 	github.com/cockroachdb/pebble/v2 v2.1.7
+	github.com/goccy/go-yaml v1.19.2
 	github.com/prometheus/client_golang v1.25.0
 	github.com/prometheus/client_model v0.6.3
 	github.com/prometheus/common v0.72.0

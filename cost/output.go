@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"strings"
 	"text/tabwriter"
 )
@@ -72,6 +73,9 @@ func WriteText(w io.Writer, est Estimate) error {
 
 // trim prints whole numbers without decimals and others with two.
 func trim(f float64) string {
+	if math.Abs(f) >= 1<<53 {
+		return fmt.Sprintf("%.4g", f) // past exact integers; int64(f) may overflow
+	}
 	if f == float64(int64(f)) {
 		return fmt.Sprintf("%d", int64(f))
 	}
@@ -79,7 +83,7 @@ func trim(f float64) string {
 }
 
 func human(n float64) string {
-	units := []string{"B", "KiB", "MiB", "GiB", "TiB", "PiB"}
+	units := []string{"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"}
 	i := 0
 	for n >= 1024 && i < len(units)-1 {
 		n /= 1024
@@ -87,6 +91,9 @@ func human(n float64) string {
 	}
 	if i == 0 {
 		return fmt.Sprintf("%.0f B", n)
+	}
+	if n >= 1024 {
+		return fmt.Sprintf("%.3g %s", n, units[i]) // beyond EiB: no more units
 	}
 	return fmt.Sprintf("%.1f %s", n, units[i])
 }

@@ -64,6 +64,8 @@ type Input struct {
 	// LogSource and SlowSource name the files, for evidence.
 	LogSource  string
 	SlowSource string
+	// Notes are the caller's own notes on the input, passed to the report.
+	Notes []string
 }
 
 // Diagnose turns the input into findings.
@@ -94,7 +96,16 @@ func Diagnose(in Input, opts Options) Report {
 			fs[i].KeyRange = in.RegionRanges[fs[i].Region]
 		}
 	}
-	return Report{Findings: fs}
+	notes := append([]string(nil), in.Notes...)
+	for _, s := range in.Samples {
+		for _, snap := range []*Snapshot{s.Before, s.After} {
+			if snap != nil && snap.Skipped > 0 {
+				notes = append(notes, fmt.Sprintf("%s: left out %d metric values that are not numbers or out of range, e.g. %s",
+					snap.Source, snap.Skipped, strings.Join(snap.SkippedExamples, "; ")))
+			}
+		}
+	}
+	return Report{Findings: fs, Notes: notes}
 }
 
 // delta is the growth of a cumulative counter; a drop means the region

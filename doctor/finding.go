@@ -31,6 +31,10 @@ func (f Finding) String() string {
 // Report is the doctor's result.
 type Report struct {
 	Findings []Finding `json:"findings"`
+	// Notes say what the doctor left out of the input and why (metric
+	// values out of range, log lines too long), so that no finding rests
+	// on input it silently ignored.
+	Notes []string `json:"notes,omitempty"`
 }
 
 // Summary counts the findings by severity.

@@ -3,6 +3,8 @@ package doctor
 import (
 	"bytes"
 	"os"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -35,7 +37,12 @@ func FuzzParseSlowLog(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		calls, err := ParseSlowLog(bytes.NewReader(data))
 		if err != nil {
-			t.Fatalf("a bytes reader cannot fail: %v", err)
+			// Refused input is refused with a message that says why,
+			// never with records as well.
+			if calls != nil || !strings.HasPrefix(err.Error(), "slow log") {
+				t.Fatalf("ParseSlowLog: %d calls and error %v", len(calls), err)
+			}
+			return
 		}
 		Diagnose(Input{Slow: calls}, Options{MinUnbatched: 1})
 	})
@@ -48,6 +55,32 @@ func FuzzParseClientLog(f *testing.F) {
 		if err != nil {
 			t.Fatalf("a bytes reader cannot fail: %v", err)
 		}
+		// The block search with its literals finds exactly what every
+		// expression on every line finds.
+		if want := naiveClientLog(data); !slices.Equal(evs, want) {
+			t.Fatalf("ScanClientLog found %+v\nline by line: %+v", evs, want)
+		}
 		Diagnose(Input{Logs: evs}, Options{})
 	})
+}
+
+// naiveClientLog is the reference: each line under the limit against each
+// expression, with no literal search first.
+func naiveClientLog(data []byte) []LogEvent {
+	var out []LogEvent
+	lines := strings.SplitAfter(string(data), "\n")
+	for i, line := range lines {
+		if len(line) >= MaxLogLine || line == "" {
+			continue
+		}
+		for _, sig := range logSignatures {
+			if sig.re.MatchString(line) {
+				ev, _ := matchLogLineWith(line, sig)
+				ev.Line = i + 1
+				out = append(out, ev)
+				break
+			}
+		}
+	}
+	return out
 }

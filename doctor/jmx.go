@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"regexp"
 	"strconv"
 	"strings"
@@ -46,7 +47,29 @@ type Snapshot struct {
 	// sub=IPC beans.
 	ServerMetrics map[string]float64
 	IPC           map[string]float64
+	// Skipped counts metric values left out because they are not numbers
+	// (for a region's metric) or are out of any counter's range (1e308, a
+	// negative count); SkippedExamples holds the first few, for a note.
+	Skipped         int
+	SkippedExamples []string
 }
+
+// maxMetric is far beyond any real counter (a Java long stops at 9.2e18)
+// and any gauge; a larger value is a broken or hostile document.
+const maxMetric = 1e18
+
+// skip records a metric value left out.
+func (s *Snapshot) skip(key string, raw json.RawMessage, why string) {
+	s.Skipped++
+	if len(s.SkippedExamples) < 3 {
+		s.SkippedExamples = append(s.SkippedExamples, fmt.Sprintf("%s = %s (%s)", cut(key, 120), cut(string(raw), 40), why))
+	}
+}
+
+// sane checks a metric value: finite, and within maxMetric either way
+// (gauges such as a latency's mean are never negative either, but a
+// negative delta of two counters is handled by the rules, not here).
+func sane(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) && math.Abs(v) <= maxMetric }
 
 func newSnapshot(source string) *Snapshot {
 	return &Snapshot{
@@ -112,6 +135,12 @@ func (s *Snapshot) merge(o *Snapshot) {
 	for k, v := range o.IPC {
 		s.IPC[k] = v
 	}
+	s.Skipped += o.Skipped
+	for _, e := range o.SkippedExamples {
+		if len(s.SkippedExamples) < 3 {
+			s.SkippedExamples = append(s.SkippedExamples, e)
+		}
+	}
 }
 
 func (s *Snapshot) addBean(bean map[string]json.RawMessage) {
@@ -132,6 +161,11 @@ func (s *Snapshot) addBean(bean map[string]json.RawMessage) {
 			}
 			v, ok := jsonNumber(raw)
 			if !ok {
+				s.skip(k, raw, "not a number")
+				continue
+			}
+			if !sane(v) {
+				s.skip(k, raw, "out of range")
 				continue
 			}
 			reg := s.Regions[m[3]]
@@ -164,6 +198,11 @@ func (s *Snapshot) addBean(bean map[string]json.RawMessage) {
 			}
 			v, ok := jsonNumber(raw)
 			if !ok {
+				s.skip(k, raw, "not a number")
+				continue
+			}
+			if !sane(v) {
+				s.skip(k, raw, "out of range")
 				continue
 			}
 			t := fullTable(m[1], m[2])
@@ -176,15 +215,19 @@ func (s *Snapshot) addBean(bean map[string]json.RawMessage) {
 		if sn := jsonString(bean["tag.serverName"]); sn != "" {
 			s.Server = sn
 		}
-		numbers(bean, s.ServerMetrics)
+		s.numbers(bean, s.ServerMetrics)
 	case "IPC":
-		numbers(bean, s.IPC)
+		s.numbers(bean, s.IPC)
 	}
 }
 
-func numbers(bean map[string]json.RawMessage, into map[string]float64) {
+func (s *Snapshot) numbers(bean map[string]json.RawMessage, into map[string]float64) {
 	for k, raw := range bean {
 		if v, ok := jsonNumber(raw); ok {
+			if !sane(v) {
+				s.skip(k, raw, "out of range")
+				continue
+			}
 			into[k] = v
 		}
 	}

@@ -18,7 +18,8 @@ func Write(w io.Writer, r Report, format string) error {
 		out := struct {
 			Findings []Finding `json:"findings"`
 			Summary  any       `json:"summary"`
-		}{r.Findings, r.Summary()}
+			Notes    []string  `json:"notes,omitempty"`
+		}{r.Findings, r.Summary(), r.Notes}
 		if out.Findings == nil {
 			out.Findings = []Finding{}
 		}
@@ -48,6 +49,9 @@ func writeText(w io.Writer, r Report) error {
 		if f.Fix != "" {
 			fmt.Fprintf(w, "    fix: %s\n", f.Fix)
 		}
+	}
+	for _, n := range r.Notes {
+		fmt.Fprintf(w, "note: %s\n", n)
 	}
 	s := r.Summary()
 	if _, err := fmt.Fprintf(w, "%d errors, %d warnings, %d info\n", s.Error, s.Warning, s.Info); err != nil {

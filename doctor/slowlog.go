@@ -4,10 +4,12 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"regexp"
 	"strings"
+	"unicode/utf8"
 )
 
 // SlowCall is one slow or oversized RPC, from a region server's online slow
@@ -31,29 +33,44 @@ type SlowCall struct {
 
 // ParseSlowLog reads slow-log records. It accepts a JSON array of records,
 // one JSON record per line, or log lines holding (responseTooSlow): {...} or
-// (responseTooLarge): {...}; any other line is skipped. Only a read error
-// fails.
+// (responseTooLarge): {...}; any other line is skipped, since a region
+// server's log holds many. Input that cannot be a slow log is an error
+// naming where: an empty file, a JSON array that does not parse, a record
+// line whose JSON does not parse, or bytes that are not text and hold no
+// record.
 func ParseSlowLog(r io.Reader) ([]SlowCall, error) {
 	data, err := io.ReadAll(r)
 	if err != nil {
 		return nil, fmt.Errorf("read slow log: %w", err)
 	}
 	trimmed := bytes.TrimSpace(data)
-	if len(trimmed) > 0 && trimmed[0] == '[' {
+	if len(trimmed) == 0 {
+		return nil, fmt.Errorf("slow log is empty")
+	}
+	if trimmed[0] == '[' {
 		var recs []map[string]json.RawMessage
-		if json.Unmarshal(trimmed, &recs) == nil {
-			out := make([]SlowCall, 0, len(recs))
-			for _, rec := range recs {
-				out = append(out, slowCallFrom(rec))
-			}
-			return out, nil
+		if err := json.Unmarshal(trimmed, &recs); err != nil {
+			return nil, fmt.Errorf("slow log: the JSON array of records does not parse: %s", jsonWhere(data, err))
 		}
+		out := make([]SlowCall, 0, len(recs))
+		for _, rec := range recs {
+			out = append(out, slowCallFrom(rec))
+		}
+		return out, nil
 	}
 	var out []SlowCall
+	// A live log may hold a record cut short (the server was writing it,
+	// or a log line limit cut it); among good records it is skipped. A
+	// file of nothing but such lines is not a slow log that can be read.
+	var firstBad error
 	br := bufio.NewReader(bytes.NewReader(data))
 	for n := 1; ; n++ {
 		line, err := br.ReadString('\n')
-		if c, ok := parseSlowLine(line); ok {
+		c, ok, bad := parseSlowLine(line)
+		if bad != nil && firstBad == nil {
+			firstBad = fmt.Errorf("slow log line %d: a record whose JSON does not parse: %v", n, bad)
+		}
+		if ok {
 			c.Line = n
 			out = append(out, c)
 		}
@@ -61,7 +78,35 @@ func ParseSlowLog(r io.Reader) ([]SlowCall, error) {
 			break
 		}
 	}
+	if len(out) == 0 && firstBad != nil {
+		return nil, firstBad
+	}
+	if len(out) == 0 && (!utf8.Valid(data) || bytes.IndexByte(data, 0) >= 0) {
+		return nil, fmt.Errorf("slow log: not text and no record in it (want a JSON array of records, JSON lines, or region server log lines)")
+	}
 	return out, nil
+}
+
+// jsonWhere turns a JSON error's byte offset into a line and column.
+func jsonWhere(data []byte, err error) string {
+	var se *json.SyntaxError
+	var off int64
+	switch {
+	case errors.As(err, &se):
+		off = se.Offset
+	default:
+		var te *json.UnmarshalTypeError
+		if !errors.As(err, &te) {
+			return err.Error()
+		}
+		off = te.Offset
+	}
+	// The offset counts from the trimmed start; leading space is rare and
+	// only shifts the column.
+	off = min(max(off, 0), int64(len(data)))
+	line := 1 + bytes.Count(data[:off], []byte("\n"))
+	col := off - int64(bytes.LastIndexByte(data[:off], '\n'))
+	return fmt.Sprintf("line %d column %d: %v", line, col, err)
 }
 
 // responseTag is the marker a region server puts before the JSON of a
@@ -69,25 +114,28 @@ func ParseSlowLog(r io.Reader) ([]SlowCall, error) {
 // that is both, (responseTooLarge & TooSlow).
 var responseTag = regexp.MustCompile(`\(response(Too(?:Slow|Large))(?: & (Too(?:Slow|Large)))?\)`)
 
-func parseSlowLine(line string) (SlowCall, bool) {
+// parseSlowLine reads one line: ok when it holds a record; bad when it
+// has the shape of one (a JSON line, or a response tag and JSON) whose JSON
+// does not parse.
+func parseSlowLine(line string) (c SlowCall, ok bool, bad error) {
 	i := strings.Index(line, "{")
 	if i < 0 {
-		return SlowCall{}, false
+		return SlowCall{}, false, nil
 	}
 	tag := responseTag.FindStringSubmatch(line[:i])
 	if tag == nil && strings.TrimSpace(line[:i]) != "" {
-		return SlowCall{}, false
+		return SlowCall{}, false, nil
 	}
 	var rec map[string]json.RawMessage
 	dec := json.NewDecoder(strings.NewReader(line[i:]))
-	if dec.Decode(&rec) != nil {
-		return SlowCall{}, false
+	if err := dec.Decode(&rec); err != nil {
+		return SlowCall{}, false, err
 	}
-	c := slowCallFrom(rec)
+	c = slowCallFrom(rec)
 	if tag != nil {
 		c.TooLarge = tag[1] == "TooLarge" || tag[2] == "TooLarge"
 	}
-	return c, true
+	return c, true, nil
 }
 
 // slowKey folds the two spellings (startTime, starttimems, start_time) into

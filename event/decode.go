@@ -56,7 +56,9 @@ func Decode(plan *schema.Plan, line []byte) (*Event, error) {
 		return nil, &Error{Reason: "empty line"}
 	}
 	if len(line) > MaxLineBytes {
-		return nil, &Error{Reason: fmt.Sprintf("line of %d bytes is over the limit of %d", len(line), MaxLineBytes)}
+		// The reader cuts a long line just past the limit, so its length
+		// here says nothing about the line's real size: name the limit.
+		return nil, &Error{Reason: fmt.Sprintf("line is over %d MiB, the limit of one event", MaxLineBytes>>20)}
 	}
 	// encoding/json turns bytes that are not UTF-8 into U+FFFD without a
 	// word: a key or a value would silently become another one.

@@ -87,14 +87,19 @@ func (rs *regions) closeStep(per float64) {
 
 // splitOver splits, at their middle sampled key, the regions bigger than
 // size, repeatedly while the halves still are; step is the step that just
-// ended. It returns how many splits happened.
-func (rs *regions) splitOver(size float64, step int) int {
-	n := 0
+// ended. It returns how many splits happened, and whether a split was
+// skipped because maxAlive regions are alive (the bound on the run's
+// memory and time: a workload far beyond the split size would otherwise
+// split every region at every step).
+func (rs *regions) splitOver(size float64, step, maxAlive int) (n int, capped bool) {
 	for i := 0; i < len(rs.alive); {
 		l := rs.alive[i]
 		if l.bytes <= size {
 			i++
 			continue
+		}
+		if len(rs.alive) >= maxAlive {
+			return n, true
 		}
 		a, b, ok := rs.split(l, step)
 		if !ok {
@@ -104,7 +109,7 @@ func (rs *regions) splitOver(size float64, step int) int {
 		rs.alive = append(rs.alive[:i], append([]*live{a, b}, rs.alive[i+1:]...)...)
 		n++
 	}
-	return n
+	return n, false
 }
 
 func (rs *regions) split(l *live, step int) (a, b *live, ok bool) {

@@ -31,6 +31,22 @@ const (
 	maxSteps = 100_000
 )
 
+// Bounds on the work and memory of one simulation. Memory is the regions'
+// per-step figures (24 bytes per region and step) plus a reservoir of at
+// most reservoirSize sampled keys per region, so bounding regions x steps
+// bounds memory; the draws bound the time.
+const (
+	// MaxRegions is the most regions a simulated table starts with or
+	// splits into: far more than one table is given in practice.
+	MaxRegions = 10_000
+	// MaxSamplesPerStep bounds --samples (and QuerySamples).
+	MaxSamplesPerStep = 100_000
+	// maxRegionSteps bounds regions x steps (about 48 MB of figures).
+	maxRegionSteps = 2_000_000
+	// maxDraws bounds the sampled writes over the whole run.
+	maxDraws = 20_000_000
+)
+
 // Options control a simulation. Zero values take the defaults.
 type Options struct {
 	// Table to simulate; "" picks the schema's first primary table (or its
@@ -83,8 +99,29 @@ func (o Options) withDefaults() (Options, error) {
 		return o, fmt.Errorf("hotspot: %v in steps of %v is more than %d steps", o.Duration, o.Step, maxSteps)
 	case o.Regions < 0:
 		return o, fmt.Errorf("hotspot: %d regions", o.Regions)
+	case o.Regions > MaxRegions:
+		return o, fmt.Errorf("hotspot: %d regions is more than the %d a simulation takes", o.Regions, MaxRegions)
 	case o.SamplesPerStep < 0 || o.QuerySamples < 0:
 		return o, fmt.Errorf("hotspot: negative sample counts")
+	case o.SamplesPerStep > MaxSamplesPerStep || o.QuerySamples > MaxSamplesPerStep:
+		return o, fmt.Errorf("hotspot: %d samples per step is more than the %d a simulation takes",
+			max(o.SamplesPerStep, o.QuerySamples), MaxSamplesPerStep)
+	case int64(o.Duration/o.Step)*int64(o.SamplesPerStep) > maxDraws:
+		return o, fmt.Errorf("hotspot: %d steps of %d samples is more than %d sampled writes: use fewer samples or longer steps",
+			o.Duration/o.Step, o.SamplesPerStep, maxDraws)
 	}
 	return o, nil
+}
+
+// regionBound is the most regions alive at once in a run of steps steps
+// that starts with initial regions; initial over it is an error.
+func regionBound(initial, steps int) (int, error) {
+	switch {
+	case initial > MaxRegions:
+		return 0, fmt.Errorf("hotspot: %d regions is more than the %d a simulation takes", initial, MaxRegions)
+	case int64(initial)*int64(steps) > maxRegionSteps:
+		return 0, fmt.Errorf("hotspot: %d regions over %d steps is more than %d region-steps: use fewer regions or longer steps",
+			initial, steps, maxRegionSteps)
+	}
+	return max(initial, min(MaxRegions, maxRegionSteps/max(steps, 1))), nil
 }

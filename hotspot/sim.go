@@ -86,6 +86,14 @@ func Simulate(ctx context.Context, p *schema.Plan, opts Options) (*Result, error
 	n := min(o.SamplesPerStep, int(math.Ceil(perStep)))
 	res.SamplesPerStep = n
 
+	initial := t.Presplit
+	if o.Regions > 0 {
+		initial = o.Regions
+	}
+	maxAlive, err := regionBound(max(initial, 1), steps)
+	if err != nil {
+		return nil, err
+	}
 	splits, layout, err := initialSplits(t, o.Regions, s.sampleAcross)
 	if err != nil {
 		return nil, err
@@ -122,7 +130,9 @@ func Simulate(ctx context.Context, p *schema.Plan, opts Options) (*Result, error
 		}
 		rs.closeStep(1 / stepSec)
 		if res.SplitSize > 0 {
-			rs.splitOver(float64(res.SplitSize), step)
+			if _, capped := rs.splitOver(float64(res.SplitSize), step, maxAlive); capped {
+				s.notef("regions stopped splitting at %d, the most this simulation keeps", maxAlive)
+			}
 		}
 	}
 	res.Regions = rs.all

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 
 	"github.com/denorm/denorm/rowkey"
 	"github.com/denorm/denorm/schema"
@@ -160,7 +162,7 @@ func (r *Reader) Run(ctx context.Context, req Request) (*Result, error) {
 		}
 		vals[f] = n
 	}
-	for f := range req.Values {
+	for _, f := range slices.Sorted(maps.Keys(req.Values)) { // the same field named every time
 		if !contains(qq.q.By, f) {
 			return nil, fmt.Errorf("%w: query %s is not by %q (by %v)", ErrBadRequest, req.Query, f, qq.q.By)
 		}

@@ -15,6 +15,10 @@ import (
 // only the table the file names; the others start over. A resumed run does
 // not check counter totals or counter orphans (they need every row).
 
+// ErrBadCheckpoint: the checkpoint file is not one this package wrote. The
+// caller gave a wrong or damaged file: an input error, not a failed run.
+var ErrBadCheckpoint = errors.New("not a reconcile checkpoint")
+
 func readCheckpoint(path, table string) ([]byte, error) {
 	if path == "" {
 		return nil, nil
@@ -28,14 +32,14 @@ func readCheckpoint(path, table string) ([]byte, error) {
 	}
 	t, k, ok := strings.Cut(strings.TrimSpace(string(b)), " ")
 	if !ok {
-		return nil, fmt.Errorf("reconcile: checkpoint %s: want \"table hexkey\"", path)
+		return nil, fmt.Errorf("reconcile: checkpoint %s: %w: want \"table hexkey\" (delete it to start over)", path, ErrBadCheckpoint)
 	}
 	if t != table {
 		return nil, nil
 	}
 	key, err := hex.DecodeString(k)
 	if err != nil {
-		return nil, fmt.Errorf("reconcile: checkpoint %s: %w", path, err)
+		return nil, fmt.Errorf("reconcile: checkpoint %s: %w: %w (delete it to start over)", path, ErrBadCheckpoint, err)
 	}
 	return key, nil
 }

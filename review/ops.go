@@ -165,11 +165,13 @@ func checkRegionSize(r *reviewer) {
 		if t == nil || te.Shared || n == 0 || t.Presplit <= 1 {
 			continue
 		}
-		perRegion := int64(te.Bytes * float64(n) / float64(t.Presplit))
+		// In floats: bytes per record times records can pass int64's range.
+		total := te.Bytes * float64(n)
+		perRegion := total / float64(t.Presplit)
 		if perRegion < tinyPresplitRegion {
 			r.addSev("region-size", SeverityInfo, at{table: t.Name, line: firstLine(t.Lines["presplit"], opsLine(r.plan, "presplit"), t.Line)}, fmt.Sprintf(
 				"table %s is pre-split into %d regions but its %d records take about %s in all: about %s per region",
-				t.Name, t.Presplit, n, humanBytes(int64(te.Bytes*float64(n))), humanBytes(perRegion)))
+				t.Name, t.Presplit, n, humanBytesF(total), humanBytesF(perRegion)))
 		}
 	}
 }

@@ -7,6 +7,18 @@ import (
 )
 
 // humanBytes renders a byte count in binary units, as HBase settings are.
+// humanBytesF is humanBytes of a float, for sizes that are products of
+// schema values and may pass int64's range.
+func humanBytesF(f float64) string {
+	switch {
+	case f >= 1<<60:
+		return fmt.Sprintf("%.3g EiB", f/(1<<60))
+	case f >= 1<<40:
+		return fmt.Sprintf("%.1f TiB", f/(1<<40))
+	}
+	return humanBytes(int64(f))
+}
+
 func humanBytes(n int64) string {
 	switch {
 	case n >= 1<<30:

@@ -24,6 +24,24 @@ type decoder struct {
 // maxWork is far above what any real schema needs (a few thousand).
 const maxWork = 1 << 18
 
+// Upper bounds on the values that size work and memory downstream (cost,
+// review, hotspot multiply them together). Each is far beyond any real
+// schema, and small enough that products of them stay finite and fit the
+// arithmetic that uses them.
+const (
+	// MaxSize bounds any size (write_buffer, region_max_filesize...): 1 PiB.
+	MaxSize = 1 << 50
+	// MaxFieldSize bounds a field's size: a KeyValue's lengths are 32-bit
+	// and HBase refuses cells far smaller (10 MiB by default).
+	MaxFieldSize = 1 << 30
+	// MaxChildren bounds a child list's max and typical element counts.
+	MaxChildren = 10_000_000
+	// MaxRecords bounds entity counts and cardinalities: 10^15.
+	MaxRecords = 1_000_000_000_000_000
+	// MaxRate bounds a rate: a billion per second.
+	MaxRate = 1e9
+)
+
 // spend charges n units of work and reports whether the budget allows it.
 func (d *decoder) spend(n *yaml.Node, units int) bool {
 	d.work += units
@@ -338,8 +356,11 @@ func parseSize(s string) (int64, error) {
 		}
 	}
 	f, err := strconv.ParseFloat(t, 64)
-	if err != nil || f < 0 || math.IsNaN(f) || f*float64(mult) > math.MaxInt64/2 {
+	if err != nil || f < 0 || math.IsNaN(f) {
 		return 0, fmt.Errorf("size %q: want a number with an optional unit (B, KiB, MiB, GiB, KB, MB, GB)", s)
+	}
+	if f*float64(mult) > MaxSize {
+		return 0, fmt.Errorf("size %q is over the limit of 1 PiB", s)
 	}
 	return int64(f * float64(mult)), nil
 }
@@ -369,6 +390,10 @@ func (d *decoder) rate(n *yaml.Node, path string) (float64, bool) {
 	v, err := strconv.ParseFloat(strings.ReplaceAll(strings.TrimSpace(num), "_", ""), 64)
 	if err != nil || v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
 		d.errAt(s, path, "rate %q: want a non-negative number, optionally /s, /min, /h or /d", s.Value)
+		return 0, false
+	}
+	if v/per > MaxRate {
+		d.errAt(s, path, "rate %q is over the limit of %.0e/s", s.Value, MaxRate)
 		return 0, false
 	}
 	return v / per, true

@@ -97,7 +97,11 @@ func (d *decoder) fields(n *yaml.Node, path, child string) []*Field {
 					typeNode = a.Value
 				case "size":
 					if s, ok := d.size(a.Value, join(fp, "size")); ok {
-						f.Size = s
+						if s > MaxFieldSize {
+							d.errAt(resolve(a.Value), join(fp, "size"), "size %d is over the limit of 1 GiB for one field", s)
+						} else {
+							f.Size = s
+						}
 					}
 				}
 			}
@@ -142,11 +146,11 @@ func (d *decoder) children(ent *Entity, n *yaml.Node, path string) {
 			case "key":
 				keyNode = a.Value
 			case "max":
-				if v, ok := d.integer(a.Value, join(cp, "max"), 1, 1<<31-1); ok {
+				if v, ok := d.integer(a.Value, join(cp, "max"), 1, MaxChildren); ok {
 					c.Max = int(v)
 				}
 			case "typical":
-				if v, ok := d.integer(a.Value, join(cp, "typical"), 0, 1<<31-1); ok {
+				if v, ok := d.integer(a.Value, join(cp, "typical"), 0, MaxChildren); ok {
 					c.Typical = int(v)
 				}
 			case "fields":

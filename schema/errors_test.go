@@ -195,7 +195,7 @@ queries:
     by: [orderId]
     range: {field: status, last: 1h} #! a range needs a timestamp or number field
 `},
-	{"yaml syntax", "entities:\n  order: [\n#! did not find expected\n"},
+	{"yaml syntax", "entities:\n  order: [\n# the list is never closed\n"},
 }
 
 // markers reads "#! text" markers: line -> expected text.
@@ -218,7 +218,7 @@ func TestErrorsNameFileLineAndPath(t *testing.T) {
 		"undeclared family":               {14: `family "x" is not declared`},
 		"template column mismatch":        {13: "is keyed by {line}", 7: "stored nowhere"},
 		"wrong types":                     {7: "want a whole number"},
-		"yaml syntax":                     {},
+		"yaml syntax":                     {2: "did not find expected"}, // the unclosed [, not the end of the file
 	}
 	for _, c := range errorCases {
 		t.Run(c.name, func(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"os"
 	"regexp"
 	"strconv"
+	"strings"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -22,7 +23,7 @@ func Load(path string) (*Plan, error) {
 	return Parse(path, data)
 }
 
-var yamlLine = regexp.MustCompile(`line (\d+)`)
+var yamlLine = regexp.MustCompile(`line (\d+): `)
 
 // Parse checks and compiles a schema held in memory; name is used in error
 // messages and as Plan.File.
@@ -58,7 +59,12 @@ func readYAML(name string, data []byte) (doc *yaml.Node, e *Error) {
 	doc = &yaml.Node{}
 	if err := yaml.Unmarshal(data, doc); err != nil {
 		e = &Error{File: name, Msg: err.Error()}
-		if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
+		if line, col, msg, ok := syntaxPosition(data); ok {
+			// The position and words of the offending token, and the first
+			// parser's words after them (without its misleading line).
+			e.Line, e.Column = line, col
+			e.Msg = fmt.Sprintf("%s (%s)", msg, yamlLine.ReplaceAllString(strings.TrimPrefix(err.Error(), "yaml: "), ""))
+		} else if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
 			e.Line, _ = strconv.Atoi(m[1])
 		}
 		return nil, e

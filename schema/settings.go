@@ -1,7 +1,6 @@
 package schema
 
 import (
-	"math"
 	"strconv"
 	"strings"
 
@@ -38,14 +37,14 @@ func (d *decoder) entityCounts(p *Plan, n *yaml.Node, path string) {
 				d.errAt(e.KeyN, sp, "unknown entity %q", e.Key)
 				continue
 			}
-			if c, ok := d.integer(e.Value, sp, 0, math.MaxInt64/2); ok {
+			if c, ok := d.integer(e.Value, sp, 0, MaxRecords); ok {
 				w.EntityCounts[e.Key] = c
 				w.Entities += c
 			}
 		}
 		return
 	}
-	w.Entities, _ = d.integer(n, path, 0, math.MaxInt64/2)
+	w.Entities, _ = d.integer(n, path, 0, MaxRecords)
 }
 
 var distKinds = []string{DistUniform, DistZipf, DistSequential, DistWeighted}
@@ -75,7 +74,7 @@ func (d *decoder) distributions(p *Plan, n *yaml.Node, path string) {
 			case "distribution":
 				dist.Kind, _ = d.enum(a.Value, ap, distKinds...)
 			case "cardinality":
-				dist.Cardinality, _ = d.integer(a.Value, ap, 1, math.MaxInt64/2)
+				dist.Cardinality, _ = d.integer(a.Value, ap, 1, MaxRecords)
 			case "skew":
 				dist.Skew, _ = d.number(a.Value, ap, 0)
 			case "values":

@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"unicode/utf8"
 )
 
@@ -21,10 +23,12 @@ type DeadLetter struct {
 	EventBase64 []byte `json:"event_base64,omitempty"`
 }
 
-// DeadLetterFile appends dead letters to a JSON-lines file.
+// DeadLetterFile appends dead letters to a JSON-lines file. The file is
+// created with the first dead letter, so a run that refuses nothing leaves
+// no empty file behind.
 type DeadLetterFile struct {
 	path string
-	f    *os.File
+	f    *os.File // nil until the first Add
 	w    *bufio.Writer
 	n    int
 	// last is the file's last dead letter at open (hasLast false: none).
@@ -32,17 +36,36 @@ type DeadLetterFile struct {
 	hasLast bool
 }
 
-// OpenDeadLetterFile opens (appending) a dead-letter file.
+// OpenDeadLetterFile prepares a dead-letter file for appending. It checks
+// now that the file can be written, so that a bad path fails before any
+// event is applied, but creates it only when a dead letter comes.
 func OpenDeadLetterFile(path string) (*DeadLetterFile, error) {
+	if fi, err := os.Stat(path); err == nil {
+		if fi.IsDir() {
+			return nil, fmt.Errorf("source: dead letter file %s is a directory", path)
+		}
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("source: open dead letter file: %w", err)
+	} else if di, err := os.Stat(filepath.Dir(path)); err != nil || !di.IsDir() {
+		return nil, fmt.Errorf("source: open dead letter file %s: its directory does not exist", path)
+	}
 	last, ok, err := LastDeadLetter(path)
 	if err != nil {
 		return nil, err
 	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("source: open dead letter file: %w", err)
+	return &DeadLetterFile{path: path, last: last, hasLast: ok}, nil
+}
+
+func (d *DeadLetterFile) open() error {
+	if d.f != nil {
+		return nil
 	}
-	return &DeadLetterFile{path: path, f: f, w: bufio.NewWriter(f), last: last, hasLast: ok}, nil
+	f, err := os.OpenFile(d.path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return fmt.Errorf("source: open dead letter file: %w", err)
+	}
+	d.f, d.w = f, bufio.NewWriter(f)
+	return nil
 }
 
 // Add records one refused event.
@@ -56,6 +79,9 @@ func (d *DeadLetterFile) Add(ctx context.Context, rec Record, reason error) erro
 	b, err := json.Marshal(dl)
 	if err != nil {
 		return fmt.Errorf("source: encode dead letter: %w", err)
+	}
+	if err := d.open(); err != nil {
+		return err
 	}
 	if _, err := d.w.Write(append(b, '\n')); err != nil {
 		return fmt.Errorf("source: write dead letter to %s: %w", d.path, err)
@@ -73,6 +99,9 @@ func (d *DeadLetterFile) Count() int { return d.n }
 // Flush makes the dead letters durable; call it before committing the
 // offset of the batch they came from.
 func (d *DeadLetterFile) Flush(ctx context.Context) error {
+	if d.f == nil {
+		return nil
+	}
 	if err := d.w.Flush(); err != nil {
 		return fmt.Errorf("source: flush dead letters to %s: %w", d.path, err)
 	}
@@ -84,6 +113,9 @@ func (d *DeadLetterFile) Flush(ctx context.Context) error {
 
 // Close flushes and closes.
 func (d *DeadLetterFile) Close() error {
+	if d.f == nil {
+		return nil
+	}
 	if err := d.Flush(context.Background()); err != nil {
 		d.f.Close()
 		return err

@@ -67,6 +67,10 @@ func OpenFile(path string, opts FileOptions) (*File, error) {
 		f.Close()
 		return nil, fmt.Errorf("source: stat %s: %w", path, err)
 	}
+	if fi.IsDir() {
+		f.Close()
+		return nil, fmt.Errorf("source: events %s is a directory, not a JSON-lines file", path)
+	}
 	if pos.Offset > fi.Size() {
 		f.Close()
 		return nil, fmt.Errorf("source: committed offset %d in %s is past the end of %s (%d bytes): was the file replaced? replay with --from-start",

@@ -58,3 +58,20 @@ func (e *RowTooBigError) Error() string {
 
 // Is makes errors.Is(err, ErrRowTooBig) true.
 func (e *RowTooBigError) Is(target error) bool { return target == ErrRowTooBig }
+
+// ErrBadURL: a store URL that no backend can take (a wrong host, path or
+// parameter). It is the caller's mistake, unlike a store that fails to
+// open, so commands treat it as an input error.
+var ErrBadURL = errors.New("bad store URL")
+
+// BadURLError marks a backend's complaint about its URL. It reads as the
+// complaint and matches ErrBadURL with errors.Is.
+type BadURLError struct{ Err error }
+
+func (e *BadURLError) Error() string { return e.Err.Error() }
+
+// Unwrap gives the backend's complaint.
+func (e *BadURLError) Unwrap() error { return e.Err }
+
+// Is makes errors.Is(err, ErrBadURL) true.
+func (e *BadURLError) Is(target error) bool { return target == ErrBadURL }

@@ -58,16 +58,16 @@ func Open(ctx context.Context, rawURL string) (Store, error) {
 	}
 	u, err := url.Parse(rawURL)
 	if err != nil {
-		return nil, fmt.Errorf("store: parse URL %q: %w", rawURL, err)
+		return nil, fmt.Errorf("store: parse URL %q: %w", rawURL, &BadURLError{err})
 	}
 	if u.Scheme == "" {
-		return nil, fmt.Errorf("store: URL %q has no scheme; want one of %s", rawURL, strings.Join(Schemes(), ", "))
+		return nil, &BadURLError{fmt.Errorf("store: URL %q has no scheme; want one of %s", rawURL, strings.Join(Schemes(), ", "))}
 	}
 	registryMu.RLock()
 	open, ok := registry[u.Scheme]
 	registryMu.RUnlock()
 	if !ok {
-		return nil, fmt.Errorf("store: no backend for scheme %q in %q; registered: %s", u.Scheme, rawURL, strings.Join(Schemes(), ", "))
+		return nil, &BadURLError{fmt.Errorf("store: no backend for scheme %q in %q; registered: %s", u.Scheme, rawURL, strings.Join(Schemes(), ", "))}
 	}
 	s, err := open(ctx, u)
 	if err != nil {

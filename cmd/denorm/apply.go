@@ -57,6 +57,9 @@ dead letter file that is the events file.`,
 			if schemaPath == "" || eventsPath == "" {
 				return usageErrorf("--schema and --events are required")
 			}
+			if err := checkBatch(batch); err != nil {
+				return err
+			}
 			plan, err := loadSchema(schemaPath)
 			if err != nil {
 				return err
@@ -182,4 +185,15 @@ func (r applyResult) text(w interface{ Write([]byte) (int, error) }) {
 	if r.DeadLettersKnown > 0 {
 		fmt.Fprintf(w, "%d refused events were already in the dead letter file from an earlier run, not written again\n", r.DeadLettersKnown)
 	}
+}
+
+// maxBatch bounds --batch: a batch's events are held in memory together
+// (each up to 64 MiB), so the flag must not let one batch be the whole log.
+const maxBatch = 100_000
+
+func checkBatch(n int) error {
+	if n < 1 || n > maxBatch {
+		return usageErrorf("--batch %d: want 1 to %d events", n, maxBatch)
+	}
+	return nil
 }

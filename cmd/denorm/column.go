@@ -48,3 +48,23 @@ func parseKey(what, s string) ([]byte, error) {
 	}
 	return b, nil
 }
+
+// maxRowKey is HBase's limit on a row key's length (Short.MAX_VALUE); a
+// longer key is refused by every backend, so it is refused here first.
+const maxRowKey = 32767
+
+// parseRow reads a row key argument: printable form, not empty, within
+// HBase's limit. Any of those wrong is an input error.
+func parseRow(what, s string) ([]byte, error) {
+	b, err := parseKey(what, s)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case len(b) == 0:
+		return nil, usageErrorf("%s: the row key is empty", what)
+	case len(b) > maxRowKey:
+		return nil, usageErrorf("%s: the row key is %d bytes, over HBase's limit of %d", what, len(b), maxRowKey)
+	}
+	return b, nil
+}

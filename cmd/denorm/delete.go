@@ -41,7 +41,7 @@ removes exactly the version at that timestamp.`,
 		Args: usageArgs(cobra.RangeArgs(2, 3)),
 		RunE: func(cmd *cobra.Command, args []string) (err error) {
 			table := args[0]
-			row, err := parseKey("row", args[1])
+			row, err := parseRow("row", args[1])
 			if err != nil {
 				return err
 			}

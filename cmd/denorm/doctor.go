@@ -87,7 +87,7 @@ an input that could not be read.`,
 	cmd.Flags().StringArrayVar(&jmx, "jmx", nil, "RegionServer /jmx URL or saved /jmx JSON file (repeatable)")
 	cmd.Flags().DurationVar(&interval, "interval", 10*time.Second, "time between the two samples of each live /jmx endpoint; region metrics refresh every 5 s by default")
 	cmd.Flags().StringVar(&slowlog, "slowlog", "", "slow-log file (records as JSON, or (responseTooSlow) log lines), or hbase://host:port to read the servers' online slow logs")
-	cmd.Flags().StringVar(&logFile, "log", "", "client log file to search for exceptions")
+	cmd.Flags().StringVar(&logFile, "log", "", "client log file to search for exceptions (lines over 4 MiB are skipped and counted in a note)")
 	addFormatFlag(cmd, &format)
 	return cmd
 }
@@ -145,9 +145,14 @@ func doctorInput(ctx context.Context, jmx []string, interval time.Duration, slow
 			return in, usageError(fmt.Errorf("log: %w", err))
 		}
 		defer f.Close()
-		in.Logs, err = doctor.ParseClientLog(f)
+		scan, err := doctor.ScanClientLog(f)
 		if err != nil {
-			return in, usageError(err)
+			return in, usageError(fmt.Errorf("--log %s: %w", logFile, err))
+		}
+		in.Logs = scan.Events
+		if scan.LongLines > 0 {
+			in.Notes = append(in.Notes, fmt.Sprintf("%s: skipped %d of %d lines longer than %d MiB (the first is line %d)",
+				logFile, scan.LongLines, scan.Lines, doctor.MaxLogLine>>20, scan.FirstLong))
 		}
 		in.LogSource = logFile
 	}

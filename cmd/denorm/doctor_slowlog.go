@@ -31,7 +31,7 @@ func readSlowLog(ctx context.Context, src string) ([]doctor.SlowCall, error) {
 		defer f.Close()
 		calls, err := doctor.ParseSlowLog(f)
 		if err != nil {
-			return nil, usageError(err)
+			return nil, usageError(fmt.Errorf("--slowlog %s: %w", src, err))
 		}
 		return calls, nil
 	}
@@ -51,6 +51,9 @@ func readSlowLog(ctx context.Context, src string) ([]doctor.SlowCall, error) {
 			return nil, fmt.Errorf("slow log: %w", err)
 		}
 		recs = append(recs, r...)
+	}
+	if len(recs) == 0 {
+		return nil, nil // empty ring buffers: nothing was slow
 	}
 	js, err := json.Marshal(recs)
 	if err != nil {

@@ -53,7 +53,7 @@ form, as without --schema.`,
 			if versions < 1 {
 				return usageErrorf("--versions %d: want at least 1", versions)
 			}
-			row, err := parseKey("row", args[1])
+			row, err := parseRow("row", args[1])
 			if err != nil {
 				return err
 			}

@@ -119,11 +119,11 @@ could not be read or loaded, or bad usage.`,
 	}
 	cmd.Flags().StringVar(&format, "format", formatText, "output format: text (for people) or json (stable, for programs)")
 	cmd.Flags().StringVar(&table, "table", "", "table to simulate (default: the first primary table)")
-	cmd.Flags().IntVar(&regions, "regions", 0, "regions at creation, instead of the schema's presplit")
+	cmd.Flags().IntVar(&regions, "regions", 0, "regions at creation, instead of the schema's presplit (at most 10000)")
 	cmd.Flags().DurationVar(&duration, "duration", hotspot.DefaultDuration, "simulated time")
 	cmd.Flags().DurationVar(&step, "step", hotspot.DefaultStep, "length of one time step")
 	cmd.Flags().Uint64Var(&seed, "seed", 1, "random seed; the same seed gives the same result")
-	cmd.Flags().IntVar(&samples, "samples", hotspot.DefaultSamplesPerStep, "writes sampled per step (more: less noise, slower)")
+	cmd.Flags().IntVar(&samples, "samples", hotspot.DefaultSamplesPerStep, "writes sampled per step (more: less noise, slower; at most 100000)")
 	cmd.Flags().StringVar(&out, "out", "", "write a heat map to this .png or .html file")
 	return cmd
 }

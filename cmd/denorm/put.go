@@ -28,7 +28,7 @@ versions); give --ts to write cells the way it does.`,
 		Args: usageArgs(cobra.ExactArgs(4)),
 		RunE: func(cmd *cobra.Command, args []string) (err error) {
 			table := args[0]
-			row, err := parseKey("row", args[1])
+			row, err := parseRow("row", args[1])
 			if err != nil {
 				return err
 			}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -80,6 +81,9 @@ differences, or a repair failed; 2 bad usage or an unreadable schema.`,
 			opts.Progress = prog.set
 			rep, runErr := reconcile.Run(cmd.Context(), plan, st, opts)
 			prog.done()
+			if errors.Is(runErr, reconcile.ErrBadCheckpoint) {
+				return usageError(runErr)
+			}
 			if runErr != nil {
 				return runErr
 			}

@@ -83,6 +83,9 @@ DENORM_STORE environment variable:
   pebble:///var/lib/denorm      embedded store at an absolute path
   hbase://127.0.0.1:9090        HBase through its Thrift2 server
 
+The embedded store serves one process at a time (serve and apply cannot
+share it); processes that must share a store need HBase.
+
 Exit codes: 0 success; 1 the command ran and found problems (or failed while
 running); 2 usage or input error.`,
 		Example: `  denorm table create orders --family d:versions=1,compression=SNAPPY --family i
@@ -189,7 +192,8 @@ func exitCode(err error, ran bool) int {
 		// cobra's own errors: unknown command or flag, wrong arguments.
 		return exitUsage
 	case errors.Is(err, store.ErrTableNotFound), errors.Is(err, store.ErrTableExists),
-		errors.Is(err, store.ErrFamilyNotFound), errors.Is(err, store.ErrCellTooBig):
+		errors.Is(err, store.ErrFamilyNotFound), errors.Is(err, store.ErrCellTooBig),
+		errors.Is(err, store.ErrBadURL), errors.Is(err, store.ErrBadTableName):
 		// The input named something that is not there, or asked for the
 		// impossible.
 		return exitUsage
@@ -200,8 +204,15 @@ func exitCode(err error, ran bool) int {
 // openStore opens the store the --store flag names. The caller closes it.
 func openStore(cmd *cobra.Command) (store.Store, error) {
 	raw := store.DefaultURL
-	if f := cmd.Flag("store"); f != nil && f.Value.String() != "" {
-		raw = f.Value.String()
+	if f := cmd.Flag("store"); f != nil {
+		// An empty --store is a mistake (an unset variable in a script),
+		// not a wish for the default directory.
+		if f.Changed && strings.TrimSpace(f.Value.String()) == "" {
+			return nil, usageErrorf("--store is empty: give pebble://DIR or hbase://HOST:PORT, or leave it out for %s", store.DefaultURL)
+		}
+		if f.Value.String() != "" {
+			raw = f.Value.String()
+		}
 	}
 	// A URL no backend can take is the user's mistake (exit 2), unlike a
 	// store that fails to open (exit 1); store.Open does not tell them apart.

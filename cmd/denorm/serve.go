@@ -6,13 +6,18 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/signal"
+	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -46,7 +51,11 @@ the whole table gets 400 with a message; limits above --max-limit are cut
 to it; each request has --timeout to finish (504 after it).
 
 The server binds loopback by default: it has no authentication. SIGTERM or
-Ctrl-C stops it after the requests in flight finish.`,
+Ctrl-C stops it after the requests in flight finish.
+
+The embedded store serves one process at a time: while serve has a
+pebble:// store open, apply cannot use it (it is told the store is in use).
+To serve while events are applied, use --store hbase://HOST:PORT.`,
 		Example: `  denorm serve --schema examples/orders.yaml
   curl 'http://127.0.0.1:8080/v1/query/recent_orders?customerId=c000003&limit=5'`,
 		Args: usageArgs(cobra.NoArgs),
@@ -181,7 +190,7 @@ func (s *server) query(w http.ResponseWriter, r *http.Request) {
 	defer func() {
 		s.metrics.queries.WithLabelValues(label, strconv.Itoa(code)).Inc()
 		s.metrics.latency.WithLabelValues(label).Observe(time.Since(start).Seconds())
-		s.log.Info("query", "query", name, "status", code, "duration", time.Since(start))
+		s.log.Info("query", "query", echo(name), "status", code, "duration", time.Since(start))
 	}()
 	req, err := s.request(name, r)
 	if err != nil {
@@ -218,13 +227,35 @@ func (s *server) query(w http.ResponseWriter, r *http.Request) {
 func (s *server) request(name string, r *http.Request) (read.Request, error) {
 	req := read.Request{Query: name, Values: map[string]any{}, Repair: s.repair}
 	if s.plan.Query(name) == nil {
-		return req, fmt.Errorf("no query %q", name)
+		return req, fmt.Errorf("no query %q", echo(name))
 	}
-	for k, vs := range r.URL.Query() {
+	// url.Query drops what it cannot parse, which would turn a mistake in
+	// the query string into a misleading "needs a field".
+	raw := r.URL.RawQuery
+	if n := strings.Count(raw, "&") + 1; n > maxQueryParams {
+		return req, fmt.Errorf("the query string has %d parameters, more than %d", n, maxQueryParams)
+	}
+	if strings.Contains(raw, ";") {
+		return req, fmt.Errorf("the query string holds a ';': separate parameters with '&' (or escape it as %%3B)")
+	}
+	params, err := url.ParseQuery(raw)
+	if err != nil {
+		return req, fmt.Errorf("bad query string: %v", err)
+	}
+	// In name order, so that a request with two bad parameters is always
+	// told about the same one.
+	for _, k := range slices.Sorted(maps.Keys(params)) {
+		vs := params[k]
 		if len(vs) != 1 {
-			return req, fmt.Errorf("%s is given %d times", k, len(vs))
+			return req, fmt.Errorf("%s is given %d times", echo(k), len(vs))
 		}
 		v := vs[0]
+		if len(k) > 128 { // longer than any schema name
+			return req, fmt.Errorf("no parameter %q", echo(k))
+		}
+		if len(v) > maxValue {
+			return req, fmt.Errorf("%s: a value of %d bytes is more than %d", k, len(v), maxValue)
+		}
 		switch k {
 		case "limit":
 			n, err := strconv.Atoi(v)
@@ -243,6 +274,29 @@ func (s *server) request(name string, r *http.Request) (read.Request, error) {
 		}
 	}
 	return req, nil
+}
+
+// maxQueryParams is net/url's own limit on the parameters it parses.
+const maxQueryParams = 10000
+
+// maxValue bounds one parameter's value: a row key is at most 32767 bytes.
+const maxValue = 32767
+
+// maxEcho bounds the part of a client's text an answer or a log line
+// repeats: a 500 KB query name must not make a 500 KB response.
+const maxEcho = 64
+
+// echo cuts a client's text to maxEcho bytes (at a rune start) for
+// repeating it back.
+func echo(s string) string {
+	if len(s) <= maxEcho {
+		return s
+	}
+	n := maxEcho
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return fmt.Sprintf("%s... (%d bytes)", s[:n], len(s))
 }
 
 func writeError(w http.ResponseWriter, code int, err error) {

@@ -77,8 +77,11 @@ bad URL or an unreadable schema.`,
 			if schemaPath == "" || from == "" {
 				return usageErrorf("--schema and --from are required")
 			}
-			if batch < 1 || grace <= 0 {
-				return usageErrorf("--batch and --shutdown-timeout must be positive")
+			if grace <= 0 {
+				return usageErrorf("--shutdown-timeout must be positive")
+			}
+			if err := checkBatch(batch); err != nil {
+				return err
 			}
 			u, err := source.ParseKafkaURL(from)
 			if err != nil {

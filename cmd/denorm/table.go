@@ -73,6 +73,9 @@ HBase shell's printable form, \xNN for other bytes) or one a line in
   denorm table create users --family u --splits-file splits.txt`,
 		Args: usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) (err error) {
+			if err := store.CheckTableName(args[0]); err != nil {
+				return usageError(err)
+			}
 			spec := store.TableSpec{Name: args[0]}
 			if spec.Name == "" {
 				return usageErrorf("empty table name")

@@ -15,8 +15,8 @@ import (
 // createTable is synchronous: the regions are online when it returns.
 func (s *Store) CreateTable(ctx context.Context, spec store.TableSpec) error {
 	what := "create table " + spec.Name
-	if spec.Name == "" {
-		return fmt.Errorf("hbase: create table: the spec has no name")
+	if err := store.CheckTableName(spec.Name); err != nil {
+		return fmt.Errorf("hbase: create table: %w", err)
 	}
 	if len(spec.Families) == 0 {
 		return fmt.Errorf("hbase: %s: a table needs at least one family", what)

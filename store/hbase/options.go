@@ -2,7 +2,9 @@ package hbase
 
 import (
 	"fmt"
+	"maps"
 	"net/url"
+	"slices"
 	"strconv"
 	"time"
 
@@ -91,7 +93,9 @@ func parseURL(u *url.URL) (string, Options, error) {
 	bad := func(name, v, want string) error {
 		return fmt.Errorf("hbase URL %q: %s=%q: want %s", u.Redacted(), name, v, want)
 	}
-	for name, vs := range q {
+	// In name order, so that the same URL always gets the same complaint.
+	for _, name := range slices.Sorted(maps.Keys(q)) {
+		vs := q[name]
 		v := vs[len(vs)-1]
 		switch name {
 		case "timeout", "connect_timeout":

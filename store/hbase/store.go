@@ -22,7 +22,7 @@ func init() {
 func openURL(ctx context.Context, u *url.URL) (store.Store, error) {
 	addr, opts, err := parseURL(u)
 	if err != nil {
-		return nil, err
+		return nil, &store.BadURLError{Err: err}
 	}
 	return Open(ctx, addr, opts)
 }

@@ -100,7 +100,7 @@ func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
 	}
 	db, err := pdb.Open(dir, po)
 	if err != nil {
-		return nil, fmt.Errorf("pebble store: open %s: %w", dir, err)
+		return nil, fmt.Errorf("pebble store: open %s: %w", dir, inUse(dir, err))
 	}
 	s := &Store{db: db, opts: opts, now: now, tables: map[string]*table{}, scanners: map[*scanner]struct{}{}}
 	if err := s.loadTables(); err != nil {

@@ -83,8 +83,8 @@ func (s *Store) table(name string) (*table, error) {
 }
 
 func validateSpec(spec store.TableSpec) error {
-	if spec.Name == "" {
-		return errors.New("table name is empty")
+	if err := store.CheckTableName(spec.Name); err != nil {
+		return err
 	}
 	if len(spec.Families) == 0 {
 		return fmt.Errorf("table %q has no column families", spec.Name)

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"net/url"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/denorm/denorm/store"
 )
@@ -19,7 +21,7 @@ func init() {
 func openURL(ctx context.Context, u *url.URL) (store.Store, error) {
 	dir, opts, err := parseURL(u)
 	if err != nil {
-		return nil, err
+		return nil, &store.BadURLError{Err: err}
 	}
 	return Open(ctx, dir, opts)
 }
@@ -42,12 +44,19 @@ func parseURL(u *url.URL) (string, Options, error) {
 	}
 	dir = filepath.Clean(dir)
 	q := u.Query()
+	// Every unknown parameter, sorted: the map's order would make the
+	// message change from run to run.
+	var unknown []string
 	for k := range q {
 		switch k {
 		case "max_cell_size", "max_row_size", "durability":
 		default:
-			return "", opts, fmt.Errorf("pebble URL %q: unknown parameter %q (want max_cell_size, max_row_size, durability)", u.Redacted(), k)
+			unknown = append(unknown, strconv.Quote(k))
 		}
+	}
+	if len(unknown) > 0 {
+		slices.Sort(unknown)
+		return "", opts, fmt.Errorf("pebble URL %q: unknown parameter %s (want max_cell_size, max_row_size, durability)", u.Redacted(), strings.Join(unknown, ", "))
 	}
 	intParam := func(name string, dst *int) error {
 		v := q.Get(name)
