@@ -50,12 +50,24 @@ func (r *reviewer) checkCounterHot(t *schema.Table) {
 	}
 	share := 1.0 // the busiest row's share of the table's increments
 	var spreadBy, undeclared []string
+	counted := map[string]bool{} // a field spreads rows once, salted or not
 	for _, p := range t.Key.Parts() {
-		if p.Func == rowkey.Day || p.Func == rowkey.Salt || p.Func == rowkey.Hash {
-			if p.Func != rowkey.Day {
-				share /= float64(max(p.N, 1))
-				spreadBy = append(spreadBy, p.Expr)
+		if counted[p.Field] {
+			continue
+		}
+		if p.Func == rowkey.Day {
+			continue
+		}
+		if p.Func == rowkey.Salt || p.Func == rowkey.Hash {
+			// A salt or hash spreads no further than the values of the
+			// field it reads: its hottest value's rows share one bucket.
+			s := 1 / spreadOf(p)
+			if d := r.plan.Workload.Distribution(t.Entity, p.Field); d != nil {
+				s = math.Max(s, hottestShare(d))
 			}
+			share *= s
+			spreadBy = append(spreadBy, p.Expr)
+			counted[p.Field] = true
 			continue
 		}
 		if seq, _ := r.sequential(t, p.Field); seq {
@@ -70,6 +82,7 @@ func (r *reviewer) checkCounterHot(t *schema.Table) {
 			share *= s
 			spreadBy = append(spreadBy, p.Expr)
 		}
+		counted[p.Field] = true
 	}
 	buckets := max(t.Counter.Buckets, 1)
 	perRow := rate * share / float64(buckets)

@@ -24,7 +24,9 @@ func RulesMarkdown() string {
 	b.WriteString("(every key always present; `line` is 0 when unknown); `--format sarif` is SARIF 2.1.0 with\n")
 	b.WriteString("this catalogue as the driver's rules. Exit status: 0 without error findings, 1 with at\n")
 	b.WriteString("least one, 2 when the schema cannot be loaded.\n\n")
-	b.WriteString("| rule | severity | in short |\n| --- | --- | --- |\n")
+	b.WriteString("## How severity is chosen\n\n")
+	b.WriteString(severityRule)
+	b.WriteString("\n\n| rule | severity | in short |\n| --- | --- | --- |\n")
 	cat := Catalogue()
 	for _, r := range cat {
 		fmt.Fprintf(&b, "| [%s](#%s) | %s | %s |\n", r.ID, r.ID, r.Severity, r.Title)
@@ -32,6 +34,13 @@ func RulesMarkdown() string {
 	for _, r := range cat {
 		fmt.Fprintf(&b, "\n## %s\n\n", r.ID)
 		fmt.Fprintf(&b, "%s. Severity: **%s**.\n\n", r.Title, r.Severity)
+		if len(r.Levels) > 0 {
+			b.WriteString("**Severity levels.**\n\n")
+			for _, l := range r.Levels {
+				fmt.Fprintf(&b, "- **%s**: %s.\n", l.Severity, l.When)
+			}
+			b.WriteString("\n")
+		}
 		fmt.Fprintf(&b, "**Symptom.** %s\n\n", r.Symptom)
 		fmt.Fprintf(&b, "**Cause.** %s\n\n", r.Cause)
 		fmt.Fprintf(&b, "**Fix.** %s\n\n", r.Fix)

@@ -2,6 +2,7 @@ package review
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/denorm/denorm/cost"
@@ -162,16 +163,43 @@ func checkRegionSize(r *reviewer) {
 	for _, te := range est.Tables {
 		t := r.plan.Table(te.Table)
 		n := records[te.Entity]
-		if t == nil || te.Shared || n == 0 || t.Presplit <= 1 {
+		if t == nil || te.Shared || n == 0 {
 			continue
 		}
-		perRegion := int64(te.Bytes * float64(n) / float64(t.Presplit))
-		if perRegion < tinyPresplitRegion {
-			r.addSev("region-size", SeverityInfo, at{table: t.Name, line: firstLine(t.Lines["presplit"], opsLine(r.plan, "presplit"), t.Line)}, fmt.Sprintf(
-				"table %s is pre-split into %d regions but its %d records take about %s in all: about %s per region",
-				t.Name, t.Presplit, n, humanBytes(int64(te.Bytes*float64(n))), humanBytes(perRegion)))
+		regions, why := createdRegions(t)
+		if regions <= 1 {
+			continue
+		}
+		total := te.Bytes * float64(n)
+		perRegion := int64(total / float64(regions))
+		if perRegion >= tinyPresplitRegion {
+			continue
+		}
+		// A few idle regions cost little; dozens each need a memstore,
+		// a share of the flush queue and a line in every balancer run.
+		sev := SeverityInfo
+		if regions >= manyTinyRegions {
+			sev = SeverityWarning
+		}
+		r.addSev("region-size", sev, at{table: t.Name, line: firstLine(t.Lines["presplit"], opsLine(r.plan, "presplit"), keyLine(t, 0), t.Line)}, fmt.Sprintf(
+			"table %s starts with %d regions (%s) but its %d records take about %s in all: about %s per region, where 1 GiB would need %d region(s)",
+			t.Name, regions, why, n, humanBytes(int64(total)), humanBytes(perRegion), max(1, int(math.Ceil(total/float64(tinyRegion))))))
+	}
+}
+
+// manyTinyRegions is the region count from which needless regions are a
+// warning rather than a note.
+const manyTinyRegions = 32
+
+// createdRegions is the number of regions ddl creates the table with: one
+// per bucket of a leading salt, else the presplit count.
+func createdRegions(t *schema.Table) (int, string) {
+	if t.Key != nil && t.Key.Len() > 0 {
+		if p := t.Key.Part(0); p.Func == rowkey.Salt && p.N > 1 && p.N >= t.Presplit {
+			return p.N, "one per bucket of " + p.Expr
 		}
 	}
+	return t.Presplit, "presplit"
 }
 
 // queueNames mark a table meant to be consumed item by item.
@@ -197,7 +225,12 @@ func checkTableAsQueue(r *reviewer) {
 		t := r.plan.Table(q.Table)
 		// Taking the first N rows with nothing fixed and no window is what
 		// a consumer looking for the oldest items does.
-		if t == nil || named[t.Name] || t.Key == nil || q.Limit == 0 || len(q.By) > 0 || q.Range != nil {
+		if t == nil || named[t.Name] || t.Key == nil || q.Limit == 0 || len(q.By) > 0 || q.Range != nil || q.MultiGet > 0 {
+			continue
+		}
+		// A reverse scan of an ascending key takes the newest rows: a
+		// "latest N" view, not a consumer.
+		if q.Direction == schema.DirectionReverse {
 			continue
 		}
 		first := t.Key.Part(0)
@@ -207,7 +240,7 @@ func checkTableAsQueue(r *reviewer) {
 		if seq, _ := r.sequential(t, first.Field); !seq {
 			continue
 		}
-		r.addSev("table-as-queue", SeverityWarning, at{table: t.Name, query: q.Name, line: q.Line}, fmt.Sprintf(
+		r.add("table-as-queue", at{table: t.Name, query: q.Name, line: q.Line}, fmt.Sprintf(
 			"query %s takes the %d oldest rows of %s by %s, the way a queue consumer does; if consumers delete what they take, the head fills with delete markers",
 			q.Name, q.Limit, t.Name, first.Expr))
 	}

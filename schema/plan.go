@@ -423,6 +423,18 @@ type Query struct {
 	Latency  time.Duration
 	FullScan bool   // the file says `scan: full`
 	Range    *Range // optional range on the key part after the fixed prefix
+	// Where lists equality predicates (`where:`); those on fields the key
+	// prefix does not fix are filters, listed in Bound.Unused too.
+	Where []*Predicate
+	// MultiGet is the number of keys one call asks for (a batch of gets);
+	// 0 when the query is not a multi-get.
+	MultiGet int
+	// Direction is forward (ascending keys, the default) or reverse;
+	// "" when the file does not say.
+	Direction string
+	// Profile names the client profile (client.profiles) the query's
+	// callers use; "" for the client section's own settings.
+	Profile string
 	// Bound is how By meets the table's key: fixed leading parts, salt
 	// fan-out, and fields left over for filtering.
 	Bound rowkey.Bound
@@ -435,6 +447,11 @@ type Query struct {
 type Range struct {
 	Field string
 	Last  time.Duration // the window ending now; 0 when not declared
+	// Calendar names a calendar period instead (today, this_month...).
+	Calendar string
+	// From and To are absolute bounds in epoch milliseconds, [From, To).
+	From, To       int64
+	HasFrom, HasTo bool
 	// OnKey reports whether the field is read by the key part right after
 	// the fixed prefix, so the range narrows the scan instead of filtering.
 	OnKey bool
