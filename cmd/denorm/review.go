@@ -46,6 +46,7 @@ error finding; 2 the schema could not be read or loaded, or bad usage.`,
 				return err
 			}
 			rep := review.Review(plan)
+			rep.ToolVersion, _, _ = buildVersion()
 			if err := review.Write(cmd.OutOrStdout(), rep, format); err != nil {
 				return err
 			}
