@@ -267,7 +267,7 @@ func Catalogue() []Rule {
 			Reads:   "ops.region_max_filesize (below 1 GiB or above 50 GiB), and the regions a table is created with (one per bucket of a leading salt, else presplit) against its size from workload.entities and the cost model's bytes per record: regions that would hold under 64 MiB each.",
 			Levels: []Level{
 				{Severity: SeverityWarning, When: "ops.region_max_filesize below 1 GiB or above 50 GiB; or 32 or more regions at creation holding under 64 MiB each"},
-				{Severity: SeverityInfo, When: "bounded: fewer than 32 such regions"},
+				{Severity: SeverityInfo, When: "bounded: fewer than 32 such regions; or, reviewing a live table, a sample that leaves most of its regions empty"},
 			},
 		},
 		{

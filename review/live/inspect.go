@@ -1,0 +1,213 @@
+package live
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/url"
+	"path"
+	"slices"
+	"strings"
+
+	"github.com/denorm/denorm/store"
+)
+
+// Options bound how much of a table Inspect reads.
+type Options struct {
+	// Sample is the most row keys kept (default 1000). Half of it, at most,
+	// goes to the first keys of each region; the rest to a scan from the
+	// table's start.
+	Sample int
+	// MaxCellsPerRow stops counting a row's cells beyond this (default
+	// 100,000): a row that wide is reported whatever its true width.
+	MaxCellsPerRow int
+}
+
+// DefaultSample is Options.Sample when none is given.
+const DefaultSample = 1000
+
+func (o Options) sample() int {
+	if o.Sample > 0 {
+		return o.Sample
+	}
+	return DefaultSample
+}
+
+func (o Options) maxCells() int {
+	if o.MaxCellsPerRow > 0 {
+		return o.MaxCellsPerRow
+	}
+	return 100_000
+}
+
+// Observation is what Inspect saw of one table.
+type Observation struct {
+	Source  string // what the user named, e.g. hbase://127.0.0.1:9090/events
+	Table   string
+	Spec    store.TableSpec
+	Regions []store.Region
+	// Keys are the distinct sampled row keys in ascending order.
+	Keys [][]byte
+	// PerRegion counts the sampled keys in each region (parallel to
+	// Regions); RegionCap is the most any region's own sample could take,
+	// so a count at the cap means "at least".
+	PerRegion []int
+	RegionCap int
+	// Qualifiers maps family to the qualifiers seen in sampled rows (at
+	// most maxQualifiers per family).
+	Qualifiers map[string][]string
+	// MaxCells is the widest sampled row's cell count; MaxCellsRow its key.
+	MaxCells    int
+	MaxCellsRow []byte
+	// MaxValue is the largest sampled cell value in bytes.
+	MaxValue       int
+	MaxValueColumn string
+	// Timestamps are the smallest and largest sampled cell timestamps.
+	MinTS, MaxTS int64
+	Cells        int
+}
+
+const maxQualifiers = 64
+
+// SplitURL separates a table URL (hbase://host:9090/TABLE,
+// pebble:///dir/TABLE, pebble://./dir/TABLE) into the store URL and the
+// table name: the last path element names the table.
+func SplitURL(raw string) (storeURL, table string, err error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "", "", fmt.Errorf("table URL %q: %w", raw, err)
+	}
+	if u.Scheme == "" {
+		return "", "", fmt.Errorf("table URL %q: want scheme://.../TABLE (hbase://host:9090/TABLE or pebble:///dir/TABLE)", raw)
+	}
+	p := strings.TrimSuffix(u.Path, "/")
+	dir, name := path.Split(p)
+	if name == "" {
+		return "", "", fmt.Errorf("table URL %q names no table: end it with /TABLE", raw)
+	}
+	u.Path = strings.TrimSuffix(dir, "/")
+	return u.String(), name, nil
+}
+
+// Inspect describes the table and samples its keys and cells. It reads at
+// most opts.Sample rows, each cut into pieces of a bounded cell count.
+func Inspect(ctx context.Context, st store.Store, table string, opts Options) (*Observation, error) {
+	spec, err := st.DescribeTable(ctx, table)
+	if err != nil {
+		return nil, fmt.Errorf("live: describe %s: %w", table, err)
+	}
+	regions, err := st.Regions(ctx, table)
+	if err != nil {
+		return nil, fmt.Errorf("live: regions of %s: %w", table, err)
+	}
+	obs := &Observation{Table: table, Spec: spec, Regions: regions, Qualifiers: map[string][]string{}, PerRegion: make([]int, len(regions))}
+	s := &sampler{obs: obs, st: st, table: table, maxCells: opts.maxCells(), seen: map[string]bool{}, quals: map[string]map[string]bool{}}
+	budget := opts.sample()
+	if len(regions) > 1 {
+		// The first keys of every region show what each region starts
+		// with; a region empty in its first keys is empty.
+		obs.RegionCap = max(1, budget/2/len(regions))
+		for i, r := range regions {
+			n, err := s.scan(ctx, r.Start, r.End, obs.RegionCap)
+			if err != nil {
+				return nil, err
+			}
+			obs.PerRegion[i] = n
+		}
+	}
+	if rest := budget - len(s.seen); rest > 0 {
+		if _, err := s.scan(ctx, nil, nil, rest); err != nil {
+			return nil, err
+		}
+	}
+	if len(regions) == 1 {
+		obs.PerRegion[0] = len(s.seen)
+		obs.RegionCap = budget
+	}
+	s.finish()
+	return obs, nil
+}
+
+// sampler reads rows in pieces and keeps what the inference needs.
+type sampler struct {
+	obs      *Observation
+	st       store.Store
+	table    string
+	maxCells int
+	seen     map[string]bool
+	quals    map[string]map[string]bool
+}
+
+// pieceCells is the cells per scanner piece: a wide row arrives in pieces
+// of this many cells, so no row is held whole.
+const pieceCells = 1000
+
+// scan reads up to limit rows of [start, end) and returns how many it read.
+func (s *sampler) scan(ctx context.Context, start, end []byte, limit int) (int, error) {
+	sc, err := s.st.Scan(ctx, s.table, store.Scan{Start: start, Stop: end, Limit: limit, Batch: pieceCells, Caching: min(limit, 500)})
+	if err != nil {
+		return 0, fmt.Errorf("live: scan %s: %w", s.table, err)
+	}
+	defer sc.Close()
+	rows := 0
+	var cur []byte
+	cells := 0
+	for sc.Next(ctx) {
+		row := sc.Row()
+		if cur == nil || !bytes.Equal(cur, row.Key) {
+			s.endRow(cur, cells)
+			cur, cells = append([]byte(nil), row.Key...), 0
+			rows++
+			if !s.seen[string(cur)] {
+				s.seen[string(cur)] = true
+				s.obs.Keys = append(s.obs.Keys, cur)
+			}
+		}
+		if cells >= s.maxCells {
+			continue // already counted as wide as we count
+		}
+		cells += len(row.Cells)
+		for _, c := range row.Cells {
+			s.cell(c)
+		}
+	}
+	s.endRow(cur, cells)
+	if err := sc.Err(); err != nil {
+		return rows, fmt.Errorf("live: scan %s: %w", s.table, err)
+	}
+	return rows, nil
+}
+
+func (s *sampler) endRow(key []byte, cells int) {
+	if key != nil && cells > s.obs.MaxCells {
+		s.obs.MaxCells, s.obs.MaxCellsRow = min(cells, s.maxCells), key
+	}
+}
+
+func (s *sampler) cell(c store.Cell) {
+	o := s.obs
+	if o.Cells == 0 || c.Timestamp < o.MinTS {
+		o.MinTS = c.Timestamp
+	}
+	if o.Cells == 0 || c.Timestamp > o.MaxTS {
+		o.MaxTS = c.Timestamp
+	}
+	o.Cells++
+	if len(c.Value) > o.MaxValue {
+		o.MaxValue, o.MaxValueColumn = len(c.Value), c.Family+":"+string(c.Qualifier)
+	}
+	q := s.quals[c.Family]
+	if q == nil {
+		q = map[string]bool{}
+		s.quals[c.Family] = q
+	}
+	if len(q) < maxQualifiers && !q[string(c.Qualifier)] {
+		q[string(c.Qualifier)] = true
+		o.Qualifiers[c.Family] = append(o.Qualifiers[c.Family], string(c.Qualifier))
+	}
+}
+
+// finish sorts the sample: keys from several scans arrive out of order.
+func (s *sampler) finish() {
+	slices.SortFunc(s.obs.Keys, bytes.Compare)
+}

@@ -1,0 +1,95 @@
+package live
+
+import (
+	"bytes"
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/denorm/denorm/review"
+	"github.com/denorm/denorm/schema"
+	"github.com/denorm/denorm/store/pebble"
+)
+
+func TestDesignsOnPebble(t *testing.T) {
+	ctx := context.Background()
+	st, err := pebble.Open(ctx, t.TempDir(), pebble.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	for _, d := range designs() {
+		t.Run(d.name, func(t *testing.T) {
+			d.fill(ctx, t, st, d.name)
+			obs := checkDesign(ctx, t, st, d, d.name)
+			checkDraft(t, obs, Review(obs))
+		})
+	}
+}
+
+// checkDraft: the draft loads as a schema, and reviewing it finds the key
+// and family rules the live review found.
+func checkDraft(t *testing.T, obs *Observation, live review.Report) {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := WriteDraft(&buf, obs); err != nil {
+		t.Fatal(err)
+	}
+	p, err := schema.Parse(obs.Table+".draft.yaml", buf.Bytes())
+	if err != nil {
+		t.Fatalf("draft does not load: %v\n%s", err, buf.String())
+	}
+	rep := review.Review(p)
+	for _, id := range []string{"key-monotonic", "index-hot-prefix", "family-count"} {
+		if live.Has(id) && !rep.Has(id) {
+			t.Errorf("the live review found %s, the draft's review does not:\n%s\n%v", id, buf.String(), rep.Findings)
+		}
+		if !live.Has(id) && rep.Has(id) {
+			t.Errorf("the draft's review finds %s, the live review did not:\n%s", id, buf.String())
+		}
+	}
+}
+
+func TestSplitURL(t *testing.T) {
+	for in, want := range map[string][2]string{
+		"hbase://127.0.0.1:9090/events":    {"hbase://127.0.0.1:9090", "events"},
+		"hbase://h:9090/events?timeout=5s": {"hbase://h:9090?timeout=5s", "events"},
+		"pebble:///srv/data/orders":        {"pebble:///srv/data", "orders"},
+		"pebble://./denorm-data/orders/":   {"pebble://./denorm-data", "orders"},
+	} {
+		s, tbl, err := SplitURL(in)
+		if err != nil || s != want[0] || tbl != want[1] {
+			t.Errorf("SplitURL(%q) = %q, %q, %v; want %q, %q", in, s, tbl, err, want[0], want[1])
+		}
+	}
+	for _, bad := range []string{"hbase://h:9090", "hbase://h:9090/", "events", "::"} {
+		if _, _, err := SplitURL(bad); err == nil {
+			t.Errorf("SplitURL(%q): want an error", bad)
+		}
+	}
+}
+
+// The sample is bounded: a table ten times the sample size is read no
+// further than the sample.
+func TestInspectIsBounded(t *testing.T) {
+	ctx := context.Background()
+	st, err := pebble.Open(ctx, filepath.Join(t.TempDir(), "db"), pebble.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	d := designs()[0]
+	d.n = 2000
+	d.fill(ctx, t, st, "big")
+	obs, err := Inspect(ctx, st, "big", Options{Sample: 200})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(obs.Keys) > 200 {
+		t.Errorf("kept %d keys with a sample of 200", len(obs.Keys))
+	}
+	if !strings.Contains(Review(obs).Findings[0].Message, "epoch milliseconds") {
+		t.Errorf("want the key read as epoch milliseconds: %v", Review(obs).Findings)
+	}
+}
