@@ -61,6 +61,12 @@ func KeyPartBytes(p rowkey.Part, f *schema.Field) int64 {
 	if w := p.Width(); w > 0 {
 		return int64(w)
 	}
+	if p.Func == rowkey.Text {
+		// Text has no escapes or terminator, only its delimiter: decimal
+		// digits for numbers (13 for epoch milliseconds), the bytes for
+		// strings.
+		return textBytes(p, f) + int64(len(p.Delim))
+	}
 	size := int64(schema.DefaultStringSize)
 	if f != nil {
 		size = f.AvgSize()
@@ -201,4 +207,24 @@ func presentShare(p *schema.Plan, t *schema.Table) (float64, bool) {
 	d := p.Workload.Distribution(t.Entity, t.When)
 	known := d != nil && d.Kind == schema.DistWeighted && len(d.Values) > 0
 	return p.WhenShare(t), known
+}
+
+// textBytes is the typical size of a field written as text.
+func textBytes(p rowkey.Part, f *schema.Field) int64 {
+	switch p.Type {
+	case rowkey.Timestamp:
+		return 13
+	case rowkey.Int64:
+		return 10
+	case rowkey.Int32:
+		return 6
+	case rowkey.Bool:
+		return 5
+	case rowkey.Float64:
+		return 8
+	}
+	if f != nil {
+		return f.AvgSize()
+	}
+	return schema.DefaultStringSize
 }

@@ -153,7 +153,7 @@ func SplitKeys(t *schema.Table) ([][]byte, []string, error) {
 			note += fmt.Sprintf("; presplit %d is more than the %d buckets, so buckets decide", t.Presplit, first.N)
 		}
 		return keys, []string{note}, nil
-	case rowkey.Hash:
+	case rowkey.Hash, rowkey.BitReverse:
 		if t.Presplit <= 1 {
 			return nil, nil, nil
 		}
@@ -164,7 +164,7 @@ func SplitKeys(t *schema.Table) ([][]byte, []string, error) {
 		return keys, []string{fmt.Sprintf("%s: %d regions evenly spaced over %s", t.Name, len(keys)+1, first.Expr)}, nil
 	}
 	if t.Presplit > 1 {
-		return nil, []string{fmt.Sprintf("%s: presplit %d asked, but the key starts with %s, not a salt or hash: no split points without sample keys; the table starts as one region",
+		return nil, []string{fmt.Sprintf("%s: presplit %d asked, but the key starts with %s, not a salt, hash or bitrev: no split points without sample keys; the table starts as one region",
 			t.Name, t.Presplit, first.Expr)}, nil
 	}
 	return nil, nil, nil

@@ -51,6 +51,12 @@ func (r *reviewer) checkCounterHot(t *schema.Table) {
 	share := 1.0 // the busiest row's share of the table's increments
 	var spreadBy, undeclared []string
 	counted := map[string]bool{} // a field spreads rows once, salted or not
+	plain := map[string]bool{}   // fields some part carries as they are
+	for _, p := range t.Key.Parts() {
+		if p.Recoverable() {
+			plain[p.Field] = true
+		}
+	}
 	for _, p := range t.Key.Parts() {
 		if counted[p.Field] {
 			continue
@@ -61,13 +67,32 @@ func (r *reviewer) checkCounterHot(t *schema.Table) {
 		if p.Func == rowkey.Salt || p.Func == rowkey.Hash {
 			// A salt or hash spreads no further than the values of the
 			// field it reads: its hottest value's rows share one bucket.
+			// When the key carries those fields too, they decide the row
+			// and the salt adds nothing.
+			covered := true
+			for _, f := range p.Fields() {
+				covered = covered && plain[f]
+			}
+			if covered {
+				continue
+			}
+			hot, all := 1.0, true
+			for _, f := range p.Fields() {
+				if d := r.plan.Workload.Distribution(t.Entity, f); d != nil {
+					hot *= hottestShare(d)
+				} else {
+					all = false
+				}
+			}
 			s := 1 / spreadOf(p)
-			if d := r.plan.Workload.Distribution(t.Entity, p.Field); d != nil {
-				s = math.Max(s, hottestShare(d))
+			if all {
+				s = math.Max(s, hot)
 			}
 			share *= s
 			spreadBy = append(spreadBy, p.Expr)
-			counted[p.Field] = true
+			for _, f := range p.Fields() {
+				counted[f] = true
+			}
 			continue
 		}
 		if seq, _ := r.sequential(t, p.Field); seq {

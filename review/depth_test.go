@@ -265,3 +265,95 @@ func TestSeveritiesFollowTheDocumentedRule(t *testing.T) {
 		}
 	}
 }
+
+// The key formats of tables built by hand are reviewed like denorm's own:
+// epoch milliseconds as text lead the key (monotonic), a bit-reversed
+// sequence does not, and a hash of two few-valued fields is a hot prefix.
+func TestExistingKeyFormats(t *testing.T) {
+	src := func(rowkey string) string {
+		return `name: formats
+entities:
+  reading:
+    key: [deviceId, ts]
+    version: ts
+    version_kind: epoch_ms
+    fields: {deviceId: {type: string, size: 10}, ts: timestamp, seq: int64, region: {type: string, size: 4}, kind: {type: string, size: 4}, v: float64}
+tables:
+  readings:
+    role: primary
+    entity: reading
+    rowkey: ` + rowkey + `
+    families: {d: {}}
+    columns: {d:v: v, d:r: region, d:k: kind, d:s: seq}
+workload:
+  keys:
+    reading.seq: {distribution: sequential}
+    reading.region: {distribution: uniform, cardinality: 3}
+    reading.kind: {distribution: uniform, cardinality: 4}
+` + depthBase
+	}
+	cases := []struct {
+		rowkey, rule string
+		fires        bool
+	}{
+		{`["text(ts, #)", "text(deviceId)"]`, "key-monotonic", true},
+		{`["pad(seq, 12, #)", deviceId, ts]`, "key-monotonic", true},
+		{`["bitrev(seq)", deviceId, ts]`, "key-monotonic", false},
+		{`["hash(region, kind, 2)", deviceId, ts]`, "index-hot-prefix", true},
+		{`["hash(region, deviceId, 2)", deviceId, ts]`, "index-hot-prefix", false},
+	}
+	for _, c := range cases {
+		rep := reviewYAML(t, "formats", src(c.rowkey))
+		if got := len(findingsOf(rep, c.rule)) > 0; got != c.fires {
+			t.Errorf("rowkey %s: %s fires %v, want %v: %v", c.rowkey, c.rule, got, c.fires, rep.Findings)
+		}
+		if c.rule == "index-hot-prefix" && c.fires && !strings.Contains(findingsOf(rep, c.rule)[0].Message, "at most 12") {
+			t.Errorf("want 3 x 4 = 12 leading values: %v", findingsOf(rep, c.rule))
+		}
+	}
+}
+
+// Client profiles: a request path on the batch job's profile is flagged,
+// and so is a profile that opens a connection per request.
+func TestClientProfiles(t *testing.T) {
+	src := func(profile string) string {
+		return `name: profiles
+entities:
+  order:
+    key: orderId
+    version: version
+    fields: {orderId: {type: string, size: 12}, customerId: {type: string, size: 10}}
+tables:
+  orders:
+    role: primary
+    entity: order
+    rowkey: [customerId, orderId]
+    families: {d: {}}
+    columns: {}
+queries:
+  page: {table: orders, by: [customerId], limit: 20, latency: 30ms, profile: ` + profile + `}
+client:
+  rpc_timeout: 2s
+  operation_timeout: 10s
+  write_buffer: 4MiB
+  connection: per_process
+  batching: buffered
+  profiles:
+    request: {rpc_timeout: 100ms, operation_timeout: 300ms}
+    batch: {rpc_timeout: 60s, operation_timeout: 30m, scanner_timeout: 5m}
+    legacy: {connection: per_request}
+ops: {major_compaction: manual, durability: sync_wal}
+`
+	}
+	rep := reviewYAML(t, "profiles", src("batch"))
+	got := findingsOf(rep, "client-no-timeouts")
+	if len(got) != 1 || got[0].Query != "page" || !strings.Contains(got[0].Message, "30m") {
+		t.Errorf("want client-no-timeouts on page for the batch profile, got %v", got)
+	}
+	if c := findingsOf(rep, "connection-per-request"); len(c) != 1 || !strings.Contains(c[0].Message, "profiles.legacy") {
+		t.Errorf("want connection-per-request on the legacy profile, got %v", c)
+	}
+	if got := findingsOf(reviewYAML(t, "profiles-request", src("request")), "client-no-timeouts"); len(got) != 0 {
+		t.Errorf("the request profile fits a 30ms target: %v", got)
+	}
+}

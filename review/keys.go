@@ -75,8 +75,8 @@ func checkKeyMonotonic(r *reviewer) {
 		p := t.Key.Part(0)
 		where := at{table: t.Name, line: keyLine(t, 0)}
 		switch p.Func {
-		case rowkey.Salt, rowkey.Hash:
-			continue
+		case rowkey.Salt, rowkey.Hash, rowkey.BitReverse:
+			continue // these spread a sequence over the key space
 		case rowkey.Day:
 			// Rows of one day share a prefix: writes of today go to one key
 			// range, but the parts after the day still spread them inside it
@@ -153,7 +153,7 @@ func checkIndexHotPrefix(r *reviewer) {
 		p := t.Key.Part(0)
 		where := at{table: t.Name, line: keyLine(t, 0)}
 		switch p.Func {
-		case rowkey.Plain:
+		case rowkey.Plain, rowkey.Text, rowkey.Pad:
 			low, why := r.lowCardinality(t, p.Field)
 			if !low {
 				continue
@@ -168,6 +168,22 @@ func checkIndexHotPrefix(r *reviewer) {
 			}
 			spread := spreadOf(p)
 			values, known := r.cardinality(t, p.Field)
+			// A hash of several fields has as many values as their
+			// combinations: few only when every field has few.
+			for _, f := range p.More() {
+				l, w := r.lowCardinality(t, f)
+				n, k := r.cardinality(t, f)
+				if !l {
+					low = false
+					break
+				}
+				why += "; " + f + ": " + w
+				values *= n
+				known = known && k
+			}
+			if !low {
+				continue
+			}
 			if known && values >= spread {
 				continue // the field has values enough to fill every bucket
 			}
@@ -177,7 +193,7 @@ func checkIndexHotPrefix(r *reviewer) {
 			}
 			r.addSev("index-hot-prefix", r.guessSeverity(t, p.Field), where, fmt.Sprintf(
 				"row key of %s starts with %s, but %s is what is hashed and %s: the key has %s distinct leading values, not %s, so writes still land on that many regions",
-				t.Name, p.Expr, p.Field, why, count, spreadText(spread)))
+				t.Name, p.Expr, strings.Join(p.Fields(), ", "), why, count, spreadText(spread)))
 		}
 	}
 }

@@ -32,24 +32,35 @@ func clientLine(p *schema.Plan, key string) int {
 }
 
 // checkClient covers connection-per-request, puts-unbatched and
-// client-no-timeouts from the client section.
+// client-no-timeouts from the client section and each of its profiles.
 func checkClient(r *reviewer) {
-	c := r.plan.Client
+	base := r.plan.Client
+	r.checkClientSettings(base, "client", func(key string) int { return clientLine(r.plan, key) })
+	for _, prof := range base.Profiles {
+		eff := base.Effective(prof.Name)
+		r.checkClientSettings(eff, "client.profiles."+prof.Name, func(key string) int {
+			return firstLine(prof.Lines[key], prof.Line)
+		})
+	}
+	r.checkProfileBudgets()
+}
+
+func (r *reviewer) checkClientSettings(c *schema.Client, name string, line func(key string) int) {
 	if c.Connection == schema.ConnectionPerRequest {
-		r.add("connection-per-request", at{line: clientLine(r.plan, "connection")},
-			"client.connection is per_request: every request pays for a new connection, registry session and region lookups")
+		r.add("connection-per-request", at{line: line("connection")},
+			name+".connection is per_request: every request pays for a new connection, registry session and region lookups")
 	}
 	writes := r.plan.Workload.WritesPerSecond
 	switch {
 	case c.Batching == schema.BatchingSingle:
-		r.add("puts-unbatched", at{line: clientLine(r.plan, "batching")}, fmt.Sprintf(
-			"client.batching is single: each put is a round trip%s", rateNote(writes)))
-	case c.Batching == "" && c.WriteBuffer == 0 && writes >= presplitRate:
-		r.add("puts-unbatched", at{line: clientLine(r.plan, "")}, fmt.Sprintf(
+		r.add("puts-unbatched", at{line: line("batching")}, fmt.Sprintf(
+			"%s.batching is single: each put is a round trip%s", name, rateNote(writes)))
+	case c.Name == "" && c.Batching == "" && c.WriteBuffer == 0 && writes >= presplitRate:
+		r.add("puts-unbatched", at{line: line("")}, fmt.Sprintf(
 			"the client declares neither batching nor a write_buffer at %.0f writes/s", writes))
 	case c.BatchSize > 10_000:
-		r.add("puts-unbatched", at{line: clientLine(r.plan, "batch_size")}, fmt.Sprintf(
-			"client.batch_size %d: a batch this large risks timing out and being retried whole", c.BatchSize))
+		r.add("puts-unbatched", at{line: line("batch_size")}, fmt.Sprintf(
+			"%s.batch_size %d: a batch this large risks timing out and being retried whole", name, c.BatchSize))
 	}
 	var missing []string
 	if c.RPCTimeout == 0 {
@@ -59,8 +70,30 @@ func checkClient(r *reviewer) {
 		missing = append(missing, "operation_timeout")
 	}
 	if len(missing) > 0 {
-		r.add("client-no-timeouts", at{line: clientLine(r.plan, "")}, fmt.Sprintf(
-			"client does not set %s: HBase's default retries can hold a request for minutes", strings.Join(missing, " or ")))
+		r.add("client-no-timeouts", at{line: line("")}, fmt.Sprintf(
+			"%s does not set %s: HBase's default retries can hold a request for minutes", name, strings.Join(missing, " or ")))
+	}
+}
+
+// budgetSlack is how far past its latency target a query's operation
+// timeout may run before the timeout no longer protects the caller.
+const budgetSlack = 100
+
+// checkProfileBudgets: a query that names a client profile should get
+// timeouts that fit its latency target; a request path sharing a batch
+// job's minutes-long timeout stalls with it.
+func (r *reviewer) checkProfileBudgets() {
+	for _, q := range r.plan.Queries {
+		if q.Profile == "" || q.Latency <= 0 {
+			continue
+		}
+		eff := r.plan.Client.Effective(q.Profile)
+		if eff.OperationTimeout <= 0 || eff.OperationTimeout <= budgetSlack*q.Latency {
+			continue
+		}
+		r.add("client-no-timeouts", at{table: q.Table, query: q.Name, line: queryLine(q, "profile")}, fmt.Sprintf(
+			"query %s has a %s latency target but its profile %s lets an operation run %s: a stalled call holds its caller long after the budget is spent",
+			q.Name, humanDuration(q.Latency), q.Profile, humanDuration(eff.OperationTimeout)))
 	}
 }
 
@@ -84,7 +117,7 @@ func checkPresplit(r *reviewer) {
 		switch {
 		case first.Func == rowkey.Salt:
 			continue // ddl splits one region per bucket
-		case t.Presplit > 1 && first.Func != rowkey.Hash:
+		case t.Presplit > 1 && first.Func != rowkey.Hash && first.Func != rowkey.BitReverse:
 			// Asked of this table, it is a mistake; inherited from
 			// ops.presplit, it is only a note on what ddl can do.
 			sev := SeverityWarning
@@ -234,7 +267,7 @@ func checkTableAsQueue(r *reviewer) {
 			continue
 		}
 		first := t.Key.Part(0)
-		if first.Func != rowkey.Plain {
+		if first.Func != rowkey.Plain && first.Func != rowkey.Text && first.Func != rowkey.Pad {
 			continue
 		}
 		if seq, _ := r.sequential(t, first.Field); !seq {

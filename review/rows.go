@@ -106,11 +106,33 @@ func (r *reviewer) rowsInScope(q *schema.Query, t *schema.Table) (float64, strin
 	}
 	divide := 1.0
 	var fixedBy []string
+	counted := map[string]bool{} // a field narrows the scan once, however many parts read it
 	for i := 0; i < fixed && i < len(parts); i++ {
 		p := parts[i]
 		if p.Func == rowkey.Salt {
 			continue // fanned out or fixed, a salt bucket holds all of its rows
 		}
+		if p.Func == rowkey.Hash {
+			// A fixed hash stands for its fields, which parts after it
+			// usually repeat: count each field once.
+			for _, f := range p.Fields() {
+				if counted[f] {
+					continue
+				}
+				counted[f] = true
+				n, ok := r.cardinality(t, f)
+				if !ok {
+					return 0, "", false
+				}
+				divide *= n
+				fixedBy = append(fixedBy, f)
+			}
+			continue
+		}
+		if counted[p.Field] {
+			continue
+		}
+		counted[p.Field] = true
 		if p.Func == rowkey.Day {
 			window, windowBy = 24*time.Hour, "one day of "+p.Expr
 			continue

@@ -504,6 +504,8 @@ func (w *Workload) Distribution(entity, field string) *Distribution {
 // Client is how applications talk to the cluster. Zero values mean the
 // file does not say.
 type Client struct {
+	// Name is the profile's name; "" for the client section itself.
+	Name             string
 	Line             int
 	RPCTimeout       time.Duration
 	OperationTimeout time.Duration
@@ -512,7 +514,22 @@ type Client struct {
 	Connection       string // per_process | per_request
 	Batching         string // buffered | batch | single
 	BatchSize        int    // mutations per batch call
-	Lines            Lines
+	// Profiles are the settings of particular workloads (a request path, a
+	// batch job), each its own connection with its own timeouts; settings a
+	// profile leaves out are the client section's. Only the section itself
+	// has profiles.
+	Profiles []*Client
+	Lines    Lines
+}
+
+// Profile finds a client profile by name, or nil.
+func (c *Client) Profile(name string) *Client {
+	for _, p := range c.Profiles {
+		if p.Name == name {
+			return p
+		}
+	}
+	return nil
 }
 
 // Client settings' values.
