@@ -107,7 +107,7 @@ func Catalogue() []Rule {
 			Symptom: "Increment latency climbs and calls time out on a few rows while most servers have headroom.",
 			Cause:   "An increment reads, adds and writes under the row lock; all increments of one row run one after another on one server.",
 			Fix:     "Spread the counter over buckets (buckets: N adds a bucket prefix) and sum the buckets when reading, or pre-aggregate in the writer.",
-			Reads:   "counter tables: rowkey, buckets, the table's increments per second (workload.writes_per_second times the rows one event writes: the when share and, with each, the typical child count) and workload.keys distributions of the key fields. Fires when the busiest row is estimated above 200 increments/s.",
+			Reads:   "counter tables: rowkey, buckets, the table's increments per second (the entity's rate from workload.writes_by_entity, else workload.writes_per_second, times the rows one event writes: the when share and, with each, the typical child count) and workload.keys distributions of the key fields; a salt or hash spreads no further than the values of the fields it reads. Fires when the busiest row is estimated above 200 increments/s.",
 		},
 		{
 			ID: "index-hot-prefix", Severity: SeverityWarning,
@@ -127,7 +127,7 @@ func Catalogue() []Rule {
 			Symptom: "Lots of tiny HFiles per region, flushes that fire often, and compactions that never seem to catch up.",
 			Cause:   "HBase keeps a store per family in each region: each one brings a memstore to account for and its own files to flush and compact.",
 			Fix:     "Use one or two families. Split only where families are read separately or need different settings (TTL, versions, compression).",
-			Reads:   "tables with more than two families, comparing versions, ttl, compression, encoding, blocksize, bloom and in_memory.",
+			Reads:   "tables with more than two families, comparing versions, ttl, compression, encoding, blocksize, bloom, in_memory, min_versions, keep_deleted_cells, mob and mob_threshold, blockcache and compaction.",
 		},
 		{
 			ID: "row-unbounded", Severity: SeverityError,
@@ -135,9 +135,9 @@ func Catalogue() []Rule {
 			Symptom: "Reads fail with RowTooBigException, region servers run short of heap, and a region stays oversized because one giant row cannot be divided.",
 			Cause:   "Regions split between rows, never inside one, and reading a row builds all of it in memory; a child list with a huge bound lets one row grow past what a region or a read can handle.",
 			Fix:     "Declare a small max for embedded children, or move them to a tall table keyed parent|child (for events, with time in the key).",
-			Reads:   "template columns (\"f:{key}\") that embed a child list in one row: the child's max and the estimated cell size. Warning over 10,000 elements or 10 MiB per row; error at 100,000 elements or 100 MiB.",
+			Reads:   "template columns (\"f:{key}\") that embed a child list in one row: the child's max, the estimated cell size and the table's max_row_size. Warning over 10,000 elements or 10 MiB per row; error at 100,000 elements, 100 MiB, or more than max_row_size.",
 			Levels: []Level{
-				{Severity: SeverityError, When: "measured: 100,000 elements or more, or rows of 100 MiB or more"},
+				{Severity: SeverityError, When: "measured: 100,000 elements or more, rows of 100 MiB or more, or rows larger than the table's max_row_size"},
 				{Severity: SeverityWarning, When: "measured: over 10,000 elements, or rows of 10 MiB or more"},
 			},
 		},
@@ -147,10 +147,10 @@ func Catalogue() []Rule {
 			Symptom: "Writes are rejected with 'KeyValue size too large'; below the limit, big values make each flush and compaction slow because they are copied every time.",
 			Cause:   "The client and server refuse cells over 10 MiB (hbase.client.keyvalue.maxsize); under it, large values crowd the block cache and are copied again by each compaction.",
 			Fix:     "Keep objects of more than a few MiB in an object store with a pointer in HBase; consider MOB for values between about 100 KiB and 10 MiB. A declared size over the limit is an error.",
-			Reads:   "the declared size of the fields each column holds (size:, a typical size; the schema has no maximum). Warning from 1 MiB; error over the 10 MiB cell limit.",
+			Reads:   "the declared sizes of the fields each column holds: size: (typical) and max_size: (largest), and the family's mob and mob_threshold. Warning from 1 MiB in a family without MOB (or with a threshold above the cell); error over the 10 MiB cell limit.",
 			Levels: []Level{
 				{Severity: SeverityError, When: "measured: a typical or maximum cell size over the 10 MiB cell limit"},
-				{Severity: SeverityWarning, When: "measured: cells of 1 MiB or more"},
+				{Severity: SeverityWarning, When: "measured: cells of 1 MiB or more, typical or maximum, in a family that does not store them as MOB"},
 			},
 		},
 		{
@@ -264,9 +264,9 @@ func Catalogue() []Rule {
 			Symptom: "Tiny regions: many memstores fighting for heap and constant small flushes. Giant regions: slow splits, moves and recovery.",
 			Cause:   "The maximum region size (hbase.hregion.max.filesize, 10 GiB by default) or the pre-split count is far from what the data volume needs.",
 			Fix:     "Keep regions roughly between 1 and 20 GiB: adjust max region size or the number of pre-split regions to the expected table size.",
-			Reads:   "ops.region_max_filesize (below 1 GiB or above 50 GiB), and the regions a table is created with (one per bucket of a leading salt, else presplit) against its size from workload.entities and the cost model's bytes per record: regions that would hold under 64 MiB each.",
+			Reads:   "ops.region_max_filesize (below 1 GiB or above 50 GiB), and the regions a table is created with (one per bucket of a leading salt, else presplit, times region_replicas) against its size from workload.entities and the cost model's bytes per record: regions that would hold under 64 MiB each; with split_policy: disabled, regions that would grow past 50 GiB.",
 			Levels: []Level{
-				{Severity: SeverityWarning, When: "ops.region_max_filesize below 1 GiB or above 50 GiB; or 32 or more regions at creation holding under 64 MiB each"},
+				{Severity: SeverityWarning, When: "ops.region_max_filesize below 1 GiB or above 50 GiB; 32 or more regions at creation (replicas counted) holding under 64 MiB each; or, with split_policy disabled, regions that grow past 50 GiB"},
 				{Severity: SeverityInfo, When: "bounded: fewer than 32 such regions; or, reviewing a live table, a sample that leaves most of its regions empty"},
 			},
 		},

@@ -186,9 +186,13 @@ func checkTTLWithVersions(r *reviewer) {
 			if f.TTL <= 0 {
 				continue
 			}
+			fate := "expires them at once"
+			if f.MinVersions > 0 {
+				fate = fmt.Sprintf("expires all but the newest %d version(s) at once, and those never", f.MinVersions)
+			}
 			r.add("ttl-with-version-timestamps", at{table: t.Name, line: firstLine(f.Lines["ttl"], f.Line)}, fmt.Sprintf(
-				"family %s of table %s has a TTL of %s, but its cells are stamped with %s's version %q, a counter, not a time: HBase sees them as written in 1970 and expires them at once",
-				f.Name, t.Name, humanDuration(f.TTL), e.Name, e.Version))
+				"family %s of table %s has a TTL of %s, but its cells are stamped with %s's version %q, a counter, not a time: HBase sees them as written in 1970 and %s",
+				f.Name, t.Name, humanDuration(f.TTL), e.Name, e.Version, fate))
 		}
 	}
 }

@@ -357,3 +357,98 @@ ops: {major_compaction: manual, durability: sync_wal}
 		t.Errorf("the request profile fits a 30ms target: %v", got)
 	}
 }
+
+// The family and table settings the fixes name are what the rules read:
+// MOB answers big cells, max_size catches a rare huge one, max_row_size
+// turns a big row into failing reads, a setting of its own justifies a
+// family, and a disabled split policy leaves regions to grow.
+func TestStorageSettingsInRules(t *testing.T) {
+	src := func(docField, family, table string) string {
+		return `name: docs
+entities:
+  doc:
+    key: docId
+    version: version
+    fields:
+      docId: {type: string, size: 12}
+      title: {type: string, size: 40}
+      body: ` + docField + `
+    children:
+      notes: {key: n, max: 5000, typical: 3, fields: {n: int32, text: {type: string, size: 4KiB}}}
+tables:
+  docs:
+    role: primary
+    entity: doc
+    rowkey: ["hash(docId, 1)", docId]
+    presplit: 8
+` + table + `    families:
+      d: {}
+      b: ` + family + `
+      n: {}
+    columns: {d:t: title, b:b: body, "n:{n}": notes}
+workload:
+  entities: 2000000000
+` + depthBase
+	}
+	has := func(rep Report, rule, text string) bool {
+		for _, f := range findingsOf(rep, rule) {
+			if strings.Contains(f.Message, text) {
+				return true
+			}
+		}
+		return false
+	}
+	// 2 MiB bodies: a warning without MOB, nothing with it.
+	if rep := reviewYAML(t, "docs", src("{type: bytes, size: 2MiB}", "{}", "")); !has(rep, "cell-huge", "without MOB") {
+		t.Errorf("2 MiB cells without MOB: want cell-huge, got %v", rep.Findings)
+	}
+	if rep := reviewYAML(t, "docs-mob", src("{type: bytes, size: 2MiB}", "{mob: true, mob_threshold: 512KiB}", "")); len(findingsOf(rep, "cell-huge")) != 0 {
+		t.Errorf("2 MiB cells in a MOB family: want no cell-huge, got %v", findingsOf(rep, "cell-huge"))
+	}
+	// A typical 20 KiB body that can reach 40 MiB is refused at its largest.
+	if rep := reviewYAML(t, "docs-max", src("{type: bytes, size: 20KiB, max_size: 40MiB}", "{mob: true}", "")); !has(rep, "cell-huge", "cells of up to 40") {
+		t.Errorf("max_size over the limit: want a cell-huge error, got %v", findingsOf(rep, "cell-huge"))
+	}
+	// 5,000 notes of 4 KiB is a 20 MiB row: a warning, an error past a
+	// 16 MiB max_row_size.
+	rep := reviewYAML(t, "docs-row", src("{type: bytes, size: 1KiB}", "{}", "    max_row_size: 16MiB\n"))
+	if got := findingsOf(rep, "row-unbounded"); len(got) != 1 || got[0].Severity != SeverityError || !strings.Contains(got[0].Message, "max_row_size") {
+		t.Errorf("a row over max_row_size: want a row-unbounded error, got %v", got)
+	}
+	// Three families with the same settings, then one with its own.
+	if !reviewYAML(t, "docs-fam", src("{type: bytes, size: 1KiB}", "{}", "")).Has("family-count") {
+		t.Error("three identical families: want family-count")
+	}
+	if reviewYAML(t, "docs-fam2", strings.Replace(src("{type: bytes, size: 1KiB}", "{blockcache: false}", ""), "n: {}", "n: {compaction: date_tiered}", 1)).Has("family-count") {
+		t.Error("families told apart by blockcache and compaction: want no family-count")
+	}
+	// 2 billion documents in 8 regions that never split.
+	if !has(reviewYAML(t, "docs-split", src("{type: bytes, size: 1KiB}", "{}", "    split_policy: disabled\n")), "region-size", "never splits") {
+		t.Error("split_policy disabled with giant regions: want region-size")
+	}
+}
+
+// A per-entity write rate replaces the workload's for that entity's tables.
+func TestWritesByEntity(t *testing.T) {
+	src := `name: rates
+entities:
+  click:
+    key: clickId
+    version: version
+    fields: {clickId: {type: string, size: 12}, page: {type: string, size: 20}}
+  page:
+    key: pageId
+    version: version
+    fields: {pageId: {type: string, size: 12}, title: {type: string, size: 20}}
+tables:
+  clicks: {role: primary, entity: click, rowkey: [clickId], families: {d: {}}, columns: {d:p: page}}
+  pages: {role: primary, entity: page, rowkey: [pageId], families: {d: {}}, columns: {d:t: title}}
+workload:
+  writes_per_second: 10/s
+  writes_by_entity: {click: 5000/s}
+` + depthBase
+	got := findingsOf(reviewYAML(t, "rates", src), "presplit-missing")
+	if len(got) != 1 || got[0].Table != "clicks" || !strings.Contains(got[0].Message, "5000 writes/s") {
+		t.Errorf("want presplit-missing on clicks alone, at 5000 writes/s: %v", got)
+	}
+}

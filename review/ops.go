@@ -8,6 +8,7 @@ import (
 	"github.com/denorm/denorm/cost"
 	"github.com/denorm/denorm/rowkey"
 	"github.com/denorm/denorm/schema"
+	"github.com/denorm/denorm/store"
 )
 
 // Operational thresholds.
@@ -200,13 +201,27 @@ func checkRegionSize(r *reviewer) {
 			continue
 		}
 		regions, why := createdRegions(t)
+		total := te.Bytes * float64(n)
+		if t.SplitPolicy == store.SplitDisabled {
+			// Regions never split: they hold what they are created with.
+			if per := int64(total / float64(max(regions, 1))); per > giantRegion {
+				r.add("region-size", at{table: t.Name, line: firstLine(t.Lines["split_policy"], t.Line)}, fmt.Sprintf(
+					"table %s has split_policy disabled and %d region(s) for about %s: each grows to about %s and never splits",
+					t.Name, regions, humanBytes(int64(total)), humanBytes(per)))
+			}
+		}
 		if regions <= 1 {
 			continue
 		}
-		total := te.Bytes * float64(n)
 		perRegion := int64(total / float64(regions))
 		if perRegion >= tinyPresplitRegion {
 			continue
+		}
+		if t.RegionReplicas > 1 {
+			// Every replica is a region to open, balance and fill with
+			// memstore: the idle ones multiply.
+			why += fmt.Sprintf(", each served %d times (region_replicas)", t.RegionReplicas)
+			regions *= t.RegionReplicas
 		}
 		// A few idle regions cost little; dozens each need a memstore,
 		// a share of the flush queue and a line in every balancer run.

@@ -156,7 +156,10 @@ type Field struct {
 	// Size is the typical encoded size in bytes as declared (`size:`), 0 when
 	// not declared; AvgSize gives a usable figure either way.
 	Size int64
-	Line int
+	// MaxSize is the largest value the field may hold (`max_size:`), 0
+	// when not declared: what decides whether a cell can pass the limit.
+	MaxSize int64
+	Line    int
 }
 
 // Default typical sizes for fields that do not declare one.
@@ -277,7 +280,12 @@ type Table struct {
 	Presplit    int    // regions at creation: the table's own setting, else ops.presplit, else 1
 	Durability  string // the table's own setting, else ops.durability
 	Regenerable bool   // the table's own setting, else ops.regenerable
-	Lines       Lines
+	// RegionReplicas, SplitPolicy and MaxRowSize are the table's HBase
+	// settings (zero: HBase's defaults); Spec passes them to the store.
+	RegionReplicas int
+	SplitPolicy    string
+	MaxRowSize     int64
+	Lines          Lines
 }
 
 // RefQualifier is the qualifier of Table.Ref.
@@ -324,7 +332,7 @@ func (t *Table) Family(name string) *Family {
 // Spec is the table as the store creates it (split keys are left to the
 // ddl package, which knows the key distribution).
 func (t *Table) Spec() store.TableSpec {
-	spec := store.TableSpec{Name: t.Name}
+	spec := store.TableSpec{Name: t.Name, RegionReplicas: t.RegionReplicas, SplitPolicy: t.SplitPolicy, MaxRowSize: t.MaxRowSize}
 	for _, f := range t.Families {
 		spec.Families = append(spec.Families, f.FamilySpec)
 	}
@@ -466,6 +474,9 @@ type Workload struct {
 	// it by entity when the file gives a map.
 	Entities     int64
 	EntityCounts map[string]int64
+	// EntityWrites gives some entities their own event rate
+	// (writes_by_entity); the others take WritesPerSecond.
+	EntityWrites map[string]float64
 	Keys         []*Distribution
 	Lines        Lines
 }

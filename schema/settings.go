@@ -11,13 +11,26 @@ import (
 func (d *decoder) workload(p *Plan, n *yaml.Node, line int) {
 	w := p.Workload
 	w.Line = line
-	attrs, _ := d.mapping(n, "workload", "writes_per_second", "entities", "keys")
+	attrs, _ := d.mapping(n, "workload", "writes_per_second", "writes_by_entity", "entities", "keys")
 	for _, a := range attrs {
 		w.Lines[a.Key] = a.KeyN.Line
 		sp := join("workload", a.Key)
 		switch a.Key {
 		case "writes_per_second":
 			w.WritesPerSecond, _ = d.rate(a.Value, sp)
+		case "writes_by_entity":
+			entries, _ := d.mapping(a.Value, sp)
+			w.EntityWrites = map[string]float64{}
+			for _, e := range entries {
+				ep := join(sp, e.Key)
+				if p.Entity(e.Key) == nil {
+					d.errAt(e.KeyN, ep, "unknown entity %q", e.Key)
+					continue
+				}
+				if r, ok := d.rate(e.Value, ep); ok {
+					w.EntityWrites[e.Key] = r
+				}
+			}
 		case "entities":
 			d.entityCounts(p, a.Value, sp)
 		case "keys":

@@ -52,5 +52,14 @@ func (p *Plan) RowsPerEvent(t *Table) float64 {
 // WritesPerSecond estimates the row writes per second t receives from the
 // workload's writes_per_second (0 when the workload does not say).
 func (p *Plan) WritesPerSecond(t *Table) float64 {
-	return p.Workload.WritesPerSecond * p.RowsPerEvent(t)
+	return p.EventsPerSecond(t.Entity) * p.RowsPerEvent(t)
+}
+
+// EventsPerSecond is the event rate of one entity: its own from
+// writes_by_entity, else workload.writes_per_second.
+func (p *Plan) EventsPerSecond(entity string) float64 {
+	if r, ok := p.Workload.EntityWrites[entity]; ok {
+		return r
+	}
+	return p.Workload.WritesPerSecond
 }

@@ -5,7 +5,8 @@ import (
 )
 
 var tableKeys = []string{"role", "entity", "each", "rowkey", "families", "columns", "covering",
-	"buckets", "add", "mode", "reference", "when", "presplit", "durability", "regenerable", "description"}
+	"buckets", "add", "mode", "reference", "when", "presplit", "durability", "regenerable", "description",
+	"region_replicas", "split_policy", "max_row_size"}
 
 // keys only some roles accept
 var roleOnly = map[string]Role{"covering": RoleIndex, "buckets": RoleCounter, "add": RoleCounter, "mode": RoleCounter, "reference": RoleLookup}
@@ -197,6 +198,7 @@ func (d *decoder) tableSettings(p *Plan, td *tableDecl) {
 	if n, ok := td.nodes["description"]; ok {
 		d.str(n, join(td.path, "description"))
 	}
+	d.storageSettings(td)
 }
 
 // field finds a field a table may use: the entity's own, or a field of the

@@ -92,6 +92,38 @@ const (
 	SplitBusyRegion   = "busy_region"
 )
 
+// SplitPolicyClass is the HBase class behind a split policy name ("" for
+// an unknown one).
+func SplitPolicyClass(name string) string {
+	const pkg = "org.apache.hadoop.hbase.regionserver."
+	switch name {
+	case SplitDisabled:
+		return pkg + "DisabledRegionSplitPolicy"
+	case SplitConstantSize:
+		return pkg + "ConstantSizeRegionSplitPolicy"
+	case SplitIncreasing:
+		return pkg + "IncreasingToUpperBoundRegionSplitPolicy"
+	case SplitStepping:
+		return pkg + "SteppingSplitPolicy"
+	case SplitBusyRegion:
+		return pkg + "BusyRegionSplitPolicy"
+	}
+	return ""
+}
+
+// StoreEngineClass is the HBase store engine (hbase.hstore.engine.class)
+// behind a FamilySpec.Compaction name ("" for the default or an unknown
+// one).
+func StoreEngineClass(name string) string {
+	switch name {
+	case CompactionDateTiered:
+		return "org.apache.hadoop.hbase.regionserver.DateTieredStoreEngine"
+	case CompactionStripe:
+		return "org.apache.hadoop.hbase.regionserver.StripeStoreEngine"
+	}
+	return ""
+}
+
 // SplitPolicies lists the names TableSpec.SplitPolicy accepts.
 func SplitPolicies() []string {
 	return []string{SplitDisabled, SplitConstantSize, SplitIncreasing, SplitStepping, SplitBusyRegion}

@@ -173,13 +173,13 @@ const (
 	attrMaxRowSize        = "hbase.table.max.rowsize"
 )
 
-var splitPolicies = map[string]string{
-	store.SplitDisabled:     "org.apache.hadoop.hbase.regionserver.DisabledRegionSplitPolicy",
-	store.SplitConstantSize: "org.apache.hadoop.hbase.regionserver.ConstantSizeRegionSplitPolicy",
-	store.SplitIncreasing:   "org.apache.hadoop.hbase.regionserver.IncreasingToUpperBoundRegionSplitPolicy",
-	store.SplitStepping:     "org.apache.hadoop.hbase.regionserver.SteppingSplitPolicy",
-	store.SplitBusyRegion:   "org.apache.hadoop.hbase.regionserver.BusyRegionSplitPolicy",
-}
+var splitPolicies = func() map[string]string {
+	m := map[string]string{}
+	for _, name := range store.SplitPolicies() {
+		m[name] = store.SplitPolicyClass(name)
+	}
+	return m
+}()
 
 func tableAttributes(spec store.TableSpec) (map[string][]byte, error) {
 	attrs := map[string][]byte{}

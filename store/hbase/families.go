@@ -107,8 +107,8 @@ const (
 )
 
 var storeEngines = map[string]string{
-	store.CompactionDateTiered: "org.apache.hadoop.hbase.regionserver.DateTieredStoreEngine",
-	store.CompactionStripe:     "org.apache.hadoop.hbase.regionserver.StripeStoreEngine",
+	store.CompactionDateTiered: store.StoreEngineClass(store.CompactionDateTiered),
+	store.CompactionStripe:     store.StoreEngineClass(store.CompactionStripe),
 }
 
 // familyAttributes reads back the settings familyDescriptor sends as
