@@ -86,6 +86,12 @@ func KeyBytes(p *schema.Plan, t *schema.Table) int64 {
 		if e != nil {
 			f = e.Field(part.Field)
 		}
+		if f == nil && t.Fanout != nil {
+			// A field of the list a fanout table copies into.
+			if te := p.Entity(t.Fanout.Entity); te != nil {
+				f = te.Field(part.Field)
+			}
+		}
 		n += KeyPartBytes(part, f)
 	}
 	if t.Counter != nil && t.Counter.Buckets > 1 {
@@ -151,6 +157,13 @@ func TableLayout(p *schema.Plan, t *schema.Table) Layout {
 			if !typical {
 				l.Assumed = append(l.Assumed, "child list "+ch.Name+" counted at its max; declare typical: for a closer figure")
 			}
+		}
+	}
+	if t.Fanout != nil {
+		// One copy per element of the target's list.
+		l.RowsPerRecord = float64(t.Fanout.Typical)
+		if t.Fanout.Typical == t.Fanout.Max {
+			l.Assumed = append(l.Assumed, "fanout list "+t.Fanout.Entity+"."+t.Fanout.List+" counted at its max; declare typical: for a closer figure")
 		}
 	}
 	if t.Counter != nil {

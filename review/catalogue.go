@@ -287,6 +287,18 @@ func Catalogue() []Rule {
 			Reads:   "each copied field of entities' references: intent snapshot or live.",
 		},
 		{
+			ID: "fanout-amplification", Severity: SeverityWarning,
+			Title:   "Fan-out on write multiplies every event into many rows",
+			Symptom: "Write throughput and region-server CPU follow the size of the biggest lists rather than the event rate; one popular author's post stalls the writer for minutes.",
+			Cause:   "A copy of each entity into every element of another entity's list (a post into each follower's timeline) turns one event into as many row writes as the list is long, and the longest lists are the ones written most.",
+			Fix:     "Fan out on write only for lists up to a few thousand elements; for longer ones, store the entity once and merge the followed authors' rows when reading. Write copies for active elements only, and spread the copies with a salt or hash of the element key.",
+			Reads:   "fanout tables: the entity's events per second (workload.writes_by_entity, else writes_per_second) times the typical length of the list the copies go to, and the list's max (the rows one event can write). Denorm's writer does not write fanout tables: they are declared so that review and cost can price them.",
+			Levels: []Level{
+				{Severity: SeverityError, When: "measured: 100,000 row writes/s or more through the fan-out, or one event that can write 1,000,000 rows or more"},
+				{Severity: SeverityWarning, When: "measured: 10,000 row writes/s or more, or one event that can write 100,000 rows or more"},
+			},
+		},
+		{
 			ID: "ttl-with-version-timestamps", Severity: SeverityError,
 			Title:   "TTL on a family whose cell timestamps are event versions",
 			Symptom: "Cells expire at once, or never, whatever the TTL says.",

@@ -94,6 +94,7 @@ func fixes() map[string]string {
 		"counter-not-idempotent":      fix("counter-not-idempotent", "mode: fast", "mode: exact"),
 		"copy-intent-missing":         fix("copy-intent-missing", "customerName: name ", "customerName: {from: name, intent: snapshot}"),
 		"ttl-with-version-timestamps": fix("ttl-with-version-timestamps", "version_kind: event", "version_kind: epoch_ms"),
+		"fanout-amplification":        fix("fanout-amplification", "post: 200/s", "post: 20/s"),
 	}
 }
 

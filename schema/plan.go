@@ -245,7 +245,23 @@ const (
 	RoleIndex   Role = "index"   // a copy keyed for another query; thin or covering
 	RoleCounter Role = "counter" // pre-aggregated sums, updated by Increment
 	RoleLookup  Role = "lookup"  // reference key -> referencing rows, to refresh live copies
+	// RoleFanout: a copy of each entity into every element of another
+	// entity's list (a post into each follower's home timeline). Declared
+	// so that review and cost can price its writes; denorm's writer does
+	// not write it.
+	RoleFanout Role = "fanout"
 )
+
+// Fanout is where a fanout table's copies go: one row per element of a
+// child list of the entity the reference points at.
+type Fanout struct {
+	Reference string // the table entity's reference, e.g. "author"
+	Entity    string // the referenced entity, e.g. "user"
+	List      string // its child list, e.g. "followers"
+	Typical   int    // the list's typical length (its max when not declared)
+	Max       int    // the list's bound: the most rows one event writes
+	Line      int
+}
 
 // Table is one HBase table and how entity data maps onto it.
 type Table struct {
@@ -280,6 +296,8 @@ type Table struct {
 	Presplit    int    // regions at creation: the table's own setting, else ops.presplit, else 1
 	Durability  string // the table's own setting, else ops.durability
 	Regenerable bool   // the table's own setting, else ops.regenerable
+	// Fanout is set for fanout tables.
+	Fanout *Fanout
 	// RegionReplicas, SplitPolicy and MaxRowSize are the table's HBase
 	// settings (zero: HBase's defaults); Spec passes them to the store.
 	RegionReplicas int

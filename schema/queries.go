@@ -72,7 +72,7 @@ func (d *decoder) query(p *Plan, e entry, path string) *Query {
 	if ent == nil {
 		return q // the table's own error says why
 	}
-	td := &tableDecl{t: t, ent: ent}
+	td := &tableDecl{t: t, ent: ent, fanList: fanoutList(p, t)}
 	var byLines []int
 	if n, ok := nodes["by"]; ok {
 		var by []string

@@ -28,9 +28,14 @@ func (p *Plan) WhenShare(t *Table) float64 {
 
 // RowsPerEvent is how many rows of t one entity event writes on average:
 // the when share, times the typical element count for tables with `each`
-// (the max when no typical count is declared).
+// (the max when no typical count is declared), or for a fanout table the
+// typical length of the list it copies into.
 func (p *Plan) RowsPerEvent(t *Table) float64 {
 	rows := p.WhenShare(t)
+	if t.Fanout != nil {
+		// One copy per element of the target's list, typically.
+		return rows * float64(t.Fanout.Typical)
+	}
 	if t.Each == "" {
 		return rows
 	}

@@ -6,10 +6,10 @@ import (
 
 var tableKeys = []string{"role", "entity", "each", "rowkey", "families", "columns", "covering",
 	"buckets", "add", "mode", "reference", "when", "presplit", "durability", "regenerable", "description",
-	"region_replicas", "split_policy", "max_row_size"}
+	"region_replicas", "split_policy", "max_row_size", "fanout"}
 
 // keys only some roles accept
-var roleOnly = map[string]Role{"covering": RoleIndex, "buckets": RoleCounter, "add": RoleCounter, "mode": RoleCounter, "reference": RoleLookup}
+var roleOnly = map[string]Role{"covering": RoleIndex, "buckets": RoleCounter, "add": RoleCounter, "mode": RoleCounter, "reference": RoleLookup, "fanout": RoleFanout}
 
 func (d *decoder) tables(p *Plan, n *yaml.Node) {
 	entries, _ := d.mapping(n, "tables")
@@ -54,7 +54,8 @@ type tableDecl struct {
 	ent      *Entity
 	each     *Child
 	nodes    map[string]*yaml.Node
-	families bool // the file has a families section
+	families bool   // the file has a families section
+	fanList  *Child // a fanout table's target list, of another entity
 }
 
 func (d *decoder) table(p *Plan, e entry, path string) *Table {
@@ -66,7 +67,7 @@ func (d *decoder) table(p *Plan, e entry, path string) *Table {
 		td.nodes[x.Key] = x.Value
 	}
 	if n, ok := td.nodes["role"]; ok {
-		if r, ok := d.enum(n, join(path, "role"), string(RolePrimary), string(RoleIndex), string(RoleCounter), string(RoleLookup)); ok {
+		if r, ok := d.enum(n, join(path, "role"), string(RolePrimary), string(RoleIndex), string(RoleCounter), string(RoleLookup), string(RoleFanout)); ok {
 			t.Role = Role(r)
 		}
 	} else {
@@ -110,6 +111,9 @@ func (d *decoder) table(p *Plan, e entry, path string) *Table {
 	}
 	if t.Role == RoleLookup {
 		d.lookupReference(td)
+	}
+	if t.Role == RoleFanout {
+		d.fanoutSource(p, td)
 	}
 	d.rowkey(td)
 	if n, ok := td.nodes["when"]; ok {
@@ -158,6 +162,9 @@ func (d *decoder) table(p *Plan, e entry, path string) *Table {
 	case RoleLookup:
 		d.checkUnique(td, "lookup")
 		d.checkLookupKey(td)
+	case RoleFanout:
+		d.checkUnique(td, "fanout")
+		d.checkFanoutKey(td)
 	}
 	if (t.Role == RoleIndex || t.Role == RoleLookup) && len(t.Families) > 0 {
 		t.Ref = &Column{Family: t.Families[0].Name, Qualifier: RefQualifier, Line: t.Line}
@@ -204,6 +211,9 @@ func (d *decoder) tableSettings(p *Plan, td *tableDecl) {
 // field finds a field a table may use: the entity's own, or a field of the
 // child list the table has one row per.
 func (d *decoder) field(td *tableDecl, path string, line int, at string) *Field {
+	if f := td.fanoutField(path); f != nil {
+		return f
+	}
 	f := td.ent.Field(path)
 	if f == nil {
 		d.errLine(line, at, "%q is not a field of entity %q", path, td.ent.Name)

@@ -115,3 +115,54 @@ func TestKeyFormatsInSchema(t *testing.T) {
 		t.Errorf("want an error at line 12 naming the unknown hashed field: %v", errs)
 	}
 }
+
+const fanoutBase = `name: f
+entities:
+  user:
+    key: userId
+    fields: {userId: string}
+    children:
+      followers: {key: followerId, max: 5000, typical: 200, fields: {followerId: string}}
+  post:
+    key: postId
+    fields: {postId: string, authorId: string, postedAt: timestamp}
+    references:
+      author: {entity: user, key: authorId}
+tables:
+  users: {role: primary, entity: user, rowkey: [userId], columns: {"f:{followerId}": followers}}
+  posts: {role: primary, entity: post, rowkey: [postId], columns: {d:a: authorId, d:t: postedAt}}
+  home:
+    role: fanout
+    entity: post
+    fanout: {reference: author, list: followers}
+    rowkey: [followers.followerId, "reverse(postedAt)", postId]
+    columns: {d:a: authorId}
+queries:
+  timeline: {table: home, by: [followers.followerId], limit: 20}
+`
+
+func TestFanoutTables(t *testing.T) {
+	p := mustLoad(t, fanoutBase)
+	home := p.Table("home")
+	if home.Fanout == nil || home.Fanout.Entity != "user" || home.Fanout.Typical != 200 || home.Fanout.Max != 5000 {
+		t.Fatalf("fanout %+v", home.Fanout)
+	}
+	if got := p.RowsPerEvent(home); got != 200 {
+		t.Errorf("rows per post: %v, want 200", got)
+	}
+	if q := p.Query("timeline"); q.Shape != ShapePrefix {
+		t.Errorf("timeline by follower: shape %s", q.Shape)
+	}
+	for _, c := range []struct{ from, to, want string }{
+		{"reference: author,", "reference: editor,", `no reference "editor"`},
+		{"list: followers}", "list: fans}", `no child list "fans"`},
+		{"rowkey: [followers.followerId,", "rowkey: [authorId,", "needs a field of list"},
+		{"    fanout: {reference: author, list: followers}\n", "", "says where its copies go"},
+		{"role: fanout", "role: index", `"fanout" belongs to fanout tables`},
+	} {
+		errs := loadErrors(t, strings.Replace(fanoutBase, c.from, c.to, 1))
+		if !strings.Contains(errs.Error(), c.want) || errs[0].Line == 0 {
+			t.Errorf("%q -> %q: want an error with a line mentioning %q, got %v", c.from, c.to, c.want, errs)
+		}
+	}
+}
