@@ -81,7 +81,7 @@ func designs() []design {
 }
 
 // fill creates the design's table under name and writes its rows.
-func (d design) fill(ctx context.Context, t *testing.T, st store.Store, name string) {
+func (d design) fill(ctx context.Context, t testing.TB, st store.Store, name string) {
 	t.Helper()
 	spec := d.spec
 	spec.Name = name

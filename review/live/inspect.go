@@ -116,7 +116,10 @@ func Inspect(ctx context.Context, st store.Store, table string, opts Options) (*
 		}
 	}
 	if rest := budget - len(s.seen); rest > 0 {
-		if _, err := s.scan(ctx, nil, nil, rest); err != nil {
+		// The scan from the start meets the regions' first keys again:
+		// read past them, up to the budget of distinct keys.
+		s.cap = budget
+		if _, err := s.scan(ctx, nil, nil, budget+len(s.seen)); err != nil {
 			return nil, err
 		}
 	}
@@ -136,6 +139,7 @@ type sampler struct {
 	maxCells int
 	seen     map[string]bool
 	quals    map[string]map[string]bool
+	cap      int // stop a scan once this many distinct keys are kept; 0: no cap
 }
 
 // pieceCells is the cells per scanner piece: a wide row arrives in pieces
@@ -155,6 +159,9 @@ func (s *sampler) scan(ctx context.Context, start, end []byte, limit int) (int, 
 	for sc.Next(ctx) {
 		row := sc.Row()
 		if cur == nil || !bytes.Equal(cur, row.Key) {
+			if s.cap > 0 && len(s.seen) >= s.cap {
+				break
+			}
 			s.endRow(cur, cells)
 			cur, cells = append([]byte(nil), row.Key...), 0
 			rows++
