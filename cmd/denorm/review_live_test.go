@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/denorm/denorm/schema"
 	"github.com/denorm/denorm/store"
@@ -64,5 +65,53 @@ func TestReviewLiveTable(t *testing.T) {
 	}
 	if code, _, _ := runCmd(t, "review", "examples.yaml", "--draft", draft); code != exitUsage {
 		t.Errorf("--draft with a schema file: exit %d, want 2", code)
+	}
+}
+
+// denorm review hbase://HOST:9090/TABLE on the test HBase: a table keyed
+// STATUS#id shows its few leading values.
+func TestReviewLiveHBaseTable(t *testing.T) {
+	raw := hbaseURL(t)
+	ctx := context.Background()
+	st, err := store.Open(ctx, raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	table := fmt.Sprintf("denorm_live_review_%d", time.Now().UnixNano())
+	if err := st.CreateTable(ctx, store.TableSpec{Name: table, Families: []store.FamilySpec{{Name: "d"}}}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.DropTable(context.Background(), table) })
+	var ms []store.RowMutation
+	for i := range 200 {
+		ms = append(ms, store.RowMutation{Row: fmt.Appendf(nil, "%s#o%05d", []string{"OPEN", "PAID", "SHIPPED"}[i%3], i*37%1000),
+			Mutations: []store.Mutation{{Kind: store.Put, Family: "d", Qualifier: []byte("c"), Timestamp: 1, Value: []byte("x")}}})
+	}
+	if _, err := st.Batch(ctx, table, ms); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := runCmd(t, "review", raw+"/"+table, "--format", "sarif")
+	if code != exitOK {
+		t.Fatalf("exit %d (a warning only), want 0\n%s%s", code, out, errs)
+	}
+	var log struct {
+		Runs []struct {
+			Results []struct {
+				RuleID    string
+				Locations []struct {
+					PhysicalLocation struct {
+						ArtifactLocation struct{ URI string }
+					}
+				}
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &log); err != nil {
+		t.Fatal(err)
+	}
+	res := log.Runs[0].Results
+	if len(res) != 1 || res[0].RuleID != "index-hot-prefix" || res[0].Locations[0].PhysicalLocation.ArtifactLocation.URI != raw+"/"+table {
+		t.Errorf("want one index-hot-prefix result located at the table URL, got %+v", res)
 	}
 }
