@@ -3,12 +3,15 @@ package live
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/denorm/denorm/review"
 	"github.com/denorm/denorm/schema"
+	"github.com/denorm/denorm/store"
 	"github.com/denorm/denorm/store/pebble"
 )
 
@@ -91,5 +94,46 @@ func TestInspectIsBounded(t *testing.T) {
 	}
 	if !strings.Contains(Review(obs).Findings[0].Message, "epoch milliseconds") {
 		t.Errorf("want the key read as epoch milliseconds: %v", Review(obs).Findings)
+	}
+}
+
+// Rows of one prefix in a table split eight ways leave seven regions empty
+// in the sample; cells stamped 1, 2, 3 under a TTL (kept visible by
+// MIN_VERSIONS) are not clock times.
+func TestEmptyRegionsAndVersionTimestamps(t *testing.T) {
+	ctx := context.Background()
+	st, err := pebble.Open(ctx, t.TempDir(), pebble.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	var splits [][]byte
+	for _, c := range "bcdefgh" {
+		splits = append(splits, []byte{byte(c)})
+	}
+	spec := store.TableSpec{Name: "t", SplitKeys: splits, Families: []store.FamilySpec{{Name: "d", TTL: 24 * time.Hour, MaxVersions: 1, MinVersions: 1}}}
+	if err := st.CreateTable(ctx, spec); err != nil {
+		t.Fatal(err)
+	}
+	var ms []store.RowMutation
+	for i := range 300 {
+		ms = append(ms, store.RowMutation{Row: fmt.Appendf(nil, "a%06d", i*7919%1000003),
+			Mutations: []store.Mutation{{Kind: store.Put, Family: "d", Qualifier: []byte("v"), Timestamp: int64(1 + i%5), Value: []byte("x")}}})
+	}
+	if _, err := st.Batch(ctx, "t", ms); err != nil {
+		t.Fatal(err)
+	}
+	obs, err := Inspect(ctx, st, "t", Options{Sample: 400})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := Review(obs)
+	for _, id := range []string{"region-size", "ttl-with-version-timestamps"} {
+		if !rep.Has(id) {
+			t.Errorf("want %s, got %v", id, rep.Findings)
+		}
+	}
+	if obs.PerRegion[0] == 0 || obs.PerRegion[1] != 0 {
+		t.Errorf("keys per region %v: want all in the first", obs.PerRegion)
 	}
 }
