@@ -13,7 +13,15 @@ func reviewYAML(t *testing.T, name, src string) Report {
 	if err != nil {
 		t.Fatalf("%s: schema does not load:\n%v\n---\n%s", name, err, src)
 	}
-	return Review(p)
+	rep := Review(p)
+	// Whatever a test reviews, each finding's severity is one its rule
+	// documents (docs/rules.md, "How severity is chosen").
+	for _, f := range rep.Findings {
+		if rule, ok := Lookup(f.Rule); !ok || !rule.Allows(f.Severity) {
+			t.Errorf("%s: %s fired at %s, a level docs/rules.md does not list for it: %s", name, f.Rule, f.Severity, f.Message)
+		}
+	}
+	return rep
 }
 
 func TestCleanExampleHasNoFindings(t *testing.T) {
