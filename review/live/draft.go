@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/denorm/denorm/rowkey"
 )
 
 // WriteDraft writes a starting schema for the observed table: its families
@@ -20,10 +22,11 @@ func WriteDraft(w io.Writer, obs *Observation) error {
 	var b strings.Builder
 	name := ident(obs.Table, "table")
 	fmt.Fprintf(&b, "# A draft schema for %s, from %d sampled keys and %d cells (%s).\n", obs.Source, l.Sampled, obs.Cells, time.Now().UTC().Format(time.DateOnly))
-	b.WriteString("# Field types, sizes, the entity key and the row key encoding are guesses from\n")
-	b.WriteString("# bytes; denorm encodes keys its own way (docs/schema.md), so check the rowkey\n")
-	b.WriteString("# before pointing a writer at this table. Queries, workload rates, client and\n")
-	b.WriteString("# ops settings are not in a table: add them, then run denorm review on this file.\n")
+	b.WriteString("# Field types, sizes and the entity key are guesses from bytes. Delimited text\n")
+	b.WriteString("# keys are described as they are (text parts); other keys get denorm's own\n")
+	b.WriteString("# encoding (docs/schema.md), so check the rowkey before pointing a writer at\n")
+	b.WriteString("# this table. Queries, workload rates, client and ops settings are not in a\n")
+	b.WriteString("# table: add them, then run denorm review on this file.\n")
 	fmt.Fprintf(&b, "name: %s\n", name)
 	b.WriteString("entities:\n  row:\n")
 
@@ -37,7 +40,30 @@ func WriteDraft(w io.Writer, obs *Observation) error {
 		fields[n] = typ
 		return n
 	}
+	// Delimited text keys can be described as they are, with text parts;
+	// binary keys get denorm's own encoding, a starting point only.
+	textual := l.Salt == 0 && l.Delim != 0 && delimOK(l.Delim)
+	delim := string(l.Delim)
 	switch {
+	case textual && l.Time != "":
+		name, typ := "ts", "timestamp"
+		switch {
+		case strings.HasPrefix(l.Time, "epoch seconds"):
+			name, typ = "ts_s", "int64"
+		case l.Day:
+			name, typ = "date", "string"
+		}
+		ts := addField(name, typ)
+		rest := addField("id", "string")
+		rowkey = append(rowkey, fmt.Sprintf("text(%s, %s)", ts, delim), fmt.Sprintf("text(%s)", rest))
+		keyFields = append(keyFields, ts, rest)
+		keysYAML = append(keysYAML, fmt.Sprintf("    row.%s: {distribution: sequential}   # keys lead with %s", ts, l.Time))
+	case textual && l.Segment == "ascii" && l.Distinct > 0 && l.Distinct <= fewValues && l.Sampled >= minSample:
+		lead := addField("kind", "string")
+		rest := addField("id", "string")
+		rowkey = append(rowkey, fmt.Sprintf("text(%s, %s)", lead, delim), fmt.Sprintf("text(%s)", rest))
+		keyFields = append(keyFields, lead, rest)
+		keysYAML = append(keysYAML, fmt.Sprintf("    row.%s: {distribution: weighted, values: {%s}}   # %d distinct leading values sampled", lead, leadShares(obs, l), l.Distinct))
 	case l.Time != "":
 		ts := addField("ts", "timestamp")
 		rest := addField("id", "bytes")
@@ -215,4 +241,11 @@ func printableName(q string) bool {
 		}
 	}
 	return true
+}
+
+// delimOK reports whether a key delimiter can be written in a text part
+// (rowkey refuses letters, digits and the expression's own punctuation).
+func delimOK(d byte) bool {
+	_, err := rowkey.ParsePart(fmt.Sprintf("text(x, %c)", d))
+	return err == nil
 }

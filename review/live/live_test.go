@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/denorm/denorm/review"
+	"github.com/denorm/denorm/rowkey"
 	"github.com/denorm/denorm/schema"
 	"github.com/denorm/denorm/store"
 	"github.com/denorm/denorm/store/pebble"
@@ -42,6 +43,21 @@ func checkDraft(t *testing.T, obs *Observation, live review.Report) {
 	p, err := schema.Parse(obs.Table+".draft.yaml", buf.Bytes())
 	if err != nil {
 		t.Fatalf("draft does not load: %v\n%s", err, buf.String())
+	}
+	// A key the draft describes as delimited text reads every sampled key;
+	// epoch milliseconds come back as a timestamp.
+	if obs.Table == "time_led" && p.Entities[0].Field("ts") == nil {
+		t.Errorf("the draft of a key led by epoch milliseconds has no ts timestamp:\n%s", buf.String())
+	}
+	if k := p.Tables[0].Key; k.Part(0).Func == rowkey.Text {
+		for _, key := range obs.Keys {
+			if _, err := k.Decode(key); err != nil {
+				t.Errorf("the draft's key %s does not read %q: %v", k, key, err)
+				break
+			}
+		}
+	} else if obs.Table == "time_led" || obs.Table == "status_led" {
+		t.Errorf("%s has delimited text keys; the draft's key is %s", obs.Table, k)
 	}
 	rep := review.Review(p)
 	for _, id := range []string{"key-monotonic", "index-hot-prefix", "family-count"} {
