@@ -82,7 +82,7 @@ func Catalogue() []Rule {
 			Symptom: "Write latency and CPU peak on one region server while the others have little to do; splitting the hot region only hands the heat to the half holding the newest keys.",
 			Cause:   "A timestamp or an increasing id as the first key part sends every new row to the end of the key space, which one region owns.",
 			Fix:     "Lead the key with something spread out: salt(id, n), a hash of an entity id, or the entity id itself; put time after it (reverse(ts) for newest first). Time-range reads then fan out over the buckets.",
-			Reads:   "the first part of each table's rowkey, with the field's type (timestamp), the entity's version field when its version_kind is epoch_ms, and workload.keys (distribution: sequential). A day(...) first part is a warning; a salt or hash first part is never flagged.",
+			Reads:   "the first part of each table's rowkey, with the field's type (timestamp), the entity's version field when its version_kind is epoch_ms, and workload.keys (distribution: sequential). A day(...) first part is a warning; a salt, hash or bitrev first part is never flagged; text(...) and pad(...) parts are read as their field.",
 			Levels: []Level{
 				{Severity: SeverityError, When: "the first part is a timestamp, a declared sequential field or a clock version"},
 				{Severity: SeverityWarning, When: "bounded: the first part is day(...), so writes of a day share one key range that splits; or guessed: an integer entity id whose distribution is not declared"},
@@ -115,7 +115,7 @@ func Catalogue() []Rule {
 			Symptom: "All writes for one value (status OPEN, flag true) land on a single region of the index table.",
 			Cause:   "A field with a handful of values as the first key part gives the index only a handful of distinct key ranges to write to.",
 			Fix:     "Put salt(id, n) before the low-cardinality field and read all n buckets, merging the results.",
-			Reads:   "the first rowkey part of non-counter tables: bool fields, workload.keys with 64 or fewer values, or (with no distribution declared) names such as status, state, type or kind. A leading salt(f, n) or hash(f, n) is checked through to f: when f has fewer values than the salt has buckets (or the hash has values), the key has only as many leading values as f.",
+			Reads:   "the first rowkey part of non-counter tables: bool fields, workload.keys with 64 or fewer values, or (with no distribution declared) names such as status, state, type or kind. A leading salt(f, n) or hash(f, n) is checked through to f: when f has fewer values than the salt has buckets (or the hash has values), the key has only as many leading values as f; a hash of several fields has the product of their values. text(...) and pad(...) parts are read as their field.",
 			Levels: []Level{
 				{Severity: SeverityWarning, When: "workload.keys or the field's type (bool) gives the few values, of the first part or of the field a leading salt or hash reads"},
 				{Severity: SeverityInfo, When: "guessed: only the field's name suggests few values"},
