@@ -68,7 +68,7 @@ exist, or bad usage.`,
 			var rep review.Report
 			if strings.Contains(args[0], "://") {
 				var err error
-				if rep, err = reviewLive(cmd, args[0], sample, draft); err != nil {
+				if rep, err = reviewLive(cmd, args[0], format, sample, draft); err != nil {
 					return err
 				}
 			} else {
@@ -98,7 +98,7 @@ exist, or bad usage.`,
 }
 
 // reviewLive inspects an existing table and reviews what it saw.
-func reviewLive(cmd *cobra.Command, raw string, sample int, draft string) (review.Report, error) {
+func reviewLive(cmd *cobra.Command, raw, format string, sample int, draft string) (review.Report, error) {
 	storeURL, table, err := live.SplitURL(raw)
 	if err != nil {
 		return review.Report{}, usageError(err)
@@ -117,6 +117,12 @@ func reviewLive(cmd *cobra.Command, raw string, sample int, draft string) (revie
 		return review.Report{}, err
 	}
 	obs.Source = raw
+	if format == "" || format == "text" {
+		// For people, what was seen comes before what it means.
+		if err := live.WriteDescription(cmd.OutOrStdout(), obs); err != nil {
+			return review.Report{}, err
+		}
+	}
 	if draft != "" {
 		if err := writeDraft(draft, obs); err != nil {
 			return review.Report{}, err

@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net/url"
 	"path"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/denorm/denorm/store"
 )
@@ -217,4 +219,82 @@ func (s *sampler) cell(c store.Cell) {
 // finish sorts the sample: keys from several scans arrive out of order.
 func (s *sampler) finish() {
 	slices.SortFunc(s.obs.Keys, bytes.Compare)
+}
+
+// WriteDescription writes what Inspect saw, for people: families and their
+// settings, regions with the sampled keys in each, and what the keys'
+// start reads as.
+func WriteDescription(w io.Writer, obs *Observation) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "table %s: %s, %s, %d sampled keys, %d cells\n",
+		obs.Table, count(len(obs.Spec.Families), "family", "families"), count(len(obs.Regions), "region", "regions"), len(obs.Keys), obs.Cells)
+	for _, f := range obs.Spec.Families {
+		fmt.Fprintf(&b, "  family %s: %s\n", f.Name, familyText(f))
+	}
+	if t := obs.Spec; t.SplitPolicy != "" || t.RegionReplicas > 1 || t.MaxRowSize > 0 {
+		fmt.Fprintf(&b, "  split policy %q, region replicas %d, max row size %d\n", t.SplitPolicy, max(t.RegionReplicas, 1), t.MaxRowSize)
+	}
+	for i, r := range obs.Regions {
+		if i == 16 {
+			fmt.Fprintf(&b, "  ... %d more regions\n", len(obs.Regions)-16)
+			break
+		}
+		n := ""
+		if i < len(obs.PerRegion) {
+			n = fmt.Sprint(obs.PerRegion[i])
+			if obs.PerRegion[i] >= obs.RegionCap {
+				n += "+"
+			}
+		}
+		fmt.Fprintf(&b, "  region %d [%s, %s): %s sampled keys\n", i+1, store.Printable(r.Start), store.Printable(r.End), n)
+	}
+	l := AnalyzeKeys(obs.Keys)
+	switch {
+	case l.Hashed:
+		b.WriteString("  keys start with a hashed prefix\n")
+	case l.Time != "":
+		fmt.Fprintf(&b, "  keys start with %s, %s to %s\n", l.Time, l.Oldest.Format(time.RFC3339), l.Newest.Format(time.RFC3339))
+	case l.Distinct > 0:
+		fmt.Fprintf(&b, "  first key field (%s): %d distinct values sampled, most common %s\n", l.Segment, l.Distinct, strings.Join(l.Top, ", "))
+	}
+	if l.Salt > 0 {
+		fmt.Fprintf(&b, "  after a bucket byte with %d values\n", l.Salt)
+	}
+	if _, err := io.WriteString(w, b.String()); err != nil {
+		return fmt.Errorf("live: write description: %w", err)
+	}
+	return nil
+}
+
+func familyText(f store.FamilySpec) string {
+	parts := []string{fmt.Sprintf("versions %d", f.Versions())}
+	if f.TTL > 0 {
+		parts = append(parts, "ttl "+f.TTL.String())
+	}
+	for _, kv := range [][2]string{{"compression", f.Compression}, {"encoding", f.DataBlockEncoding}, {"bloom", f.BloomFilter},
+		{"keep deleted cells", f.KeepDeletedCells}, {"compaction", f.Compaction}} {
+		if kv[1] != "" && !strings.EqualFold(kv[1], "NONE") {
+			parts = append(parts, kv[0]+" "+kv[1])
+		}
+	}
+	if f.MinVersions > 0 {
+		parts = append(parts, fmt.Sprintf("min versions %d", f.MinVersions))
+	}
+	if f.MOB {
+		parts = append(parts, "mob")
+	}
+	if f.NoBlockCache {
+		parts = append(parts, "no block cache")
+	}
+	if f.InMemory {
+		parts = append(parts, "in memory")
+	}
+	return strings.Join(parts, ", ")
+}
+
+func count(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }

@@ -16,6 +16,30 @@ import (
 	"github.com/denorm/denorm/store/pebble"
 )
 
+func TestWriteDescription(t *testing.T) {
+	ctx := context.Background()
+	st, err := pebble.Open(ctx, t.TempDir(), pebble.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	d := designs()[0]
+	d.fill(ctx, t, st, "tl")
+	obs, err := Inspect(ctx, st, "tl", Options{Sample: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := WriteDescription(&buf, obs); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"table tl: 1 family, 3 regions, 100 sampled keys", "family d: versions 1", "region 2 [1761000000000, 1764000000000): 16+ sampled keys", "keys start with epoch milliseconds as decimal text"} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("description lacks %q:\n%s", want, buf.String())
+		}
+	}
+}
+
 func TestDesignsOnPebble(t *testing.T) {
 	ctx := context.Background()
 	st, err := pebble.Open(ctx, t.TempDir(), pebble.Options{})
