@@ -51,7 +51,8 @@ type Observation struct {
 	// Keys are the distinct sampled row keys in ascending order.
 	Keys [][]byte
 	// PerRegion counts the sampled keys in each region (parallel to
-	// Regions); RegionCap is the most any region's own sample could take,
+	// Regions; -1 for a region not sampled, in tables of very many
+	// regions); RegionCap is the most any region's own sample could take,
 	// so a count at the cap means "at least".
 	PerRegion []int
 	RegionCap int
@@ -107,9 +108,17 @@ func Inspect(ctx context.Context, st store.Store, table string, opts Options) (*
 	budget := opts.sample()
 	if len(regions) > 1 {
 		// The first keys of every region show what each region starts
-		// with; a region empty in its first keys is empty.
-		obs.RegionCap = max(1, budget/2/len(regions))
+		// with; a region empty in its first keys is empty. A table of very
+		// many regions has every step-th one read, so the scans stay
+		// bounded too; the others count -1 (not sampled).
+		step := max(1, (len(regions)+maxRegionScans-1)/maxRegionScans)
+		scanned := (len(regions) + step - 1) / step
+		obs.RegionCap = max(1, budget/2/scanned)
 		for i, r := range regions {
+			if i%step != 0 {
+				obs.PerRegion[i] = -1
+				continue
+			}
 			n, err := s.scan(ctx, r.Start, r.End, obs.RegionCap)
 			if err != nil {
 				return nil, err
@@ -143,6 +152,9 @@ type sampler struct {
 	quals    map[string]map[string]bool
 	cap      int // stop a scan once this many distinct keys are kept; 0: no cap
 }
+
+// maxRegionScans bounds the per-region scans of one inspection.
+const maxRegionScans = 256
 
 // pieceCells is the cells per scanner piece: a wide row arrives in pieces
 // of this many cells, so no row is held whole.
@@ -239,8 +251,8 @@ func WriteDescription(w io.Writer, obs *Observation) error {
 			fmt.Fprintf(&b, "  ... %d more regions\n", len(obs.Regions)-16)
 			break
 		}
-		n := ""
-		if i < len(obs.PerRegion) {
+		n := "unsampled"
+		if i < len(obs.PerRegion) && obs.PerRegion[i] >= 0 {
 			n = fmt.Sprint(obs.PerRegion[i])
 			if obs.PerRegion[i] >= obs.RegionCap {
 				n += "+"

@@ -177,3 +177,47 @@ func TestEmptyRegionsAndVersionTimestamps(t *testing.T) {
 		t.Errorf("keys per region %v: want all in the first", obs.PerRegion)
 	}
 }
+
+// A table of very many regions is sampled at every step-th region, so an
+// inspection makes a bounded number of scans.
+func TestManyRegionsAreSampledBounded(t *testing.T) {
+	ctx := context.Background()
+	st, err := pebble.Open(ctx, t.TempDir(), pebble.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	var splits [][]byte
+	for i := 1; i < 600; i++ {
+		splits = append(splits, fmt.Appendf(nil, "k%04d", i))
+	}
+	if err := st.CreateTable(ctx, store.TableSpec{Name: "many", SplitKeys: splits, Families: []store.FamilySpec{{Name: "d"}}}); err != nil {
+		t.Fatal(err)
+	}
+	var ms []store.RowMutation
+	for i := range 1200 {
+		ms = append(ms, store.RowMutation{Row: fmt.Appendf(nil, "k%04d-%d", i/2, i), Mutations: []store.Mutation{{Kind: store.Put, Family: "d", Qualifier: []byte("v"), Timestamp: 1, Value: []byte("x")}}})
+	}
+	if _, err := st.Batch(ctx, "many", ms); err != nil {
+		t.Fatal(err)
+	}
+	obs, err := Inspect(ctx, st, "many", Options{Sample: 500})
+	if err != nil {
+		t.Fatal(err)
+	}
+	scanned := 0
+	for _, n := range obs.PerRegion {
+		if n >= 0 {
+			scanned++
+		}
+	}
+	if len(obs.Regions) != 600 || scanned > maxRegionScans || scanned < maxRegionScans/2 {
+		t.Errorf("%d regions, %d scanned: want at most %d", len(obs.Regions), scanned, maxRegionScans)
+	}
+	if len(obs.Keys) > 500 {
+		t.Errorf("%d keys kept with a sample of 500", len(obs.Keys))
+	}
+	if Review(obs).Has("region-size") {
+		t.Errorf("every region holds keys, yet region-size fired: %v", Review(obs).Findings)
+	}
+}

@@ -207,16 +207,19 @@ func (r *reporter) regionShare() {
 	if len(o.Regions) < 4 || len(r.lead.Top) == 0 && r.lead.Sampled == 0 {
 		return
 	}
-	empty := 0
+	empty, sampled := 0, 0
 	for _, n := range o.PerRegion {
+		if n >= 0 {
+			sampled++
+		}
 		if n == 0 {
 			empty++
 		}
 	}
-	if r.lead.Sampled >= minSample && empty*2 > len(o.Regions) {
+	if r.lead.Sampled >= minSample && sampled >= 4 && empty*2 > sampled {
 		r.add("region-size", review.SeverityInfo, fmt.Sprintf(
-			"%d of the %d regions of %s are empty in the sample (keys per region: %s): the split points do not match the keys written",
-			empty, len(o.Regions), o.Table, perRegionText(o.PerRegion, o.RegionCap)))
+			"%d of the %d sampled regions of %s are empty (keys per region: %s): the split points do not match the keys written",
+			empty, sampled, o.Table, perRegionText(o.PerRegion, o.RegionCap)))
 	}
 }
 
@@ -228,7 +231,10 @@ func perRegionText(counts []int, limit int) string {
 			break
 		}
 		s := fmt.Sprint(n)
-		if n >= limit {
+		switch {
+		case n < 0:
+			s = "?"
+		case n >= limit:
 			s += "+"
 		}
 		parts = append(parts, s)
