@@ -58,6 +58,9 @@ type Input struct {
 	// hot region that is the table's last is told apart as the monotonic-key
 	// signature.
 	RegionOrder map[string][]string
+	// RegionRanges optionally maps an encoded region name to its key range
+	// as Finding.KeyRange shows it.
+	RegionRanges map[string]string
 	// LogSource and SlowSource name the files, for evidence.
 	LogSource  string
 	SlowSource string
@@ -85,6 +88,11 @@ func Diagnose(in Input, opts Options) Report {
 	sortFindings(fs)
 	if fs == nil {
 		fs = []Finding{}
+	}
+	for i := range fs {
+		if fs[i].Region != "" {
+			fs[i].KeyRange = in.RegionRanges[fs[i].Region]
+		}
 	}
 	return Report{Findings: fs}
 }

@@ -10,7 +10,7 @@ import (
 func Formats() []string { return []string{"text", "json"} }
 
 // Write prints a report as text (for people) or JSON (stable:
-// {"findings":[{rule,severity,table,region,server,message,evidence,fix}],
+// {"findings":[{rule,severity,table,region,key_range,server,message,evidence,fix}],
 // "summary":{error,warning,info}}).
 func Write(w io.Writer, r Report, format string) error {
 	switch format {
@@ -38,6 +38,9 @@ func writeText(w io.Writer, r Report) error {
 	for _, f := range r.Findings {
 		if _, err := fmt.Fprintf(w, "%s\n", f); err != nil {
 			return fmt.Errorf("write text: %w", err)
+		}
+		if f.KeyRange != "" {
+			fmt.Fprintf(w, "    region %s holds rows %s\n", f.Region, f.KeyRange)
 		}
 		for _, e := range f.Evidence {
 			fmt.Fprintf(w, "    evidence: %s\n", e)

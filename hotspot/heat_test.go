@@ -16,12 +16,12 @@ import (
 	"github.com/denorm/denorm/store/pebble"
 )
 
-// inked counts the pixels of r that are not the background.
+// inked counts the pixels of r that are not the white background.
 func inked(img image.Image, r image.Rectangle) int {
 	n := 0
 	for y := r.Min.Y; y < r.Max.Y; y++ {
 		for x := r.Min.X; x < r.Max.X; x++ {
-			if !sameColour(img.At(x, y), background) {
+			if !near(img.At(x, y), color.White, 0) {
 				n++
 			}
 		}
@@ -43,12 +43,10 @@ func abs(x int) int {
 	return x
 }
 
-func sameColour(a, b color.Color) bool {
-	r1, g1, b1, _ := a.RGBA()
-	r2, g2, b2, _ := b.RGBA()
-	return r1 == r2 && g1 == g2 && b1 == b2
-}
-
+// The heat map's plot area holds, at the middle of every cell, the colour
+// of that region's load at that step on the viridis scale; the colour bar
+// runs from the coldest colour at the bottom to the hottest at the top; and
+// there is text where the captions and axes are.
 func TestPNG(t *testing.T) {
 	res := simulate(t, example(t, "device_events_naive.yaml"), Options{Seed: 2, Duration: 6 * time.Hour})
 	var buf bytes.Buffer
@@ -59,39 +57,74 @@ func TestPNG(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lay := PNGLayout()
-	if img.Bounds().Size() != lay.Size {
-		t.Fatalf("size %v, want %v", img.Bounds().Size(), lay.Size)
+	lay, err := PNGLayout(res)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if n := inked(img, lay.Plot); n != lay.Plot.Dx()*lay.Plot.Dy() {
-		t.Errorf("%d of %d plot pixels are drawn", n, lay.Plot.Dx()*lay.Plot.Dy())
+	if img.Bounds().Size() != lay.Size || lay.Size != image.Pt(1100, 680) {
+		t.Fatalf("size %v (layout says %v), want 1100x680", img.Bounds().Size(), lay.Size)
 	}
-	if n := inked(img, lay.Legend); n != lay.Legend.Dx()*lay.Legend.Dy() {
-		t.Errorf("%d of %d legend pixels are drawn", n, lay.Legend.Dx()*lay.Legend.Dy())
+	if !lay.Plot.In(img.Bounds()) || lay.Plot.Dx() < 600 || lay.Plot.Dy() < 400 {
+		t.Fatalf("plot area %v: not a large part of %v", lay.Plot, img.Bounds())
 	}
-	// Text: the title band, the key labels left of the plot, the time
-	// labels below it and the scale right of the colour bar.
-	for name, r := range map[string]image.Rectangle{
-		"title":      image.Rect(0, 0, lay.Size.X, lay.Plot.Min.Y-20),
-		"key labels": image.Rect(0, lay.Plot.Min.Y, lay.Plot.Min.X-2, lay.Plot.Max.Y),
-		"time axis":  image.Rect(lay.Plot.Min.X, lay.Plot.Max.Y+2, lay.Plot.Max.X, lay.Size.Y),
-		"scale":      image.Rect(lay.Legend.Max.X+2, lay.Plot.Min.Y, lay.Size.X, lay.Plot.Max.Y),
-	} {
-		if inked(img, r) < 100 {
-			t.Errorf("%s: next to nothing drawn", name)
+	g := newGrid(res)
+	if g.steps < 2 || len(g.rows) < 2 {
+		t.Fatalf("grid of %d steps x %d rows: too small to test", g.steps, len(g.rows))
+	}
+	cw := float64(lay.Plot.Dx()) / float64(g.steps)
+	rh := float64(lay.Plot.Dy()) / float64(len(g.rows))
+	hot, cold, bad := 0, 0, 0
+	for s := range g.steps {
+		for i := range g.rows {
+			x := lay.Plot.Min.X + int((float64(s)+0.5)*cw)
+			y := lay.Plot.Min.Y + int((float64(i)+0.5)*rh)
+			f := g.value(s, i) / g.max
+			want := colourAt(f)
+			if got := img.At(x, y); !near(got, want, 3) {
+				if bad++; bad <= 5 {
+					t.Errorf("step %d row %d (pixel %d,%d): colour %v, want %v for %.3f of the scale", s, i, x, y, got, want, f)
+				}
+			}
+			switch {
+			case f == 1:
+				hot++
+			case f < 0.05:
+				cold++
+			}
 		}
 	}
+	if hot == 0 || cold == 0 {
+		t.Errorf("%d hottest and %d cold cells: the test map should have both", hot, cold)
+	}
 	// The time-led key: at the end the hot region is the last one (bottom
-	// right, the top of the scale); the first region has long gone cold
-	// (top right, the bottom of the scale, but for a few reads).
-	if c := img.At(lay.Plot.Max.X-2, lay.Plot.Max.Y-2); !sameColour(c, colourAt(1)) {
+	// right); the first region has long gone cold (top right).
+	if c := img.At(lay.Plot.Max.X-3, lay.Plot.Max.Y-3); !near(c, colourAt(1), 3) {
 		t.Errorf("bottom right of the plot is %v, want the hottest colour", c)
 	}
-	if c := img.At(lay.Plot.Max.X-2, lay.Plot.Min.Y+1); !near(c, colourAt(0), 8) {
+	if c := img.At(lay.Plot.Max.X-3, lay.Plot.Min.Y+3); !near(c, colourAt(0), 8) {
 		t.Errorf("top right of the plot is %v, want about the coldest colour %v", c, colourAt(0))
 	}
-	if c := img.At(lay.Legend.Min.X+2, lay.Legend.Min.Y); !sameColour(c, colourAt(1)) {
+	mid := (lay.Legend.Min.X + lay.Legend.Max.X) / 2
+	if c := img.At(mid, lay.Legend.Min.Y+2); !near(c, colourAt(1), 4) {
 		t.Errorf("top of the colour bar is %v, want the hottest colour", c)
+	}
+	if c := img.At(mid, lay.Legend.Max.Y-3); !near(c, colourAt(0), 4) {
+		t.Errorf("bottom of the colour bar is %v, want the coldest colour", c)
+	}
+	if lay.Legend.Min.X <= lay.Plot.Max.X || lay.Legend.Dy() != lay.Plot.Dy() {
+		t.Errorf("colour bar %v should stand right of the plot %v, as tall", lay.Legend, lay.Plot)
+	}
+	// Text: the title band, the key labels left of the plot, the time
+	// labels below it, the scale left of the colour bar.
+	for name, r := range map[string]image.Rectangle{
+		"title":      image.Rect(0, 0, lay.Size.X, lay.Plot.Min.Y-4),
+		"key labels": image.Rect(0, lay.Plot.Min.Y, lay.Plot.Min.X-2, lay.Plot.Max.Y),
+		"time axis":  image.Rect(lay.Plot.Min.X, lay.Plot.Max.Y+2, lay.Plot.Max.X, lay.Size.Y),
+		"scale":      image.Rect(lay.Plot.Max.X+4, lay.Plot.Min.Y, lay.Legend.Min.X-1, lay.Plot.Max.Y),
+	} {
+		if inked(img, r) < 100 {
+			t.Errorf("%s: next to nothing drawn in %v", name, r)
+		}
 	}
 }
 

@@ -6,6 +6,8 @@ import (
 	"io"
 	"strings"
 	"time"
+
+	"gonum.org/v1/plot"
 )
 
 // WriteHTML writes a self-contained page: the heat map as inline SVG (a
@@ -14,6 +16,7 @@ import (
 // any parser reads it.
 func WriteHTML(w io.Writer, res *Result) error {
 	g := newGrid(res)
+	sm := res.Summary
 	esc := html.EscapeString
 	var b strings.Builder
 	const (
@@ -23,9 +26,10 @@ func WriteHTML(w io.Writer, res *Result) error {
 	)
 	b.WriteString("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n")
 	fmt.Fprintf(&b, "<title>%s</title>\n", esc(heatTitle(res)))
-	b.WriteString("<style>body{font-family:sans-serif;margin:1.5em}svg text{font-size:11px;font-family:monospace}" +
+	b.WriteString("<style>body{font-family:sans-serif;margin:1.5em}svg{max-width:100%;height:auto}svg text{font-size:12px;font-family:sans-serif}svg rect{shape-rendering:crispEdges}" +
 		"table{border-collapse:collapse}td,th{padding:2px 10px;text-align:right}th:first-child,td:first-child{text-align:left}</style>\n</head>\n<body>\n")
 	fmt.Fprintf(&b, "<h1>%s</h1>\n<p>%s</p>\n", esc(heatTitle(res)), esc(heatSubtitle(res)))
+	b.WriteString("<p>Point at a cell for its region and load.</p>\n")
 	fmt.Fprintf(&b, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\">\n", width, height, width, height)
 	fmt.Fprintf(&b, "<text x=\"4\" y=\"%d\">regions by start key</text>\n", top-10)
 
@@ -60,6 +64,7 @@ func WriteHTML(w io.Writer, res *Result) error {
 		every := max(1, (len(g.rows)+15)/16)
 		for i := 0; i < len(g.rows); i += every {
 			y := top + (float64(i)+0.5)*rh
+			fmt.Fprintf(&b, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#222\"/>\n", left-4, y, left, y)
 			fmt.Fprintf(&b, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\" dominant-baseline=\"middle\">%s</text>\n", left-6, y, esc(rowLabel(g.rows[i])))
 		}
 	}
@@ -68,7 +73,8 @@ func WriteHTML(w io.Writer, res *Result) error {
 		tick := timeTicks(res.Duration)
 		for at := time.Duration(0); at <= res.Duration; at += tick {
 			x := left + float64(pw)*float64(at)/float64(res.Duration)
-			fmt.Fprintf(&b, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%s</text>\n", x, top+ph+16, esc(shortDuration(at)))
+			fmt.Fprintf(&b, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#222\"/>\n", x, top+ph, x, top+ph+4)
+			fmt.Fprintf(&b, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%s</text>\n", x, top+ph+18, esc(shortDuration(at)))
 		}
 		fmt.Fprintf(&b, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">simulated time from %s</text>\n",
 			left+pw/2, top+ph+40, esc(res.Start.UTC().Format("2006-01-02 15:04 UTC")))
@@ -83,14 +89,20 @@ func WriteHTML(w io.Writer, res *Result) error {
 	b.WriteString("</linearGradient></defs>\n")
 	fmt.Fprintf(&b, "<text x=\"%d\" y=\"%d\">%s</text>\n", barX-10, top-10, esc(res.Unit))
 	fmt.Fprintf(&b, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"url(#scale)\" stroke=\"#222\"/>\n", barX, top, barW, ph)
-	for i := 0; i <= 4; i++ {
-		y := float64(top+ph) - float64(i)*float64(ph)/4
-		fmt.Fprintf(&b, "<text x=\"%d\" y=\"%.1f\" dominant-baseline=\"middle\">%s</text>\n", barX+barW+6, y, esc(num(g.max*float64(i)/4)))
+	for _, v := range scaleTicks(g.max) {
+		y := float64(top+ph) - v/g.max*float64(ph)
+		fmt.Fprintf(&b, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#222\"/>\n", barX+barW, y, barX+barW+4, y)
+		fmt.Fprintf(&b, "<text x=\"%d\" y=\"%.1f\" dominant-baseline=\"middle\">%s</text>\n", barX+barW+7, y, esc(num(v)))
 	}
 	b.WriteString("</svg>\n")
+	switch {
+	case !(g.max > 0):
+		fmt.Fprintf(&b, "<p>%s</p>\n", esc(idleNote(res)))
+	case res.Source == SourceSimulation && g.steps > 1 && sm.Splits > 0:
+		fmt.Fprintf(&b, "<p>%s</p>\n", esc(splitNote))
+	}
 
-	sm := res.Summary
-	b.WriteString("<table>\n<tr><th></th><th>typical step</th><th>worst step</th></tr>\n")
+	b.WriteString("<table>\n<tr><th>load spread</th><th>typical step</th><th>worst step</th></tr>\n")
 	for _, k := range []struct {
 		name string
 		sp   Spread
@@ -116,4 +128,19 @@ func WriteHTML(w io.Writer, res *Result) error {
 		return fmt.Errorf("hotspot: write html: %w", err)
 	}
 	return nil
+}
+
+// scaleTicks are round values on a colour scale from 0 to top (none when
+// top is not positive), as gonum picks them for the PNG's colour bar.
+func scaleTicks(top float64) []float64 {
+	if !(top > 0) {
+		return nil
+	}
+	var vs []float64
+	for _, t := range (plot.DefaultTicks{}).Ticks(0, top) {
+		if t.Label != "" && t.Value >= 0 && t.Value <= top {
+			vs = append(vs, t.Value)
+		}
+	}
+	return vs
 }

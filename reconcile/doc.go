@@ -1,6 +1,12 @@
 // Package reconcile verifies every copy the schema derives from a primary
 // table and repairs what differs: index rows, covering values, lookup rows,
 // exact-mode counter contributions, fast-mode counter totals and live copies.
+//
+// A caller needs Run, with Options saying what to cover (a table, a key
+// range, a Shard from ParseShard) and whether to repair (DryRun), and reads
+// the Report it returns: Differences, Failed, WriteText, WriteMetrics. The
+// examples show a scheduled run; docs/library.md puts it in context.
+//
 // It recomputes copies with package layout (ReadState, Derive, LiveRefs), the
 // same code the writer uses, so the two cannot disagree on where data lives.
 //

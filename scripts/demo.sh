@@ -34,7 +34,10 @@ step gen orders --events 20000 --seed 1 --reorder 0.05 --duplicate 0.05 --delete
 step apply --schema examples/orders.yaml --events "$events" --from-start
 step table list
 step scan orders --limit 2
-step scan daily_units --limit 2
+# The same rows read by the schema: key parts by name, items as fields.
+step scan orders --schema examples/orders.yaml --limit 2
+step scan orders_by_status --schema examples/orders.yaml --limit 2
+step scan daily_units --schema examples/orders.yaml --limit 1
 step query --schema examples/orders.yaml orders_by_status status=OPEN --limit 3
 # Every copy checked against the primary rows: a dry run exits 1 on a difference.
 step reconcile --schema examples/orders.yaml --dry-run

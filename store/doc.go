@@ -1,5 +1,11 @@
 // Package store is HBase's data model as a Go interface.
 //
+// A caller needs Open, which gives a Store for a URL (pebble://DIR for the
+// embedded backend, hbase://HOST:9090 for HBase through Thrift2; the
+// backend's package is imported for its side effect), and the request types
+// of its methods: Get, Scan, RowMutation with its Mutations, Increment and
+// Condition. BufferedMutator batches writes as HBase's client does.
+//
 // A table is a sorted map: row -> family -> qualifier -> timestamp -> value.
 // Every denorm package talks to a Store; backends (store/pebble, store/hbase)
 // implement it and must pass the conformance suite in store/storetest.

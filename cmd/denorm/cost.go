@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 
@@ -8,6 +9,7 @@ import (
 
 	"github.com/denorm/denorm/cost"
 	"github.com/denorm/denorm/schema"
+	"github.com/denorm/denorm/store"
 	"github.com/denorm/denorm/store/pebble"
 )
 
@@ -105,5 +107,43 @@ func measureScratch(cmd *cobra.Command, plan *schema.Plan, n int) (m cost.Measur
 		return m, fmt.Errorf("measure: open temporary store: %w", err)
 	}
 	defer closeStore(st, &err)
-	return cost.Measure(cmd.Context(), st, plan, n)
+	primaries := map[string]bool{}
+	for _, e := range plan.Entities {
+		if t := plan.Primary(e.Name); t != nil {
+			primaries[t.Name] = true
+		}
+	}
+	prog := newBar(cmd.ErrOrStderr(), int64(n*max(len(primaries), 1)), "measuring", "records", false)
+	defer prog.done()
+	return cost.Measure(cmd.Context(), &countingStore{Store: st, disk: st, primaries: primaries, bar: prog}, plan, n)
+}
+
+// countingStore moves a bar on by the primary rows written through it: one
+// a synthetic record. DiskUsage is passed on, so the measurement still
+// reads the store's disk use.
+type countingStore struct {
+	store.Store
+	disk      cost.DiskUser
+	primaries map[string]bool
+	bar       *bar
+}
+
+func (c *countingStore) Batch(ctx context.Context, table string, ms []store.RowMutation) ([]error, error) {
+	errs, err := c.Store.Batch(ctx, table, ms)
+	if c.primaries[table] {
+		c.bar.add(int64(len(ms)))
+	}
+	return errs, err
+}
+
+func (c *countingStore) Mutate(ctx context.Context, table string, m store.RowMutation) error {
+	err := c.Store.Mutate(ctx, table, m)
+	if c.primaries[table] {
+		c.bar.add(1)
+	}
+	return err
+}
+
+func (c *countingStore) DiskUsage(ctx context.Context, table string) (int64, error) {
+	return c.disk.DiskUsage(ctx, table)
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/denorm/denorm/doctor"
+	"github.com/denorm/denorm/store"
 )
 
 func newDoctorCmd() *cobra.Command {
@@ -40,11 +41,12 @@ read live (HBase 2.4+ with hbase.regionserver.slowlog.buffer.enabled); --log
 takes a client log file. docs/doctor.md lists the
 cluster-only rule ids; docs/rules.md the shared ones. With --store, the
 tables' regions are listed in start-key order, so that a hot region which is
-its table's last (the monotonic-key signature) is reported as key-monotonic.
+its table's last (the monotonic-key signature) is reported as key-monotonic,
+and each finding about a region gives the region's rows, [start, end).
 
 Formats: text, or json (stable: {"findings":[{"rule","severity","table",
-"region","server","message","evidence","fix"}],"summary":{"error","warning",
-"info"}}).
+"region","key_range","server","message","evidence","fix"}],"summary":{"error",
+"warning","info"}}; key_range is "" without --store).
 
 Exit codes: 0 no error findings; 1 at least one error finding; 2 bad usage or
 an input that could not be read.`,
@@ -68,7 +70,7 @@ an input that could not be read.`,
 				return err
 			}
 			if f := cmd.Flag("store"); f != nil && f.Changed {
-				if in.RegionOrder, err = regionOrder(cmd, in.Samples); err != nil {
+				if in.RegionOrder, in.RegionRanges, err = regionOrder(cmd, in.Samples); err != nil {
 					return err
 				}
 			}
@@ -153,15 +155,16 @@ func doctorInput(ctx context.Context, jmx []string, interval time.Duration, slow
 }
 
 // regionOrder lists, through the store, the regions of every table the
-// samples mention. Tables /jmx still reports after they were dropped cannot
-// be listed; they are left out rather than failing the run.
-func regionOrder(cmd *cobra.Command, samples []doctor.Sample) (order map[string][]string, err error) {
+// samples mention, in key order, and each region's key range. Tables /jmx
+// still reports after they were dropped cannot be listed; they are left out
+// rather than failing the run.
+func regionOrder(cmd *cobra.Command, samples []doctor.Sample) (order map[string][]string, ranges map[string]string, err error) {
 	st, err := openStore(cmd)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer closeStore(st, &err)
-	order = map[string][]string{}
+	order, ranges = map[string][]string{}, map[string]string{}
 	for _, s := range samples {
 		for _, r := range s.After.Regions {
 			t := r.FullTable()
@@ -175,8 +178,22 @@ func regionOrder(cmd *cobra.Command, samples []doctor.Sample) (order map[string]
 			}
 			for _, reg := range regions {
 				order[t] = append(order[t], reg.ID)
+				ranges[reg.ID] = keyRange(reg)
 			}
 		}
 	}
-	return order, nil
+	return order, ranges, nil
+}
+
+// keyRange prints a region's rows as [start, end), the table's first and
+// last regions open-ended, as table describe does.
+func keyRange(r store.Region) string {
+	start, end := "(first)", "(last)"
+	if len(r.Start) > 0 {
+		start = store.Printable(r.Start)
+	}
+	if len(r.End) > 0 {
+		end = store.Printable(r.End)
+	}
+	return "[" + start + ", " + end + ")"
 }

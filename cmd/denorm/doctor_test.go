@@ -115,6 +115,10 @@ func TestDoctorLiveHBase(t *testing.T) {
 	if r.code != exitProblems || !strings.Contains(r.out, "[key-monotonic] the busiest region of "+table) {
 		t.Errorf("exit %d\n%s%s", r.code, r.out, r.err)
 	}
+	// --store names the hot region's rows: the last region, from t5 on.
+	if !strings.Contains(r.out, "holds rows [t5, (last))") {
+		t.Errorf("the finding does not give the region's key range:\n%s", r.out)
+	}
 }
 
 // TestDoctorLiveSlowLogURL reads the test HBase's online slow logs through

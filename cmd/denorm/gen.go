@@ -38,7 +38,9 @@ func genToKafka(cmd *cobra.Command, to string, opts gen.OrdersOptions) error {
 		return usageErrorf("--to %s: a consumer group means nothing to a producer", to)
 	}
 	pr, pw := io.Pipe()
-	go func() { pw.CloseWithError(gen.Orders(pw, opts)) }()
+	prog := genBar(cmd, opts)
+	defer prog.done()
+	go func() { pw.CloseWithError(gen.Orders(countingWriter{pw, prog}, opts)) }()
 	n, err := source.ProduceLines(cmd.Context(), u, pr)
 	pr.CloseWithError(err) // unblocks the generator if producing failed
 	if err != nil {
@@ -82,13 +84,15 @@ partitions (the broker's default without it).`,
 				}
 				return genToKafka(cmd, to, opts)
 			}
-			w := cmd.OutOrStdout()
+			prog := genBar(cmd, opts)
+			defer prog.done()
+			w := io.Writer(countingWriter{cmd.OutOrStdout(), prog})
 			if out != "" && out != "-" {
 				f, err := os.Create(out)
 				if err != nil {
 					return usageError(err)
 				}
-				bw := bufio.NewWriter(f)
+				bw := bufio.NewWriter(countingWriter{f, prog})
 				if err := gen.Orders(bw, opts); err != nil {
 					f.Close()
 					return err
@@ -113,4 +117,10 @@ partitions (the broker's default without it).`,
 	cmd.Flags().StringVar(&out, "out", "", "write to this file instead of standard output")
 	cmd.Flags().StringVar(&to, "to", "", "produce to this Kafka topic instead: kafka://HOST:PORT/TOPIC[?partitions=N]")
 	return cmd
+}
+
+// genBar counts the events written on a bar over --events (duplicates and
+// renames come on top: the total grows to meet them).
+func genBar(cmd *cobra.Command, opts gen.OrdersOptions) *bar {
+	return newBar(cmd.ErrOrStderr(), int64(opts.Events), "generating", "events", false)
 }

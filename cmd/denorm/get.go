@@ -13,6 +13,7 @@ func newGetCmd() *cobra.Command {
 		columns  []string
 		versions int
 		format   string
+		dflags   decodeFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "get TABLE ROW",
@@ -28,10 +29,22 @@ more. --versions asks for up to N versions of each column, never more than
 the family keeps.
 
 --format json prints the same document as scan (see README.md, "JSON
-output"), with zero or one row.`,
+output"), with zero or one row.
+
+--schema FILE reads the table as the schema declares it: each row's key is
+printed once, by its parts (customerId=c1 placedAt=2026-10-01T05:34:58Z
+orderId=o9; a salt as salt=N, a hash as hash=HEX, a day as day=DATE and a
+counter's bucket byte as bucket=N), template qualifiers as their child key
+(i:{line=2}), and values in their declared types: items as their fields,
+counters as numbers, an index's or lookup's ref as the primary key it points
+at. --format json then adds a "decoded" object to each row (key parts: part,
+name, kind, field, type, value) and to each cell (column, kind, field,
+child_key, entity, value), beside the raw fields. --raw prints the stored
+form, as without --schema.`,
 		Example: `  denorm get orders 'c42\x00\x7F'
   denorm get orders c42 --column d:s --column i --versions 3
-  denorm get orders c42 --format json`,
+  denorm get orders c42 --format json
+  denorm get orders 'c000001\x00\x01\x7F\xFF\xFE_\x0B8\xBC;o00000149\x00\x01' --schema examples/orders.yaml`,
 		Args: usageArgs(cobra.ExactArgs(2)),
 		RunE: func(cmd *cobra.Command, args []string) (err error) {
 			if err := checkFormat(format); err != nil {
@@ -48,6 +61,10 @@ output"), with zero or one row.`,
 			if err != nil {
 				return err
 			}
+			dec, err := dflags.decoder(args[0])
+			if err != nil {
+				return err
+			}
 			st, err := openStore(cmd)
 			if err != nil {
 				return err
@@ -59,6 +76,7 @@ output"), with zero or one row.`,
 				return fmt.Errorf("get %s from table %s: %w", args[1], args[0], err)
 			}
 			p := newRowPrinter(cmd.OutOrStdout(), format, args[0], true)
+			p.dec = dec
 			p.begin()
 			if !r.Empty() {
 				if err := p.row(r); err != nil {
@@ -71,5 +89,6 @@ output"), with zero or one row.`,
 	cmd.Flags().StringArrayVar(&columns, "column", nil, "read only this family or fam:qual column (repeatable)")
 	cmd.Flags().IntVar(&versions, "versions", 1, "versions of each column to read")
 	addFormatFlag(cmd, &format)
+	addDecodeFlags(cmd, &dflags)
 	return cmd
 }

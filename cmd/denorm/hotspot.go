@@ -82,10 +82,14 @@ could not be read or loaded, or bad usage.`,
 			if f := cmd.Flag("store"); f != nil && f.Changed {
 				res, err = observeStore(cmd, plan, table)
 			} else {
+				// The simulation reports no progress of its own: a spinner
+				// with the time taken says it is working.
+				stop := spinner(cmd.ErrOrStderr(), fmt.Sprintf("simulating %s in steps of %s", roundDuration(duration), roundDuration(step)))
 				res, err = hotspot.Simulate(cmd.Context(), plan, hotspot.Options{
 					Table: table, Regions: regions, Duration: duration, Step: step,
 					Seed: seed, SamplesPerStep: samples,
 				})
+				stop()
 				// Everything but an interruption comes from the schema
 				// or the flags: an input error.
 				if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
@@ -165,4 +169,15 @@ func writeHeatmap(path, ext string, res *hotspot.Result) (err error) {
 		write = hotspot.WriteHTML
 	}
 	return write(f, res)
+}
+
+// roundDuration prints 6h0m0s as 6h and 90s as 1m30s.
+func roundDuration(d time.Duration) string {
+	s := d.String()
+	for _, z := range []string{"0s", "0m"} {
+		if len(s) > 2 && strings.HasSuffix(s, z) && (strings.HasSuffix(s, "m0s") || strings.HasSuffix(s, "h0m")) {
+			s = strings.TrimSuffix(s, z)
+		}
+	}
+	return s
 }

@@ -43,6 +43,8 @@ type jsonRow struct {
 	Key       string     `json:"key"`
 	KeyBase64 string     `json:"key_base64"`
 	Cells     []jsonCell `json:"cells"`
+	// Decoded is the key read by the schema (--schema, without --raw).
+	Decoded *decodedKey `json:"decoded,omitempty"`
 }
 
 type jsonCell struct {
@@ -52,9 +54,11 @@ type jsonCell struct {
 	Timestamp       int64  `json:"timestamp"`
 	Value           string `json:"value"`
 	ValueBase64     string `json:"value_base64"`
+	// Decoded is the cell read by the schema (--schema, without --raw).
+	Decoded *decodedCell `json:"decoded,omitempty"`
 }
 
-func toJSONRow(r store.Row) jsonRow {
+func toJSONRow(r store.Row, dec *rowDecoder) jsonRow {
 	jr := jsonRow{
 		Key:       store.Printable(r.Key),
 		KeyBase64: base64.StdEncoding.EncodeToString(r.Key),
@@ -69,6 +73,14 @@ func toJSONRow(r store.Row) jsonRow {
 			Value:           store.Printable(c.Value),
 			ValueBase64:     base64.StdEncoding.EncodeToString(c.Value),
 		})
+		if dec != nil {
+			dc := dec.cell(c)
+			jr.Cells[len(jr.Cells)-1].Decoded = &dc
+		}
+	}
+	if dec != nil {
+		dk := dec.key(r.Key)
+		jr.Decoded = &dk
 	}
 	return jr
 }
@@ -81,6 +93,10 @@ type rowPrinter struct {
 	table  string
 	isGet  bool // get prints COLUMN/CELL, scan prints ROW/COLUMN+CELL, like the HBase shell
 	count  int
+	// dec, when set, reads keys and cells by the schema: JSON gains
+	// decoded objects, text prints each row's key once, by its parts, and
+	// its cells by column and declared type.
+	dec *rowDecoder
 }
 
 func newRowPrinter(w io.Writer, format, table string, isGet bool) *rowPrinter {
@@ -96,6 +112,9 @@ func (p *rowPrinter) begin() {
 		fmt.Fprintf(p.w, `{"table":%s,"rows":[`, mustJSON(p.table))
 		return
 	}
+	if p.dec != nil {
+		return // each row prints its own heading
+	}
 	if p.isGet {
 		p.textLine("COLUMN", "CELL")
 	} else {
@@ -108,11 +127,17 @@ func (p *rowPrinter) row(r store.Row) error {
 		if p.count > 0 {
 			p.w.WriteByte(',')
 		}
-		b, err := json.Marshal(toJSONRow(r))
+		b, err := json.Marshal(toJSONRow(r, p.dec))
 		if err != nil {
 			return fmt.Errorf("encode row %s: %w", store.Printable(r.Key), err)
 		}
 		p.w.Write(b)
+	} else if p.dec != nil {
+		p.w.WriteString("ROW " + p.dec.key(r.Key).text() + "\n")
+		for _, c := range r.Cells {
+			dc := p.dec.cell(c)
+			p.textLine(" "+dc.label(), fmt.Sprintf("timestamp=%d, value=%s", c.Timestamp, dc.text()))
+		}
 	} else {
 		key := store.Printable(r.Key)
 		for _, c := range r.Cells {

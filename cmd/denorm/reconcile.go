@@ -76,8 +76,8 @@ differences, or a repair failed; 2 bad usage or an unreadable schema.`,
 				return err
 			}
 			defer closeStore(st, &err)
-			prog := newRowProgress(cmd.ErrOrStderr())
-			opts.Progress = prog.update
+			prog := newBar(cmd.ErrOrStderr(), -1, "reconciling", "primary rows", false)
+			opts.Progress = prog.set
 			rep, runErr := reconcile.Run(cmd.Context(), plan, st, opts)
 			prog.done()
 			if runErr != nil {
@@ -136,37 +136,4 @@ func writeMetricsFile(path, table string, rep *reconcile.Report) error {
 		return fmt.Errorf("metrics file: %w", err)
 	}
 	return nil
-}
-
-// rowProgress shows the primary rows scanned on stderr, only when stderr
-// is a terminal.
-type rowProgress struct {
-	w     *os.File
-	last  time.Time
-	shown bool
-}
-
-func newRowProgress(w any) *rowProgress {
-	f, ok := w.(*os.File)
-	if !ok {
-		return &rowProgress{}
-	}
-	if fi, err := f.Stat(); err != nil || fi.Mode()&os.ModeCharDevice == 0 {
-		return &rowProgress{}
-	}
-	return &rowProgress{w: f}
-}
-
-func (p *rowProgress) update(rows int64) {
-	if p.w == nil || time.Since(p.last) < 200*time.Millisecond {
-		return
-	}
-	p.last, p.shown = time.Now(), true
-	fmt.Fprintf(p.w, "\r%d primary rows", rows)
-}
-
-func (p *rowProgress) done() {
-	if p.w != nil && p.shown {
-		fmt.Fprint(p.w, "\r\033[K")
-	}
 }

@@ -17,6 +17,7 @@ func newScanCmd() *cobra.Command {
 		reverse             bool
 		columns             []string
 		format              string
+		dflags              decodeFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "scan TABLE",
@@ -38,11 +39,24 @@ any byte that is not printable ASCII, and for the backslash).
 
 --format json prints one document, {"table", "rows": [{"key", "key_base64",
 "cells": [{"family", "qualifier", "qualifier_base64", "timestamp", "value",
-"value_base64"}]}], "count"}; README.md describes it.`,
+"value_base64"}]}], "count"}; README.md describes it.
+
+--schema FILE reads the table as the schema declares it: each row's key is
+printed once, by its parts (customerId=c1 placedAt=2026-10-01T05:34:58Z
+orderId=o9; a salt as salt=N, a hash as hash=HEX, a day as day=DATE and a
+counter's bucket byte as bucket=N), template qualifiers as their child key
+(i:{line=2}), and values in their declared types: items as their fields,
+counters as numbers, an index's or lookup's ref as the primary key it points
+at. --format json then adds a "decoded" object to each row (key parts: part,
+name, kind, field, type, value) and to each cell (column, kind, field,
+child_key, entity, value), beside the raw fields. --raw prints the stored
+form, as without --schema.`,
 		Example: `  denorm scan orders
   denorm scan orders --prefix c42 --limit 10
   denorm scan orders --start c40 --stop c50 --column d:s
-  denorm scan orders --prefix c42 --reverse --format json`,
+  denorm scan orders --prefix c42 --reverse --format json
+  denorm scan orders --schema examples/orders.yaml --limit 1
+  denorm scan daily_units --schema examples/orders.yaml --format json`,
 		Args: usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) (err error) {
 			if err := checkFormat(format); err != nil {
@@ -83,6 +97,10 @@ any byte that is not printable ASCII, and for the backslash).
 				}
 			}
 
+			dec, err := dflags.decoder(args[0])
+			if err != nil {
+				return err
+			}
 			st, err := openStore(cmd)
 			if err != nil {
 				return err
@@ -96,6 +114,7 @@ any byte that is not printable ASCII, and for the backslash).
 			}
 			defer s.Close()
 			p := newRowPrinter(cmd.OutOrStdout(), format, args[0], false)
+			p.dec = dec
 			p.begin()
 			for s.Next(ctx) {
 				r := s.Row()
@@ -131,6 +150,7 @@ any byte that is not printable ASCII, and for the backslash).
 	f.StringArrayVar(&columns, "column", nil, "read only this family or fam:qual column (repeatable)")
 	f.IntVar(&versions, "versions", 1, "versions of each column to read")
 	addFormatFlag(cmd, &format)
+	addDecodeFlags(cmd, &dflags)
 	return cmd
 }
 

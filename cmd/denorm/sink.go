@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"slices"
 	"syscall"
 	"time"
 
@@ -54,8 +55,10 @@ original event, headers denorm-reason, denorm-where, denorm-offset);
 Logs are JSON lines on stderr: one per partition assignment and revoke,
 and, when stderr is a terminal, progress every few seconds. With
 --metrics-addr, Prometheus metrics are served on /metrics: events read and
-applied, cells written by table, dead letters, consumer lag, assigned
-partitions and batch latency.
+applied, cells written by table, dead letters, consumer lag (against the
+committed offsets: 0 means everything read is applied), assigned partitions
+and batch latency; /healthz answers 200 while the sink runs, /readyz 200
+once the group has assigned it partitions (503 before, and after SIGTERM).
 
 SIGTERM or Ctrl-C: the batch in hand is applied and committed, the group is
 left, the store closed, and the exit code is 0. Exit codes: 0 stopped by a
@@ -91,6 +94,11 @@ bad URL or an unreadable schema.`,
 			if source.IsKafkaURL(deadPath) {
 				if deadURL, err = source.ParseKafkaURL(deadPath); err != nil {
 					return usageError(fmt.Errorf("--dead-letter: %w", err))
+				}
+				// Dead letters produced to the topic being consumed would
+				// come back as events, for ever.
+				if deadURL.Topic == u.Topic && sameBrokers(deadURL.Brokers, u.Brokers) {
+					return usageErrorf("--dead-letter %s is the topic the sink reads: dead letters produced to it would be read back as events", deadPath)
 				}
 			}
 			plan, err := loadSchema(schemaPath)
@@ -174,6 +182,7 @@ bad URL or an unreadable schema.`,
 					return
 				}
 				lg.Info("stopping: finishing the batch in hand")
+				m.stopping.Store(true)
 				src.Stop()
 				select {
 				case <-time.After(grace):
@@ -241,4 +250,15 @@ func (p *sinkProgress) update(s write.Stats, lag int64) {
 	}
 	p.last = time.Now()
 	p.lg.Info("progress", "events", s.Events, "applied", s.Applied, "lag", lag)
+}
+
+// sameBrokers reports whether two broker lists share a broker, so name one
+// cluster.
+func sameBrokers(a, b []string) bool {
+	for _, x := range a {
+		if slices.Contains(b, x) {
+			return true
+		}
+	}
+	return false
 }

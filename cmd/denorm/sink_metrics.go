@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -29,10 +30,25 @@ type sinkMetrics struct {
 
 	mu   sync.Mutex
 	prev write.Stats // the totals at the last progress call
+
+	src sinkSource
+	// inHand counts the records Next returned since the last successful
+	// Commit: read, and not yet applied and committed.
+	inHand atomic.Int64
+	// stopping is set once a signal has come: the sink finishes its batch
+	// and leaves, so it is no longer ready.
+	stopping atomic.Bool
 }
 
-func newSinkMetrics(src *source.Kafka) *sinkMetrics {
+// sinkSource is what the metrics read of the Kafka source.
+type sinkSource interface {
+	Lag() int64
+	Assigned() []int32
+}
+
+func newSinkMetrics(src sinkSource) *sinkMetrics {
 	m := &sinkMetrics{
+		src: src,
 		reg: prometheus.NewRegistry(),
 		events: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "denorm_sink_events_total", Help: "Events read and committed, dead letters included.",
@@ -60,13 +76,23 @@ func newSinkMetrics(src *source.Kafka) *sinkMetrics {
 			Buckets: prometheus.ExponentialBuckets(0.001, 2, 16),
 		}),
 	}
+	// Lag is counted against the committed offsets: records not read yet
+	// plus those read and not yet committed, so that 0 means every record
+	// of the held partitions is applied. The fetch lag alone reads 0 while
+	// a whole batch is still being written.
 	lag := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-		Name: "denorm_sink_consumer_lag", Help: "Records of the assigned partitions not read yet, as of the last fetch.",
+		Name: "denorm_sink_consumer_lag", Help: "Records of the assigned partitions not yet committed (not read, or read and not yet applied), as of the last fetch.",
+	}, func() float64 { return float64(m.committedLag()) })
+	fetchLag := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "denorm_sink_fetch_lag", Help: "Records of the assigned partitions not read yet, as of the last fetch.",
 	}, func() float64 { return float64(src.Lag()) })
+	inHand := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "denorm_sink_records_in_hand", Help: "Records read and not yet committed: the batch being applied.",
+	}, func() float64 { return float64(m.inHand.Load()) })
 	parts := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "denorm_sink_assigned_partitions", Help: "Partitions this sink holds in its group.",
 	}, func() float64 { return float64(len(src.Assigned())) })
-	m.reg.MustRegister(m.events, m.applied, m.stale, m.cells, m.deletes, m.dead, m.batches, m.latency, lag, parts,
+	m.reg.MustRegister(m.events, m.applied, m.stale, m.cells, m.deletes, m.dead, m.batches, m.latency, lag, fetchLag, inHand, parts,
 		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
 	return m
 }
@@ -78,8 +104,28 @@ func (m *sinkMetrics) routes() http.Handler {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		fmt.Fprintln(w, "ok")
 	})
+	// Ready means the group has given this sink partitions to apply and it
+	// is not shutting down: a member with none (more sinks than
+	// partitions, or a rebalance under way) does no work.
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		n := len(m.src.Assigned())
+		switch {
+		case m.stopping.Load():
+			w.WriteHeader(http.StatusServiceUnavailable)
+			fmt.Fprintln(w, "stopping")
+		case n == 0:
+			w.WriteHeader(http.StatusServiceUnavailable)
+			fmt.Fprintln(w, "no partitions assigned")
+		default:
+			fmt.Fprintf(w, "ready: %d partitions\n", n)
+		}
+	})
 	return mux
 }
+
+// committedLag is the fetch lag plus the records in hand.
+func (m *sinkMetrics) committedLag() int64 { return m.src.Lag() + m.inHand.Load() }
 
 // progress takes the run's totals after a committed batch and adds what
 // changed since the last one.
@@ -115,13 +161,17 @@ func (t *timedSource) Next(ctx context.Context, n int) ([]source.Record, error) 
 	if len(recs) > 0 && t.start.IsZero() {
 		t.start = time.Now()
 	}
+	t.m.inHand.Add(int64(len(recs)))
 	return recs, err
 }
 
 func (t *timedSource) Commit(ctx context.Context) error {
 	err := t.Source.Commit(ctx)
-	if err == nil && !t.start.IsZero() {
-		t.m.latency.Observe(time.Since(t.start).Seconds())
+	if err == nil {
+		if !t.start.IsZero() {
+			t.m.latency.Observe(time.Since(t.start).Seconds())
+		}
+		t.m.inHand.Store(0)
 	}
 	t.start = time.Time{}
 	return err

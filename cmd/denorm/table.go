@@ -2,9 +2,11 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"strconv"
 	"strings"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/denorm/denorm/doctor"
 	"github.com/denorm/denorm/store"
 )
 
@@ -154,6 +157,10 @@ type jsonTable struct {
 	Families  []jsonFamily `json:"families"`
 	SplitKeys []string     `json:"split_keys"`
 	Regions   []jsonRegion `json:"regions,omitempty"`
+	// RequestCounts says where the regions' request counts come from:
+	// "store" (the backend keeps them), "jmx" (read from --jmx) or
+	// "unknown" (HBase through Thrift2 without --jmx: the counts are 0).
+	RequestCounts string `json:"request_counts"`
 }
 
 type jsonFamily struct {
@@ -233,7 +240,10 @@ func describeJSON(spec store.TableSpec, regions []store.Region) jsonTable {
 }
 
 func newTableDescribeCmd() *cobra.Command {
-	var format string
+	var (
+		format string
+		jmx    []string
+	)
 	cmd := &cobra.Command{
 		Use:   "describe NAME",
 		Short: "Show a table's families, split keys and regions",
@@ -242,14 +252,20 @@ describe style, then its split keys and its regions with their read and write
 request counts (cumulative since the region opened; the embedded store keeps
 them too, so hot regions show up locally).
 
+HBase's Thrift2 gateway has no request counts: on HBase they print as
+"unknown" unless --jmx names the RegionServers' /jmx endpoints (or saved /jmx
+JSON files), which are then read for them.
+
 --format json prints {"name", "families": [{"name", "versions", "ttl_seconds"
 (0: forever), "compression", "data_block_encoding", "bloom_filter",
 "block_size", "in_memory", and when set "min_versions", "keep_deleted_cells",
 "mob", "mob_threshold", "blockcache_off", "compaction"}], "split_keys": [...],
 "regions": [{"id", "start", "end", "server", "read_requests",
-"write_requests"}]}, keys in printable form.`,
+"write_requests"}], "request_counts" ("store", "jmx" or "unknown": then the
+counts are 0)}, keys in printable form.`,
 		Example: `  denorm table describe orders
-  denorm table describe orders --format json`,
+  denorm table describe orders --format json
+  denorm --store hbase://127.0.0.1:9090 table describe orders --jmx http://127.0.0.1:16030/jmx`,
 		Args: usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) (err error) {
 			if err := checkFormat(format); err != nil {
@@ -270,6 +286,16 @@ them too, so hot regions show up locally).
 				return fmt.Errorf("list regions of table %s: %w", args[0], err)
 			}
 			t := describeJSON(spec, regions)
+			t.RequestCounts = "store"
+			if rc, ok := st.(interface{ KeepsRequestCounts() bool }); ok && !rc.KeepsRequestCounts() {
+				t.RequestCounts = "unknown"
+			}
+			if len(jmx) > 0 {
+				if err := jmxRequestCounts(ctx, jmx, args[0], &t); err != nil {
+					return err
+				}
+				t.RequestCounts = "jmx"
+			}
 			if format == formatJSON {
 				return writeJSON(cmd.OutOrStdout(), t)
 			}
@@ -277,7 +303,39 @@ them too, so hot regions show up locally).
 		},
 	}
 	addFormatFlag(cmd, &format)
+	cmd.Flags().StringArrayVar(&jmx, "jmx", nil, "RegionServer /jmx URL or saved /jmx JSON file to read request counts from (repeatable)")
 	return cmd
+}
+
+// jmxRequestCounts fills the regions' request counts from the region
+// servers' /jmx, which key them by encoded region name. A region no
+// endpoint reports keeps 0.
+func jmxRequestCounts(ctx context.Context, sources []string, table string, t *jsonTable) error {
+	byID := map[string]*doctor.Region{}
+	for _, src := range sources {
+		var snap *doctor.Snapshot
+		var err error
+		if doctor.IsURL(src) {
+			snap, err = doctor.FetchJMX(ctx, &http.Client{Timeout: 10 * time.Second}, src)
+			if err != nil {
+				return fmt.Errorf("--jmx %s: %w", src, err)
+			}
+		} else if snap, err = doctor.ReadJMXFile(src); err != nil {
+			return usageError(fmt.Errorf("--jmx %s: %w", src, err))
+		}
+		for _, r := range snap.Regions {
+			if r.FullTable() == table {
+				byID[r.Encoded] = r
+			}
+		}
+	}
+	for i := range t.Regions {
+		if r := byID[t.Regions[i].ID]; r != nil {
+			t.Regions[i].ReadRequests = int64(r.Metrics["readRequestCount"])
+			t.Regions[i].WriteRequests = int64(r.Metrics["writeRequestCount"])
+		}
+	}
+	return nil
 }
 
 func writeDescribeText(out io.Writer, t jsonTable) error {
@@ -327,12 +385,19 @@ func writeDescribeText(out io.Writer, t jsonTable) error {
 			if end == "" {
 				end = "(last)"
 			}
-			fmt.Fprintf(w, " [%s, %s) id=%s reads=%d writes=%d", start, end, r.ID, r.ReadRequests, r.WriteRequests)
+			reads, writes := strconv.FormatInt(r.ReadRequests, 10), strconv.FormatInt(r.WriteRequests, 10)
+			if t.RequestCounts == "unknown" {
+				reads, writes = "unknown", "unknown"
+			}
+			fmt.Fprintf(w, " [%s, %s) id=%s reads=%s writes=%s", start, end, r.ID, reads, writes)
 			if r.Server != "" {
 				fmt.Fprintf(w, " server=%s", r.Server)
 			}
 			fmt.Fprintln(w)
 		}
+	}
+	if t.RequestCounts == "unknown" && len(t.Regions) > 0 {
+		fmt.Fprintln(w, "request counts unknown: HBase's Thrift2 gateway has none; --jmx http://REGIONSERVER:16030/jmx reads them")
 	}
 	if err := w.Flush(); err != nil {
 		return fmt.Errorf("write output: %w", err)
