@@ -61,6 +61,12 @@ func KeyPartBytes(p rowkey.Part, f *schema.Field) int64 {
 	if w := p.Width(); w > 0 {
 		return int64(w)
 	}
+	if p.Func == rowkey.Text {
+		// Text has no escapes or terminator, only its delimiter: decimal
+		// digits for numbers (13 for epoch milliseconds), the bytes for
+		// strings.
+		return textBytes(p, f) + int64(len(p.Delim))
+	}
 	size := int64(schema.DefaultStringSize)
 	if f != nil {
 		size = f.AvgSize()
@@ -79,6 +85,12 @@ func KeyBytes(p *schema.Plan, t *schema.Table) int64 {
 		var f *schema.Field
 		if e != nil {
 			f = e.Field(part.Field)
+		}
+		if f == nil && t.Fanout != nil {
+			// A field of the list a fanout table copies into.
+			if te := p.Entity(t.Fanout.Entity); te != nil {
+				f = te.Field(part.Field)
+			}
 		}
 		n += KeyPartBytes(part, f)
 	}
@@ -147,6 +159,13 @@ func TableLayout(p *schema.Plan, t *schema.Table) Layout {
 			}
 		}
 	}
+	if t.Fanout != nil {
+		// One copy per element of the target's list.
+		l.RowsPerRecord = float64(t.Fanout.Typical)
+		if t.Fanout.Typical == t.Fanout.Max {
+			l.Assumed = append(l.Assumed, "fanout list "+t.Fanout.Entity+"."+t.Fanout.List+" counted at its max; declare typical: for a closer figure")
+		}
+	}
 	if t.Counter != nil {
 		l.RowsPerRecord = 1
 		if t.Counter.Buckets > 1 {
@@ -201,4 +220,24 @@ func presentShare(p *schema.Plan, t *schema.Table) (float64, bool) {
 	d := p.Workload.Distribution(t.Entity, t.When)
 	known := d != nil && d.Kind == schema.DistWeighted && len(d.Values) > 0
 	return p.WhenShare(t), known
+}
+
+// textBytes is the typical size of a field written as text.
+func textBytes(p rowkey.Part, f *schema.Field) int64 {
+	switch p.Type {
+	case rowkey.Timestamp:
+		return 13
+	case rowkey.Int64:
+		return 10
+	case rowkey.Int32:
+		return 6
+	case rowkey.Bool:
+		return 5
+	case rowkey.Float64:
+		return 8
+	}
+	if f != nil {
+		return f.AvgSize()
+	}
+	return schema.DefaultStringSize
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/denorm/denorm/rowkey"
 	"github.com/denorm/denorm/schema"
+	"github.com/denorm/denorm/store"
 )
 
 // Statement is the DDL of one table.
@@ -83,6 +84,17 @@ func table(p *schema.Plan, t *schema.Table) (Statement, error) {
 	if p.Ops.RegionMaxFilesize > 0 {
 		attrs = append(attrs, "MAX_FILESIZE => "+QuoteString(strconv.FormatInt(p.Ops.RegionMaxFilesize, 10)))
 	}
+	if t.RegionReplicas > 1 {
+		attrs = append(attrs, "REGION_REPLICATION => "+strconv.Itoa(t.RegionReplicas))
+	}
+	if c := store.SplitPolicyClass(t.SplitPolicy); c != "" {
+		attrs = append(attrs, "SPLIT_POLICY => "+QuoteString(c))
+	}
+	if t.MaxRowSize > 0 {
+		// A region reads hbase.table.max.rowsize from its table's values
+		// as well as the server's configuration.
+		attrs = append(attrs, "METADATA => {"+QuoteString("hbase.table.max.rowsize")+" => "+QuoteString(strconv.FormatInt(t.MaxRowSize, 10))+"}")
+	}
 	if len(splits) > 0 {
 		ks := make([]string, len(splits))
 		for i, k := range splits {
@@ -122,6 +134,24 @@ func family(f *schema.Family) string {
 	if f.InMemory {
 		kv = append(kv, "IN_MEMORY => "+QuoteString("true"))
 	}
+	if f.MinVersions > 0 {
+		kv = append(kv, "MIN_VERSIONS => "+strconv.Itoa(f.MinVersions))
+	}
+	if f.KeepDeletedCells != "" {
+		kv = append(kv, "KEEP_DELETED_CELLS => "+QuoteString(f.KeepDeletedCells))
+	}
+	if f.MOB {
+		kv = append(kv, "IS_MOB => true")
+		if f.MOBThreshold > 0 {
+			kv = append(kv, "MOB_THRESHOLD => "+strconv.FormatInt(f.MOBThreshold, 10))
+		}
+	}
+	if f.NoBlockCache {
+		kv = append(kv, "BLOCKCACHE => "+QuoteString("false"))
+	}
+	if c := store.StoreEngineClass(f.Compaction); c != "" {
+		kv = append(kv, "CONFIGURATION => {"+QuoteString("hbase.hstore.engine.class")+" => "+QuoteString(c)+"}")
+	}
 	return "{" + strings.Join(kv, ", ") + "}"
 }
 
@@ -153,7 +183,7 @@ func SplitKeys(t *schema.Table) ([][]byte, []string, error) {
 			note += fmt.Sprintf("; presplit %d is more than the %d buckets, so buckets decide", t.Presplit, first.N)
 		}
 		return keys, []string{note}, nil
-	case rowkey.Hash:
+	case rowkey.Hash, rowkey.BitReverse:
 		if t.Presplit <= 1 {
 			return nil, nil, nil
 		}
@@ -164,7 +194,7 @@ func SplitKeys(t *schema.Table) ([][]byte, []string, error) {
 		return keys, []string{fmt.Sprintf("%s: %d regions evenly spaced over %s", t.Name, len(keys)+1, first.Expr)}, nil
 	}
 	if t.Presplit > 1 {
-		return nil, []string{fmt.Sprintf("%s: presplit %d asked, but the key starts with %s, not a salt or hash: no split points without sample keys; the table starts as one region",
+		return nil, []string{fmt.Sprintf("%s: presplit %d asked, but the key starts with %s, not a salt, hash or bitrev: no split points without sample keys; the table starts as one region",
 			t.Name, t.Presplit, first.Expr)}, nil
 	}
 	return nil, nil, nil

@@ -70,6 +70,9 @@ func (g *entityGen) gen(path string) (fieldGen, error) {
 	}
 	f := g.ent.Field(path)
 	if f == nil {
+		f = g.fanoutField(path)
+	}
+	if f == nil {
 		return nil, fmt.Errorf("hotspot: entity %s has no field %q", g.ent.Name, path)
 	}
 	gen, err := g.build(f)
@@ -310,4 +313,20 @@ func gcd(a, b uint64) uint64 {
 		a, b = b, a%b
 	}
 	return a
+}
+
+// fanoutField finds a field of the list a fanout table of the entity
+// copies into ("followers.followerId"): its keys read those fields.
+func (g *entityGen) fanoutField(path string) *schema.Field {
+	for _, t := range g.plan.Tables {
+		if t.Fanout == nil || t.Entity != g.ent.Name {
+			continue
+		}
+		if te := g.plan.Entity(t.Fanout.Entity); te != nil {
+			if f := te.Field(path); f != nil && f.Child == t.Fanout.List {
+				return f
+			}
+		}
+	}
+	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/denorm/denorm/cost"
 	"github.com/denorm/denorm/rowkey"
 	"github.com/denorm/denorm/schema"
+	"github.com/denorm/denorm/store"
 )
 
 // sim holds one simulation's state.
@@ -173,11 +174,14 @@ func pickTable(p *schema.Plan, name string) (*schema.Table, error) {
 // of records a partial table holds).
 func (s *sim) rates() (perSec, bytesPerRow float64, err error) {
 	w := s.plan.Workload
-	if w.WritesPerSecond <= 0 {
+	events := s.plan.EventsPerSecond(s.table.Entity)
+	if events <= 0 {
 		return 0, 0, fmt.Errorf("hotspot: schema %s declares no workload writes_per_second", s.plan.Name)
 	}
 	share := 1.0
-	if len(w.EntityCounts) > 1 && w.Entities > 0 {
+	if _, own := w.EntityWrites[s.table.Entity]; own {
+		s.notef("%s events at their own rate from writes_by_entity", s.table.Entity)
+	} else if len(w.EntityCounts) > 1 && w.Entities > 0 {
 		share = float64(w.EntityCounts[s.table.Entity]) / float64(w.Entities)
 		s.notef("writes shared between entities by their counts: %.3g%% are %s events", 100*share, s.table.Entity)
 	}
@@ -201,13 +205,17 @@ func (s *sim) rates() (perSec, bytesPerRow float64, err error) {
 		cellBytes = 0
 		s.notef("counter table: increments do not grow regions, so they never split")
 	}
-	return w.WritesPerSecond * share * rows, cellBytes, nil
+	return events * share * rows, cellBytes, nil
 }
 
 // splitSize picks the region size that triggers a split, and how much it
 // is scaled down from the configured one.
 func (s *sim) splitSize(totalBytes float64, oneRegion bool) (int64, float64) {
 	if s.opts.SplitSize < 0 {
+		return 0, 0
+	}
+	if s.table.SplitPolicy == store.SplitDisabled && s.opts.SplitSize == 0 {
+		s.notef("split_policy disabled: regions never split")
 		return 0, 0
 	}
 	maxFile := float64(s.plan.Ops.RegionMaxFilesize)

@@ -141,7 +141,8 @@ func (r *Reader) Run(ctx context.Context, req Request) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	if to := r.plan.Client.OperationTimeout; to > 0 {
+	// The query's client profile, if it names one, sets its budget.
+	if to := r.plan.Client.Effective(qq.q.Profile).OperationTimeout; to > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, to)
 		defer cancel()
@@ -161,6 +162,19 @@ func (r *Reader) Run(ctx context.Context, req Request) (*Result, error) {
 			return nil, fmt.Errorf("%w: %s: %v", ErrBadRequest, f, err)
 		}
 		vals[f] = n
+	}
+	// Where predicates are constants of the query: they fix key parts and
+	// filter rows as the caller's fields do.
+	for _, w := range qq.q.Where {
+		fd := qq.ent.Field(w.Field)
+		if fd == nil {
+			return nil, fmt.Errorf("read: query %s: no field %s", req.Query, w.Field)
+		}
+		v, err := parseText(fd.Type, w.Value)
+		if err != nil {
+			return nil, fmt.Errorf("read: query %s: where %s: %w", req.Query, w.Field, err)
+		}
+		vals[w.Field] = v
 	}
 	for _, f := range slices.Sorted(maps.Keys(req.Values)) { // the same field named every time
 		if !contains(qq.q.By, f) {

@@ -38,44 +38,67 @@ func checkQueries(r *reviewer) {
 
 func (r *reviewer) checkKeyMatch(q *schema.Query, t *schema.Table) {
 	where := at{table: t.Name, query: q.Name, line: queryLine(q, "by")}
-	if q.Shape == schema.ShapeFull {
-		if q.FullScan && !online(q) {
-			return // a declared batch scan is what a full scan is for
-		}
-		msg := fmt.Sprintf("query %s by %s fixes no leading part of %s's key %s, so it reads the whole table",
-			q.Name, fieldList(q.By), t.Name, t.Key)
-		if q.FullScan {
-			msg = fmt.Sprintf("query %s is declared a full scan of %s but runs online (rate or latency declared)", q.Name, t.Name)
-		}
-		if others := r.servingTables(q, t); len(others) > 0 {
-			msg += "; " + strings.Join(others, ", ") + " would serve it"
-		}
-		r.add("key-read-mismatch", where, msg)
-		return
+	if q.Shape == schema.ShapeFull && q.FullScan && !online(q) {
+		return // a declared batch scan is what a full scan is for
 	}
-	var filtered []string
-	filtered = append(filtered, q.Bound.Unused...)
+	filtered := r.filterFields(q, t)
 	if q.Range != nil && !q.Range.OnKey {
 		filtered = append(filtered, q.Range.Field)
 	}
-	if len(filtered) == 0 {
+	if q.Shape != schema.ShapeFull && len(filtered) == 0 {
 		return
 	}
-	// When none of the fields the caller gives is in the key prefix, the
-	// key narrows nothing the caller asked for (at most a time window over
-	// every entity): that is the full-scan mistake with a range in front.
-	if len(q.By) > 0 && len(q.Bound.Unused) == len(q.By) {
-		msg := fmt.Sprintf("query %s by %s: none of these fields leads %s's key %s, so it reads every row in its range and filters",
+	// Without the workload's numbers the shape decides: a read that fixes
+	// nothing the caller asked for is an error, a filter after a useful
+	// prefix a warning. With them, the rows read per call decide.
+	sev := SeverityError
+	var msg string
+	switch {
+	case q.Shape == schema.ShapeFull && q.FullScan:
+		msg = fmt.Sprintf("query %s is declared a full scan of %s but runs online (rate or latency declared)", q.Name, t.Name)
+	case q.Shape == schema.ShapeFull:
+		msg = fmt.Sprintf("query %s by %s fixes no leading part of %s's key %s, so it reads the whole table",
 			q.Name, fieldList(q.By), t.Name, t.Key)
+	case len(q.By) > 0 && r.noGivenFieldLeads(q):
+		// When none of the fields the caller gives is in the key prefix,
+		// the key narrows nothing the caller asked for (at most a time
+		// window over every entity): the full-scan mistake with a range.
+		msg = fmt.Sprintf("query %s by %s: none of these fields leads %s's key %s, so it reads every row in its range and filters",
+			q.Name, fieldList(q.By), t.Name, t.Key)
+	default:
+		sev = SeverityWarning
+		msg = fmt.Sprintf("query %s scans the prefix of %s's key %s, then filters on %s, which the key does not order",
+			q.Name, t.Name, t.Key, fieldList(filtered))
+	}
+	if est, ok := r.estimateRead(q, t); ok {
+		sev = readSeverity(est.Read)
+		msg += ": " + est.text()
+	}
+	if sev != SeverityInfo {
 		if others := r.servingTables(q, t); len(others) > 0 {
 			msg += "; " + strings.Join(others, ", ") + " would serve it"
 		}
-		r.add("key-read-mismatch", where, msg)
-		return
 	}
-	r.addSev("key-read-mismatch", SeverityWarning, where, fmt.Sprintf(
-		"query %s scans the prefix of %s's key %s, then filters on %s, which the key does not order",
-		q.Name, t.Name, t.Key, fieldList(filtered)))
+	r.addSev("key-read-mismatch", sev, where, msg)
+}
+
+// noGivenFieldLeads reports whether every by field is left to filtering.
+func (r *reviewer) noGivenFieldLeads(q *schema.Query) bool {
+	for _, f := range q.By {
+		if !contains(q.Bound.Unused, f) {
+			return false
+		}
+	}
+	return true
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
 }
 
 // servingTables lists other tables of the same entity whose key prefix the
@@ -103,17 +126,24 @@ func (r *reviewer) checkScanBounded(q *schema.Query, t *schema.Table) {
 		return
 	}
 	where := at{table: t.Name, query: q.Name, line: q.Line}
-	if q.Range != nil && q.Range.OnKey && q.Range.Last > 0 {
-		// A time window on the key bounds the rows, though only as tightly
-		// as the write rate allows; a limit still caps a burst.
-		r.addSev("scan-unbounded", SeverityInfo, where, fmt.Sprintf(
-			"query %s has no limit; its last-%s window on the key bounds it, but a burst of writes makes it arbitrarily long",
-			q.Name, humanDuration(q.Range.Last)))
-		return
-	}
 	what := "every row under its key prefix"
 	if q.Shape == schema.ShapeFull {
 		what = "the whole table"
+	}
+	windowed := q.Range != nil && q.Range.OnKey && q.Range.Window() > 0
+	if est, ok := r.estimateRead(q, t); ok {
+		// The rows one call can read decide, whatever bounds them.
+		r.addSev("scan-unbounded", readSeverity(est.Read), where, fmt.Sprintf(
+			"query %s has no limit: it reads %s of %s, %s", q.Name, what, t.Name, est.text()))
+		return
+	}
+	if windowed {
+		// A time window on the key bounds the rows, though only as tightly
+		// as the write rate allows; a limit still caps a burst.
+		r.addSev("scan-unbounded", SeverityInfo, where, fmt.Sprintf(
+			"query %s has no limit; its %s window on the key bounds it, but a burst of writes makes it arbitrarily long",
+			q.Name, rangeText(q.Range)))
+		return
 	}
 	r.add("scan-unbounded", where, fmt.Sprintf("query %s has no limit: it reads %s of %s", q.Name, what, t.Name))
 }

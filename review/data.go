@@ -50,11 +50,48 @@ func (r *reviewer) checkCounterHot(t *schema.Table) {
 	}
 	share := 1.0 // the busiest row's share of the table's increments
 	var spreadBy, undeclared []string
+	counted := map[string]bool{} // a field spreads rows once, salted or not
+	plain := map[string]bool{}   // fields some part carries as they are
 	for _, p := range t.Key.Parts() {
-		if p.Func == rowkey.Day || p.Func == rowkey.Salt || p.Func == rowkey.Hash {
-			if p.Func != rowkey.Day {
-				share /= float64(max(p.N, 1))
-				spreadBy = append(spreadBy, p.Expr)
+		if p.Recoverable() {
+			plain[p.Field] = true
+		}
+	}
+	for _, p := range t.Key.Parts() {
+		if counted[p.Field] {
+			continue
+		}
+		if p.Func == rowkey.Day {
+			continue
+		}
+		if p.Func == rowkey.Salt || p.Func == rowkey.Hash {
+			// A salt or hash spreads no further than the values of the
+			// field it reads: its hottest value's rows share one bucket.
+			// When the key carries those fields too, they decide the row
+			// and the salt adds nothing.
+			covered := true
+			for _, f := range p.Fields() {
+				covered = covered && plain[f]
+			}
+			if covered {
+				continue
+			}
+			hot, all := 1.0, true
+			for _, f := range p.Fields() {
+				if d := r.plan.Workload.Distribution(t.Entity, f); d != nil {
+					hot *= hottestShare(d)
+				} else {
+					all = false
+				}
+			}
+			s := 1 / spreadOf(p)
+			if all {
+				s = math.Max(s, hot)
+			}
+			share *= s
+			spreadBy = append(spreadBy, p.Expr)
+			for _, f := range p.Fields() {
+				counted[f] = true
 			}
 			continue
 		}
@@ -70,6 +107,7 @@ func (r *reviewer) checkCounterHot(t *schema.Table) {
 			share *= s
 			spreadBy = append(spreadBy, p.Expr)
 		}
+		counted[p.Field] = true
 	}
 	buckets := max(t.Counter.Buckets, 1)
 	perRow := rate * share / float64(buckets)
@@ -148,9 +186,13 @@ func checkTTLWithVersions(r *reviewer) {
 			if f.TTL <= 0 {
 				continue
 			}
+			fate := "expires them at once"
+			if f.MinVersions > 0 {
+				fate = fmt.Sprintf("expires all but the newest %d version(s) at once, and those never", f.MinVersions)
+			}
 			r.add("ttl-with-version-timestamps", at{table: t.Name, line: firstLine(f.Lines["ttl"], f.Line)}, fmt.Sprintf(
-				"family %s of table %s has a TTL of %s, but its cells are stamped with %s's version %q, a counter, not a time: HBase sees them as written in 1970 and expires them at once",
-				f.Name, t.Name, humanDuration(f.TTL), e.Name, e.Version))
+				"family %s of table %s has a TTL of %s, but its cells are stamped with %s's version %q, a counter, not a time: HBase sees them as written in 1970 and %s",
+				f.Name, t.Name, humanDuration(f.TTL), e.Name, e.Version, fate))
 		}
 	}
 }

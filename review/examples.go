@@ -345,5 +345,46 @@ func exampleSections() map[string]sections {
     columns:
       d:s: status
 `},
+		"fanout-amplification": {entities: `entities:
+  user:
+    key: userId
+    version: version
+    fields: {userId: {type: string, size: 10}}
+    children:
+      followers: {key: followerId, max: 50000, typical: 300, fields: {followerId: {type: string, size: 10}}}
+  post:
+    key: postId
+    version: version
+    fields: {postId: {type: string, size: 12}, authorId: {type: string, size: 10}, postedAt: timestamp}
+    references:
+      author: {entity: user, key: authorId}
+`, tables: `tables:
+  users:
+    role: primary
+    entity: user
+    rowkey: [userId]
+    families: {f: {}}
+    columns: {"f:{followerId}": followers}
+  posts:
+    role: primary
+    entity: post
+    rowkey: [postId]
+    families: {d: {}}
+    columns: {d:a: authorId, d:t: postedAt}
+  home_timeline:
+    role: fanout                     # every post copied into each follower's timeline
+    entity: post
+    fanout: {reference: author, list: followers}
+    rowkey: [followers.followerId, reverse(postedAt), postId]
+    families: {d: {}}
+    columns: {d:a: authorId}
+`, queries: `queries:
+  timeline:
+    table: home_timeline
+    by: [followers.followerId]
+    limit: 50
+`, workload: `workload:
+  writes_by_entity: {post: 200/s}    # 200 posts/s times 300 followers: 60,000 row writes/s
+`},
 	}
 }

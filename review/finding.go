@@ -39,6 +39,8 @@ type Report struct {
 	// artifact URI.
 	File     string
 	Findings []Finding
+	// ToolVersion is the denorm version SARIF names as the driver's.
+	ToolVersion string
 }
 
 // Summary counts the report's findings by severity.

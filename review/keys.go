@@ -2,6 +2,7 @@ package review
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/denorm/denorm/rowkey"
@@ -74,8 +75,8 @@ func checkKeyMonotonic(r *reviewer) {
 		p := t.Key.Part(0)
 		where := at{table: t.Name, line: keyLine(t, 0)}
 		switch p.Func {
-		case rowkey.Salt, rowkey.Hash:
-			continue
+		case rowkey.Salt, rowkey.Hash, rowkey.BitReverse:
+			continue // these spread a sequence over the key space
 		case rowkey.Day:
 			// Rows of one day share a prefix: writes of today go to one key
 			// range, but the parts after the day still spread them inside it
@@ -140,23 +141,101 @@ func (r *reviewer) lowCardinality(t *schema.Table, path string) (bool, string) {
 	return false, ""
 }
 
-// checkIndexHotPrefix: an index led by a low-cardinality field has only as
-// many write targets as the field has values.
+// checkIndexHotPrefix: a key led by a low-cardinality field has only as
+// many write targets as the field has values, and so has a key led by a
+// salt or hash *of* such a field: hash(section, 1) of ten sections is ten
+// leading bytes, whatever the hash's range.
 func checkIndexHotPrefix(r *reviewer) {
 	for _, t := range r.plan.Tables {
 		if t.Role == schema.RoleCounter || t.Key == nil || t.Key.Len() == 0 {
 			continue // counters have their own rule, counter-hot-row
 		}
 		p := t.Key.Part(0)
-		if p.Func != rowkey.Plain {
-			continue
+		where := at{table: t.Name, line: keyLine(t, 0)}
+		switch p.Func {
+		case rowkey.Plain, rowkey.Text, rowkey.Pad:
+			low, why := r.lowCardinality(t, p.Field)
+			if !low {
+				continue
+			}
+			r.addSev("index-hot-prefix", r.guessSeverity(t, p.Field), where, fmt.Sprintf(
+				"row key of %s starts with %s and %s: all writes for one value land in one region",
+				t.Name, p.Expr, why))
+		case rowkey.Salt, rowkey.Hash:
+			low, why := r.lowCardinality(t, p.Field)
+			if !low {
+				continue
+			}
+			spread := spreadOf(p)
+			values, known := r.cardinality(t, p.Field)
+			// A hash of several fields has as many values as their
+			// combinations: few only when every field has few.
+			for _, f := range p.More() {
+				l, w := r.lowCardinality(t, f)
+				n, k := r.cardinality(t, f)
+				if !l {
+					low = false
+					break
+				}
+				why += "; " + f + ": " + w
+				values *= n
+				known = known && k
+			}
+			if !low {
+				continue
+			}
+			if known && values >= spread {
+				continue // the field has values enough to fill every bucket
+			}
+			count := "a handful of"
+			if known {
+				count = fmt.Sprintf("at most %.0f", values)
+			}
+			r.addSev("index-hot-prefix", r.guessSeverity(t, p.Field), where, fmt.Sprintf(
+				"row key of %s starts with %s, but %s is what is hashed and %s: the key has %s distinct leading values, not %s, so writes still land on that many regions",
+				t.Name, p.Expr, strings.Join(p.Fields(), ", "), why, count, spreadText(spread)))
 		}
-		low, why := r.lowCardinality(t, p.Field)
-		if !low {
-			continue
-		}
-		r.add("index-hot-prefix", at{table: t.Name, line: keyLine(t, 0)}, fmt.Sprintf(
-			"row key of %s starts with %s and %s: all writes for one value land in one region",
-			t.Name, p.Expr, why))
 	}
+}
+
+// guessSeverity grades a finding that rests on a field's spread: the
+// rule's default when workload.keys or the type says it, one step down
+// when only the field's name suggests it.
+func (r *reviewer) guessSeverity(t *schema.Table, path string) Severity {
+	if r.plan.Workload.Distribution(t.Entity, path) != nil {
+		return ""
+	}
+	if f := r.field(t, path); f != nil && f.Type == rowkey.Bool {
+		return ""
+	}
+	return SeverityInfo
+}
+
+// spreadOf is the number of distinct leading values a salt or hash part can
+// produce from a field with unlimited values.
+func spreadOf(p rowkey.Part) float64 {
+	switch p.Func {
+	case rowkey.Salt:
+		return float64(max(p.N, 1))
+	case rowkey.Hash:
+		return math.Pow(256, float64(p.N))
+	}
+	return math.Inf(1)
+}
+
+func spreadText(n float64) string {
+	if n >= 1<<32 {
+		return "billions"
+	}
+	return fmt.Sprintf("%.0f", n)
+}
+
+// leadingTargets is how many distinct values the key's first part takes in
+// practice: a salt or hash is capped by the values of the field it reads.
+func (r *reviewer) leadingTargets(t *schema.Table, p rowkey.Part) float64 {
+	spread := spreadOf(p)
+	if n, ok := r.cardinality(t, p.Field); ok {
+		return math.Min(spread, n)
+	}
+	return spread
 }

@@ -3,6 +3,7 @@ package review
 import (
 	"bytes"
 	"encoding/json"
+	"os"
 	"sort"
 	"strings"
 	"testing"
@@ -171,7 +172,9 @@ func TestCatalogueComplete(t *testing.T) {
 		"row-unbounded", "cell-huge", "versions-as-history", "names-long", "scan-unbounded", "client-side-join",
 		"table-as-queue", "connection-per-request", "puts-unbatched", "client-no-timeouts", "presplit-missing",
 		"major-compaction-periodic", "wal-skipped", "region-size", "counter-not-idempotent", "copy-intent-missing",
-		"ttl-with-version-timestamps"}
+		"ttl-with-version-timestamps",
+		// Added by issue 15 (fan-out on write), after DESIGN.md's list.
+		"fanout-amplification"}
 	cat := Catalogue()
 	have := map[string]Rule{}
 	for _, r := range cat {
@@ -194,7 +197,7 @@ func TestCatalogueComplete(t *testing.T) {
 		}
 	}
 	if len(cat) != len(want) {
-		t.Errorf("catalogue has %d rules, DESIGN.md lists %d", len(cat), len(want))
+		t.Errorf("catalogue has %d rules, DESIGN.md and issue 15 list %d", len(cat), len(want))
 	}
 }
 
@@ -214,6 +217,70 @@ func TestHumanDuration(t *testing.T) {
 	} {
 		if got := humanDuration(in); got != want {
 			t.Errorf("humanDuration(%v) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestSARIFDriverHelpAndMessages(t *testing.T) {
+	rep := sampleReport()
+	rep.ToolVersion = "v1.2.3"
+	var buf bytes.Buffer
+	if err := WriteSARIF(&buf, rep); err != nil {
+		t.Fatal(err)
+	}
+	var log struct {
+		Runs []struct {
+			Tool struct {
+				Driver struct {
+					Version        string `json:"version"`
+					InformationURI string `json:"informationUri"`
+					Rules          []struct {
+						ID      string `json:"id"`
+						HelpURI string `json:"helpUri"`
+					} `json:"rules"`
+				} `json:"driver"`
+			} `json:"tool"`
+			Results []struct {
+				Message struct {
+					Text string `json:"text"`
+				} `json:"message"`
+			} `json:"results"`
+		} `json:"runs"`
+	}
+	if err := json.Unmarshal(buf.Bytes(), &log); err != nil {
+		t.Fatal(err)
+	}
+	d := log.Runs[0].Tool.Driver
+	if d.Version != "v1.2.3" || !strings.HasPrefix(d.InformationURI, "https://") {
+		t.Errorf("driver version %q informationUri %q", d.Version, d.InformationURI)
+	}
+	doc, err := os.ReadFile(rulesDoc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range d.Rules {
+		id, ok := strings.CutPrefix(r.HelpURI, rulesDocURI+"#")
+		if !ok || id != r.ID || !strings.Contains(string(doc), "\n## "+id+"\n") {
+			t.Errorf("rule %s helpUri %q does not point at its docs/rules.md section", r.ID, r.HelpURI)
+		}
+	}
+	for i, res := range log.Runs[0].Results {
+		f := rep.Findings[i]
+		if res.Message.Text != f.Message || (f.Fix != "" && strings.Contains(res.Message.Text, f.Fix)) {
+			t.Errorf("result %d message %q: want the finding's message without its fix %q", i, res.Message.Text, f.Fix)
+		}
+	}
+}
+
+func TestArtifactURI(t *testing.T) {
+	for in, want := range map[string]string{
+		"examples/orders.yaml":      "examples/orders.yaml",
+		"./dir/../s.yaml":           "s.yaml",
+		"/srv/schemas/a b.yaml":     "file:///srv/schemas/a%20b.yaml",
+		"hbase://127.0.0.1:9090/ev": "hbase://127.0.0.1:9090/ev",
+	} {
+		if got := artifactURI(in); got != want {
+			t.Errorf("artifactURI(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

@@ -13,7 +13,15 @@ func reviewYAML(t *testing.T, name, src string) Report {
 	if err != nil {
 		t.Fatalf("%s: schema does not load:\n%v\n---\n%s", name, err, src)
 	}
-	return Review(p)
+	rep := Review(p)
+	// Whatever a test reviews, each finding's severity is one its rule
+	// documents (docs/rules.md, "How severity is chosen").
+	for _, f := range rep.Findings {
+		if rule, ok := Lookup(f.Rule); !ok || !rule.Allows(f.Severity) {
+			t.Errorf("%s: %s fired at %s, a level docs/rules.md does not list for it: %s", name, f.Rule, f.Severity, f.Message)
+		}
+	}
+	return rep
 }
 
 func TestCleanExampleHasNoFindings(t *testing.T) {
@@ -94,6 +102,7 @@ func fixes() map[string]string {
 		"counter-not-idempotent":      fix("counter-not-idempotent", "mode: fast", "mode: exact"),
 		"copy-intent-missing":         fix("copy-intent-missing", "customerName: name ", "customerName: {from: name, intent: snapshot}"),
 		"ttl-with-version-timestamps": fix("ttl-with-version-timestamps", "version_kind: event", "version_kind: epoch_ms"),
+		"fanout-amplification":        fix("fanout-amplification", "post: 200/s", "post: 20/s"),
 	}
 }
 

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"path"
 	"path/filepath"
+	"strings"
 )
 
 // SARIF 2.1.0, only the parts code-scanning tools read: one run, the
@@ -14,7 +16,15 @@ import (
 const (
 	sarifVersion = "2.1.0"
 	sarifSchema  = "https://json.schemastore.org/sarif-2.1.0.json"
+	// InformationURI is the project's home, the driver's informationUri.
+	InformationURI = "https://github.com/denorm/denorm"
+	// rulesDocURI is docs/rules.md there; each rule's helpUri is its section.
+	rulesDocURI = InformationURI + "/blob/main/docs/rules.md"
 )
+
+// RuleHelpURI is the address of a rule's section of docs/rules.md (headings
+// are the rule ids, so the anchor is the id).
+func RuleHelpURI(id string) string { return rulesDocURI + "#" + id }
 
 type sarifLog struct {
 	Schema  string     `json:"$schema"`
@@ -33,6 +43,7 @@ type sarifTool struct {
 
 type sarifDriver struct {
 	Name           string      `json:"name"`
+	Version        string      `json:"version,omitempty"`
 	InformationURI string      `json:"informationUri,omitempty"`
 	Rules          []sarifRule `json:"rules"`
 }
@@ -47,6 +58,7 @@ type sarifRule struct {
 	ShortDescription     sarifText       `json:"shortDescription"`
 	FullDescription      sarifText       `json:"fullDescription"`
 	Help                 sarifText       `json:"help"`
+	HelpURI              string          `json:"helpUri"`
 	DefaultConfiguration sarifRuleConfig `json:"defaultConfiguration"`
 }
 
@@ -94,7 +106,11 @@ func sarifLevel(s Severity) string {
 func WriteSARIF(w io.Writer, r Report) error {
 	cat := Catalogue()
 	index := make(map[string]int, len(cat))
-	driver := sarifDriver{Name: "denorm", Rules: make([]sarifRule, 0, len(cat))}
+	version := r.ToolVersion
+	if version == "" {
+		version = "dev"
+	}
+	driver := sarifDriver{Name: "denorm", Version: version, InformationURI: InformationURI, Rules: make([]sarifRule, 0, len(cat))}
 	for i, rule := range cat {
 		index[rule.ID] = i
 		driver.Rules = append(driver.Rules, sarifRule{
@@ -103,6 +119,7 @@ func WriteSARIF(w io.Writer, r Report) error {
 			ShortDescription:     sarifText{rule.Title},
 			FullDescription:      sarifText{rule.Symptom + " " + rule.Cause},
 			Help:                 sarifText{rule.Fix},
+			HelpURI:              RuleHelpURI(rule.ID),
 			DefaultConfiguration: sarifRuleConfig{Level: sarifLevel(rule.Severity)},
 		})
 	}
@@ -112,11 +129,9 @@ func WriteSARIF(w io.Writer, r Report) error {
 		if !ok {
 			return fmt.Errorf("review: finding names rule %q, which is not in the catalogue", f.Rule)
 		}
-		msg := f.Message
-		if f.Fix != "" {
-			msg += " Fix: " + f.Fix
-		}
-		res := sarifResult{RuleID: f.Rule, RuleIndex: idx, Level: sarifLevel(f.Severity), Message: sarifText{msg}}
+		// The message says what is wrong and stops: the fix is the rule's
+		// help, which viewers show next to it.
+		res := sarifResult{RuleID: f.Rule, RuleIndex: idx, Level: sarifLevel(f.Severity), Message: sarifText{f.Message}}
 		if r.File != "" {
 			loc := sarifLocation{PhysicalLocation: sarifPhysical{ArtifactLocation: sarifArtifact{URI: artifactURI(r.File)}}}
 			if f.Line > 0 {
@@ -135,8 +150,20 @@ func WriteSARIF(w io.Writer, r Report) error {
 	return nil
 }
 
-// artifactURI turns a file name into a relative URI reference: forward
-// slashes, and spaces or other reserved characters escaped.
+// artifactURI turns what was reviewed into an artifact URI: a relative
+// file name stays a relative reference (forward slashes, reserved
+// characters escaped), an absolute one becomes a file:// URI, and a URI
+// (a live table, hbase://host:9090/t) is kept.
 func artifactURI(name string) string {
-	return (&url.URL{Path: filepath.ToSlash(name)}).String()
+	if u, err := url.Parse(name); err == nil && len(u.Scheme) > 1 && u.Host != "" {
+		return u.String()
+	}
+	slashed := filepath.ToSlash(name)
+	if filepath.IsAbs(name) || strings.HasPrefix(slashed, "/") {
+		if !strings.HasPrefix(slashed, "/") {
+			slashed = "/" + slashed // C:/x becomes /C:/x
+		}
+		return (&url.URL{Scheme: "file", Path: slashed}).String()
+	}
+	return (&url.URL{Path: path.Clean(slashed)}).String()
 }

@@ -29,9 +29,10 @@ const (
 
 // familySettings is what justifies a separate family: settings that differ.
 func familySettings(f *schema.Family) string {
-	return fmt.Sprintf("v=%d ttl=%s c=%s e=%s b=%d bf=%s m=%t",
+	return fmt.Sprintf("v=%d ttl=%s c=%s e=%s b=%d bf=%s m=%t minv=%d kdc=%s mob=%t/%d nbc=%t eng=%s",
 		f.Versions(), f.TTL, strings.ToUpper(f.Compression), strings.ToUpper(f.DataBlockEncoding),
-		f.BlockSize, strings.ToUpper(f.BloomFilter), f.InMemory)
+		f.BlockSize, strings.ToUpper(f.BloomFilter), f.InMemory,
+		f.MinVersions, f.KeepDeletedCells, f.MOB, f.MOBThreshold, f.NoBlockCache, f.Compaction)
 }
 
 // checkFamilyCount: beyond two families, each extra one needs settings of
@@ -85,6 +86,8 @@ func checkRowUnbounded(r *reviewer) {
 			msg := fmt.Sprintf("table %s embeds child list %s as one cell per element in the %s row: up to %d elements of about %d bytes, a row of up to %s",
 				t.Name, ch.Name, e.Name, ch.Max, cell, humanBytes(rowBytes))
 			switch {
+			case t.MaxRowSize > 0 && rowBytes > t.MaxRowSize:
+				r.add("row-unbounded", where, msg+fmt.Sprintf(", over the table's max_row_size of %s: reads of such a row fail", humanBytes(t.MaxRowSize)))
 			case ch.Max >= unboundedChildren || rowBytes >= hugeRow:
 				r.add("row-unbounded", where, msg)
 			case ch.Max > manyChildren || rowBytes >= bigRow:
@@ -94,9 +97,10 @@ func checkRowUnbounded(r *reviewer) {
 	}
 }
 
-// checkCellHuge compares each column's expected cell size with the cell
-// limit. The schema declares typical sizes (size:), not maxima, so a value
-// that is usually small but sometimes huge goes unnoticed.
+// checkCellHuge compares each column's cell size with the cell limit: the
+// typical size (size:) and, where declared, the largest (max_size:). A
+// family that stores large values as MOB has taken the fix for big cells
+// under the limit.
 func checkCellHuge(r *reviewer) {
 	for _, t := range r.plan.Tables {
 		e := r.plan.Entity(t.Entity)
@@ -107,19 +111,64 @@ func checkCellHuge(r *reviewer) {
 		for _, c := range t.Columns {
 			s := cost.ColumnShape(e, c)
 			size := int64(cost.CellBytes(int(key), len(s.Family), int(s.QualBytes), int(s.ValBytes)))
+			largest, what := size, "cells of about"
+			if m := maxValueBytes(e, c); m > s.ValBytes {
+				largest, what = size-s.ValBytes+m, "cells of up to"
+			}
 			where := at{table: t.Name, line: firstLine(c.Line, t.Line)}
+			f := t.Family(c.Family)
+			mob := f != nil && f.MOB && largest >= mobThreshold(f)
 			switch {
-			case size > store.DefaultMaxCellSize:
+			case largest > store.DefaultMaxCellSize:
 				r.addSev("cell-huge", SeverityError, where, fmt.Sprintf(
-					"column %s of table %s holds cells of about %s, over the %s cell limit: HBase refuses them",
-					c.Name(), t.Name, humanBytes(size), humanBytes(store.DefaultMaxCellSize)))
-			case size >= bigCell:
+					"column %s of table %s holds %s %s, over the %s cell limit: HBase refuses them",
+					c.Name(), t.Name, what, humanBytes(largest), humanBytes(store.DefaultMaxCellSize)))
+			case largest >= bigCell && !mob:
 				r.add("cell-huge", where, fmt.Sprintf(
-					"column %s of table %s holds cells of about %s (limit %s): every flush and compaction rewrites them",
-					c.Name(), t.Name, humanBytes(size), humanBytes(store.DefaultMaxCellSize)))
+					"column %s of table %s holds %s %s (limit %s) in a family without MOB: every flush and compaction rewrites them",
+					c.Name(), t.Name, what, humanBytes(largest), humanBytes(store.DefaultMaxCellSize)))
 			}
 		}
 	}
+}
+
+// defaultMOBThreshold is HBase's MOB_THRESHOLD default (100 KiB).
+const defaultMOBThreshold = 100 << 10
+
+func mobThreshold(f *schema.Family) int64 {
+	if f.MOBThreshold > 0 {
+		return f.MOBThreshold
+	}
+	return defaultMOBThreshold
+}
+
+// maxValueBytes is the largest value a column's cell holds, from the
+// fields' max_size (0 when none is declared).
+func maxValueBytes(e *schema.Entity, c *schema.Column) int64 {
+	if c.Field != "" {
+		if f := e.Field(c.Field); f != nil {
+			return f.MaxSize
+		}
+		return 0
+	}
+	ch := e.Child(c.Child)
+	if ch == nil {
+		return 0
+	}
+	var sum int64
+	declared := false
+	for _, f := range ch.Fields {
+		if f.MaxSize > 0 {
+			sum += f.MaxSize
+			declared = true
+		} else {
+			sum += f.AvgSize()
+		}
+	}
+	if !declared {
+		return 0
+	}
+	return sum
 }
 
 // checkVersionsAsHistory: more than one version is only safe as a short
@@ -132,8 +181,14 @@ func checkVersionsAsHistory(r *reviewer) {
 			}
 			msg := fmt.Sprintf("family %s of table %s keeps %d versions: older ones vanish at compaction once %d newer exist",
 				f.Name, t.Name, f.Versions(), f.Versions())
-			if f.TTL > 0 {
+			switch {
+			case f.TTL > 0 && f.MinVersions > 0:
+				msg += fmt.Sprintf(", and all but the newest %d after the %s TTL", f.MinVersions, f.TTL)
+			case f.TTL > 0:
 				msg += fmt.Sprintf(", and all of them after the %s TTL", f.TTL)
+			}
+			if f.KeepDeletedCells != "" {
+				msg += "; KEEP_DELETED_CELLS keeps deleted ones readable by time-range reads only until the same limits drop them"
 			}
 			r.add("versions-as-history", at{table: t.Name, line: firstLine(f.Lines["versions"], f.Line)}, msg)
 		}

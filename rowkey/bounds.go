@@ -60,6 +60,13 @@ func (s *Spec) prefixes(vals Values, ranged string) (prefixes [][]byte, next int
 	stopped := len(s.parts)
 	for i, p := range s.parts {
 		v, ok := vals[p.Field]
+		if ok && p.nMore > 0 {
+			for _, f := range p.More() {
+				if _, have := vals[f]; !have {
+					ok = false
+				}
+			}
+		}
 		if !ok {
 			if p.Func == Salt && (s.laterBound(i, vals) || s.laterReads(i, ranged)) {
 				fanned := make([][]byte, 0, len(prefixes)*p.N)
@@ -75,7 +82,12 @@ func (s *Spec) prefixes(vals Values, ranged string) (prefixes [][]byte, next int
 			break
 		}
 		for j := range prefixes {
-			if prefixes[j], err = appendPart(prefixes[j], p, v); err != nil {
+			if p.nMore > 0 {
+				prefixes[j], err = appendMultiHash(prefixes[j], p, vals.lookup)
+			} else {
+				prefixes[j], err = appendPart(prefixes[j], p, v)
+			}
+			if err != nil {
 				return nil, 0, fmt.Errorf("rowkey: bounds of %s: part %q: %w", s, p.Expr, err)
 			}
 		}
@@ -112,8 +124,13 @@ func (s *Spec) RangeBounds(vals Values, field string, lo, hi any) ([]Range, erro
 		return nil, fmt.Errorf("rowkey: range of %s: %q is not the part after the fixed prefix", s, field)
 	}
 	p := s.parts[next]
-	if p.Func == Salt || p.Func == Hash {
+	if p.Func == Salt || p.Func == Hash || p.Func == BitReverse {
 		return nil, fmt.Errorf("rowkey: range of %s: %q has no order to range over", s, p.Expr)
+	}
+	if p.Func == Text && p.Type != Timestamp {
+		// Decimal text orders as numbers only at one width, and text with
+		// a delimiter orders as strings only if the delimiter sorts first.
+		return nil, fmt.Errorf("rowkey: range of %s: %q: text orders as its values only for timestamps (13 digits from 2001 to 2286); use pad(field, n) for numbers", s, p.Expr)
 	}
 	// Work out the first and last encodings of the part inside the range,
 	// each with whether the bound is inclusive of that encoding.
@@ -121,7 +138,7 @@ func (s *Spec) RangeBounds(vals Values, field string, lo, hi any) ([]Range, erro
 	var toIncl bool
 	enc := func(v any) ([]byte, error) { return appendPart(nil, p, v) }
 	switch p.Func {
-	case Plain:
+	case Plain, Pad, Text:
 		if lo != nil {
 			if from, err = enc(lo); err != nil {
 				return nil, err
@@ -241,10 +258,16 @@ func (s *Spec) BindFields(fields []string) Bound {
 	used := map[string]bool{}
 	fanout := 1
 	for i, p := range s.parts {
-		if have[p.Field] {
+		all := have[p.Field]
+		for _, f := range p.More() {
+			all = all && have[f]
+		}
+		if all {
 			b.Parts = i + 1
 			b.FanOut = fanout
-			used[p.Field] = true
+			for _, f := range p.Fields() {
+				used[f] = true
+			}
 			continue
 		}
 		if p.Func == Salt {
@@ -293,8 +316,9 @@ func (s *Spec) SplitKeys(regions int) ([][]byte, error) {
 			}
 		}
 		return out, nil
-	case Hash:
-		width := first.N
+	case Hash, BitReverse:
+		// Both spread values evenly over their leading bytes.
+		width := first.Width()
 		if width > 4 {
 			width = 4
 		}
@@ -314,7 +338,7 @@ func (s *Spec) SplitKeys(regions int) ([][]byte, error) {
 		}
 		return out, nil
 	}
-	return nil, fmt.Errorf("rowkey: %s starts with %q, not a salt or hash: split points need sample keys", s, first.Expr)
+	return nil, fmt.Errorf("rowkey: %s starts with %q, not a salt, hash or bitrev: split points need sample keys", s, first.Expr)
 }
 
 // SplitKeysFromSamples picks region boundaries at even quantiles of sample

@@ -12,6 +12,8 @@ var fuzzSpecs = [][]string{
 	{"day(placedAt)", "items.sku"},
 	{"hash(deviceId, 2)", "deviceId", "reverse(ts)"},
 	{"n32", "n64", "b", "raw", "f", "reverse(n32)"},
+	{"text(placedAt, #)", "text(customerId)"},
+	{"pad(n64, 12, |)", "bitrev(n32)", "hash(customerId, orderId, 2)", "customerId", "orderId"},
 }
 
 // FuzzDecode feeds arbitrary bytes to Decode: it must never panic, and a key
@@ -25,6 +27,8 @@ func FuzzDecode(f *testing.F) {
 	f.Add(uint8(1), []byte{3, 'O', 0, 1, 0, 0, 0, 0, 0, 0, 0, 1, 'x', 0, 1})
 	f.Add(uint8(3), []byte{0xab, 0xcd, 'd', 0, 0xFF, 0, 1, 1, 2, 3, 4, 5, 6, 7, 8})
 	f.Add(uint8(4), []byte{0x80, 0, 0, 1, 0x80, 0, 0, 0, 0, 0, 0, 2, 1, 0, 1, 0x80, 0, 0, 0, 0, 0, 0, 0})
+	f.Add(uint8(5), []byte("1764547200000#dev-7"))
+	f.Add(uint8(6), []byte("000000000042|\x80\x00\x00\x00\xab\xcdc4\x00\x01o1\x00\x01"))
 	f.Fuzz(func(t *testing.T, which uint8, key []byte) {
 		s := specs[int(which)%len(specs)]
 		parts, err := s.Decode(key)
@@ -34,14 +38,15 @@ func FuzzDecode(f *testing.F) {
 		vals := Values{}
 		whole := true
 		for _, d := range parts {
-			switch d.Part.Func {
-			case Plain, Reverse:
+			if d.Part.Recoverable() {
 				vals[d.Part.Field] = d.Value
 			}
 		}
 		for _, p := range s.parts {
-			if _, ok := vals[p.Field]; !ok {
-				whole = false // a derived part whose field the key does not carry
+			for _, f := range p.Fields() {
+				if _, ok := vals[f]; !ok {
+					whole = false // a derived part whose field the key does not carry
+				}
 			}
 		}
 		if !whole {

@@ -26,9 +26,12 @@ func NewSpec(parts []Part) (*Spec, error) {
 	if len(parts) == 0 {
 		return nil, fmt.Errorf("rowkey: a key needs at least one part")
 	}
-	for _, p := range parts {
+	for i, p := range parts {
 		if err := p.checkType(); err != nil {
 			return nil, err
+		}
+		if p.Func == Text && p.Delim == "" && i < len(parts)-1 {
+			return nil, fmt.Errorf("key part %q: text without a delimiter reads to the end of the key, so it must be the last part (or give one: text(%s, #))", p.Expr, p.Field)
 		}
 	}
 	return &Spec{parts: append([]Part(nil), parts...)}, nil
@@ -47,6 +50,9 @@ func Parse(exprs []string, typeOf func(field string) (Type, bool)) (*Spec, error
 			return nil, fmt.Errorf("key part %q: unknown field %q", e, p.Field)
 		}
 		p.Type = t
+		if err := p.TypeMore(typeOf); err != nil {
+			return nil, err
+		}
 		parts = append(parts, p)
 	}
 	return NewSpec(parts)
@@ -66,9 +72,11 @@ func (s *Spec) Fields() []string {
 	var out []string
 	seen := map[string]bool{}
 	for _, p := range s.parts {
-		if !seen[p.Field] {
-			seen[p.Field] = true
-			out = append(out, p.Field)
+		for _, f := range p.Fields() {
+			if !seen[f] {
+				seen[f] = true
+				out = append(out, f)
+			}
 		}
 	}
 	return out
@@ -78,7 +86,7 @@ func (s *Spec) Fields() []string {
 // some part encodes it plainly or reversed.
 func (s *Spec) Recoverable(field string) bool {
 	for _, p := range s.parts {
-		if p.Field == field && (p.Func == Plain || p.Func == Reverse) {
+		if p.Field == field && p.Recoverable() {
 			return true
 		}
 	}
@@ -104,11 +112,17 @@ func (s *Spec) MarshalJSON() ([]byte, error) { return json.Marshal(s.Exprs()) }
 func (s *Spec) Encode(vals Values) ([]byte, error) {
 	key := make([]byte, 0, 48)
 	for _, p := range s.parts {
+		var err error
+		if p.nMore > 0 {
+			if key, err = appendMultiHash(key, p, vals.lookup); err != nil {
+				return nil, fmt.Errorf("rowkey: encoding part %q of %s: %w", p.Expr, s, err)
+			}
+			continue
+		}
 		v, ok := vals[p.Field]
 		if !ok {
 			return nil, fmt.Errorf("rowkey: encoding %s: no value for %q", s, p.Field)
 		}
-		var err error
 		if key, err = appendPart(key, p, v); err != nil {
 			return nil, fmt.Errorf("rowkey: encoding part %q of %s: %w", p.Expr, s, err)
 		}
@@ -116,9 +130,17 @@ func (s *Spec) Encode(vals Values) ([]byte, error) {
 	return key, nil
 }
 
-// appendPart encodes one part of a key.
+func (v Values) lookup(f string) (any, bool) {
+	x, ok := v[f]
+	return x, ok
+}
+
+// appendPart encodes one part of a key from its field's value (a hash of
+// several fields needs appendMultiHash).
 func appendPart(dst []byte, p Part, v any) ([]byte, error) {
 	switch p.Func {
+	case Text, Pad, BitReverse:
+		return appendFormatted(dst, p, v)
 	case Plain:
 		return AppendValue(dst, p.Type, v)
 	case Reverse:
@@ -140,6 +162,9 @@ func appendPart(dst []byte, p Part, v any) ([]byte, error) {
 		}
 		return append(dst, SaltBucket(enc, p.N)), nil
 	case Hash:
+		if p.nMore > 0 {
+			return dst, fmt.Errorf("hash of %d fields needs all their values", p.nMore+1)
+		}
 		var buf [64]byte
 		enc, err := AppendValue(buf[:0], p.Type, v)
 		if err != nil {
@@ -233,6 +258,8 @@ func (s *Spec) Decode(key []byte) ([]Decoded, error) {
 
 func decodePart(p Part, b []byte) (any, []byte, error) {
 	switch p.Func {
+	case Text, Pad, BitReverse:
+		return decodeFormatted(p, b)
 	case Plain:
 		return DecodeValue(p.Type, b)
 	case Reverse:
@@ -279,26 +306,40 @@ func decodePart(p Part, b []byte) (any, []byte, error) {
 // that does not match its field, or one field encoded twice (plainly and
 // reversed) with two different values.
 func (s *Spec) checkDerived(parts []Decoded) error {
-	// source[i] is the index of the part whose value stands for part i's
-	// field: the first plain or reversed part reading it.
-	source := make([]int, len(parts))
-	for i, d := range parts {
-		source[i] = -1
-		for j, e := range parts {
-			if e.Part.Field == d.Part.Field && (e.Part.Func == Plain || e.Part.Func == Reverse) {
-				source[i] = j
-				break
-			}
+	// source maps a field to the index of the first part whose value
+	// stands for it: the first recoverable part reading it.
+	source := map[string]int{}
+	for j, e := range parts {
+		if _, ok := source[e.Part.Field]; !ok && e.Part.Recoverable() {
+			source[e.Part.Field] = j
 		}
 	}
 	for i, d := range parts {
-		// A part that is its own source needs no check: decoding accepts
-		// only canonical encodings, so it would re-encode to itself.
-		if source[i] < 0 || source[i] == i {
-			continue
+		var want []byte
+		var err error
+		if d.Part.nMore > 0 {
+			// A hash of several fields is checked when the key carries
+			// every one of them.
+			complete := true
+			for _, f := range d.Part.Fields() {
+				if _, ok := source[f]; !ok {
+					complete = false
+				}
+			}
+			if !complete {
+				continue
+			}
+			want, err = appendMultiHash(nil, d.Part, func(f string) (any, bool) { return parts[source[f]].Value, true })
+		} else {
+			// A part that is its own source needs no check: decoding
+			// accepts only canonical encodings, so it would re-encode to
+			// itself.
+			j, ok := source[d.Part.Field]
+			if !ok || j == i {
+				continue
+			}
+			want, err = appendPart(nil, d.Part, parts[j].Value)
 		}
-		v := parts[source[i]].Value
-		want, err := appendPart(nil, d.Part, v)
 		if err != nil {
 			return fmt.Errorf("rowkey: decoding %s: %w: recomputing %q: %v", s, ErrCorrupt, d.Part.Expr, err)
 		}
@@ -318,7 +359,7 @@ func (s *Spec) DecodeValues(key []byte) (Values, error) {
 	}
 	vals := Values{}
 	for _, d := range parts {
-		if d.Part.Func == Plain || d.Part.Func == Reverse {
+		if _, seen := vals[d.Part.Field]; !seen && d.Part.Recoverable() {
 			vals[d.Part.Field] = d.Value
 		}
 	}

@@ -90,7 +90,8 @@ func (d *decoder) fields(n *yaml.Node, path, child string) []*Field {
 		typeNode := v
 		if v != nil && v.Kind == yaml.MappingNode {
 			typeNode = nil
-			attrs, _ := d.mapping(v, fp, "type", "size")
+			attrs, _ := d.mapping(v, fp, "type", "size", "max_size")
+			maxLine := 0
 			for _, a := range attrs {
 				switch a.Key {
 				case "type":
@@ -103,7 +104,14 @@ func (d *decoder) fields(n *yaml.Node, path, child string) []*Field {
 							f.Size = s
 						}
 					}
+				case "max_size":
+					if s, ok := d.size(a.Value, join(fp, "max_size")); ok {
+						f.MaxSize, maxLine = s, a.KeyN.Line
+					}
 				}
+			}
+			if f.MaxSize > 0 && f.MaxSize < f.Size {
+				d.errLine(maxLine, join(fp, "max_size"), "max_size %d is below the typical size %d", f.MaxSize, f.Size)
 			}
 			if typeNode == nil {
 				d.errAt(v, fp, "field %q has no type", e.Key)

@@ -29,7 +29,7 @@ func (d *decoder) families(td *tableDecl, used []string) {
 			continue
 		}
 		f := &Family{FamilySpec: store.FamilySpec{Name: e.Key}, Line: e.KeyN.Line, Lines: Lines{}}
-		attrs, _ := d.mapping(e.Value, fp, "versions", "ttl", "compression", "encoding", "blocksize", "bloom", "in_memory")
+		attrs, _ := d.mapping(e.Value, fp, familyKeys...)
 		for _, a := range attrs {
 			f.Lines[a.Key] = a.KeyN.Line
 			sp := join(fp, a.Key)
@@ -60,8 +60,11 @@ func (d *decoder) families(td *tableDecl, used []string) {
 				f.BloomFilter, _ = d.enumFold(a.Value, sp, blooms...)
 			case "in_memory":
 				f.InMemory, _ = d.boolean(a.Value, sp)
+			default:
+				d.familyStorage(f, a, sp)
 			}
 		}
+		d.checkFamily(f, fp)
 		t.Families = append(t.Families, f)
 	}
 	if len(t.Families) == 0 {

@@ -34,6 +34,18 @@ func (d *decoder) rowkey(td *tableDecl) {
 			continue
 		}
 		part.Type = f.Type
+		// A hash of several fields types each of them the same way.
+		err = part.TypeMore(func(name string) (rowkey.Type, bool) {
+			mf := d.field(td, name, lines[i], index(at, i))
+			if mf == nil {
+				return 0, false
+			}
+			return mf.Type, true
+		})
+		if err != nil {
+			good = false
+			continue
+		}
 		parts = append(parts, part)
 	}
 	if !good {
@@ -54,8 +66,10 @@ func rejoinCalls(exprs []string, lines []int) ([]string, []int) {
 	var outL []int
 	for i := 0; i < len(exprs); i++ {
 		e := exprs[i]
+		// hash(a, b, 2) splits into three pieces, the middle one with no
+		// parenthesis at all.
 		for strings.Count(e, "(") > strings.Count(e, ")") && i+1 < len(exprs) && lines[i+1] == lines[i] &&
-			!strings.Contains(exprs[i+1], "(") && strings.Contains(exprs[i+1], ")") {
+			!strings.Contains(exprs[i+1], "(") {
 			i++
 			e += ", " + exprs[i]
 		}

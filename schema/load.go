@@ -115,5 +115,6 @@ func (d *decoder) plan(root *yaml.Node) *Plan {
 	if e, ok := sections["client"]; ok {
 		d.client(p, e.Value, e.KeyN.Line)
 	}
+	d.checkProfiles(p) // queries name client profiles, read after them
 	return p
 }

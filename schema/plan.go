@@ -184,7 +184,10 @@ type Field struct {
 	// Size is the typical encoded size in bytes as declared (`size:`), 0 when
 	// not declared; AvgSize gives a usable figure either way.
 	Size int64
-	Line int
+	// MaxSize is the largest value the field may hold (`max_size:`), 0
+	// when not declared: what decides whether a cell can pass the limit.
+	MaxSize int64
+	Line    int
 }
 
 // Default typical sizes for fields that do not declare one.
@@ -270,6 +273,11 @@ const (
 	RoleIndex   Role = "index"   // a copy keyed for another query; thin or covering
 	RoleCounter Role = "counter" // pre-aggregated sums, updated by Increment
 	RoleLookup  Role = "lookup"  // reference key -> referencing rows, to refresh live copies
+	// RoleFanout: a copy of each entity into every element of another
+	// entity's list (a post into each follower's home timeline). Declared
+	// so that review and cost can price its writes; denorm's writer does
+	// not write it.
+	RoleFanout Role = "fanout"
 	// RoleLocator: entity key -> the primary row key the entity lives at,
 	// and whether it was deleted. An entity whose primary row key holds
 	// fields beyond its key (an order under its customer and date) can
@@ -277,6 +285,17 @@ const (
 	// order its events arrive in. Not a copy of any field.
 	RoleLocator Role = "locator"
 )
+
+// Fanout is where a fanout table's copies go: one row per element of a
+// child list of the entity the reference points at.
+type Fanout struct {
+	Reference string // the table entity's reference, e.g. "author"
+	Entity    string // the referenced entity, e.g. "user"
+	List      string // its child list, e.g. "followers"
+	Typical   int    // the list's typical length (its max when not declared)
+	Max       int    // the list's bound: the most rows one event writes
+	Line      int
+}
 
 // Table is one HBase table and how entity data maps onto it.
 type Table struct {
@@ -311,7 +330,14 @@ type Table struct {
 	Presplit    int    // regions at creation: the table's own setting, else ops.presplit, else 1
 	Durability  string // the table's own setting, else ops.durability
 	Regenerable bool   // the table's own setting, else ops.regenerable
-	Lines       Lines
+	// Fanout is set for fanout tables.
+	Fanout *Fanout
+	// RegionReplicas, SplitPolicy and MaxRowSize are the table's HBase
+	// settings (zero: HBase's defaults); Spec passes them to the store.
+	RegionReplicas int
+	SplitPolicy    string
+	MaxRowSize     int64
+	Lines          Lines
 }
 
 // RefQualifier is the qualifier of Table.Ref.
@@ -358,7 +384,7 @@ func (t *Table) Family(name string) *Family {
 // Spec is the table as the store creates it (split keys are left to the
 // ddl package, which knows the key distribution).
 func (t *Table) Spec() store.TableSpec {
-	spec := store.TableSpec{Name: t.Name}
+	spec := store.TableSpec{Name: t.Name, RegionReplicas: t.RegionReplicas, SplitPolicy: t.SplitPolicy, MaxRowSize: t.MaxRowSize}
 	for _, f := range t.Families {
 		spec.Families = append(spec.Families, f.FamilySpec)
 	}
@@ -457,6 +483,18 @@ type Query struct {
 	Latency  time.Duration
 	FullScan bool   // the file says `scan: full`
 	Range    *Range // optional range on the key part after the fixed prefix
+	// Where lists equality predicates (`where:`); those on fields the key
+	// prefix does not fix are filters, listed in Bound.Unused too.
+	Where []*Predicate
+	// MultiGet is the number of keys one call asks for (a batch of gets);
+	// 0 when the query is not a multi-get.
+	MultiGet int
+	// Direction is forward (ascending keys, the default) or reverse;
+	// "" when the file does not say.
+	Direction string
+	// Profile names the client profile (client.profiles) the query's
+	// callers use; "" for the client section's own settings.
+	Profile string
 	// Bound is how By meets the table's key: fixed leading parts, salt
 	// fan-out, and fields left over for filtering.
 	Bound rowkey.Bound
@@ -469,6 +507,11 @@ type Query struct {
 type Range struct {
 	Field string
 	Last  time.Duration // the window ending now; 0 when not declared
+	// Calendar names a calendar period instead (today, this_month...).
+	Calendar string
+	// From and To are absolute bounds in epoch milliseconds, [From, To).
+	From, To       int64
+	HasFrom, HasTo bool
 	// OnKey reports whether the field is read by the key part right after
 	// the fixed prefix, so the range narrows the scan instead of filtering.
 	OnKey bool
@@ -483,6 +526,9 @@ type Workload struct {
 	// it by entity when the file gives a map.
 	Entities     int64
 	EntityCounts map[string]int64
+	// EntityWrites gives some entities their own event rate
+	// (writes_by_entity); the others take WritesPerSecond.
+	EntityWrites map[string]float64
 	Keys         []*Distribution
 	Lines        Lines
 }
@@ -521,6 +567,8 @@ func (w *Workload) Distribution(entity, field string) *Distribution {
 // Client is how applications talk to the cluster. Zero values mean the
 // file does not say.
 type Client struct {
+	// Name is the profile's name; "" for the client section itself.
+	Name             string
 	Line             int
 	RPCTimeout       time.Duration
 	OperationTimeout time.Duration
@@ -529,7 +577,22 @@ type Client struct {
 	Connection       string // per_process | per_request
 	Batching         string // buffered | batch | single
 	BatchSize        int    // mutations per batch call
-	Lines            Lines
+	// Profiles are the settings of particular workloads (a request path, a
+	// batch job), each its own connection with its own timeouts; settings a
+	// profile leaves out are the client section's. Only the section itself
+	// has profiles.
+	Profiles []*Client
+	Lines    Lines
+}
+
+// Profile finds a client profile by name, or nil.
+func (c *Client) Profile(name string) *Client {
+	for _, p := range c.Profiles {
+		if p.Name == name {
+			return p
+		}
+	}
+	return nil
 }
 
 // Client settings' values.

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -218,6 +219,11 @@ func FuzzLoad(f *testing.F) {
 		f.Add([]byte(c.yaml))
 	}
 	f.Add([]byte("a: &x [*x]\n"))
+	// The vocabulary of issue 15: where, ranges, key formats, storage
+	// settings, profiles and fanout tables.
+	f.Add([]byte(vocabBase + "queries:\n  q: {table: readings, where: {alert: true}, range: {field: ts, calendar: today}, direction: reverse, limit: 5}\n"))
+	f.Add([]byte(fanoutBase))
+	f.Add([]byte(strings.Replace(vocabBase, "families: {d: {}}", "families: {d: {mob: true, mob_threshold: 200KiB, min_versions: 0, blockcache: false, compaction: date_tiered}}\n    split_policy: disabled\n    max_row_size: 64MiB\n    region_replicas: 2", 1)))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		p, err := Parse("fuzz.yaml", data)
 		if err != nil {

@@ -8,7 +8,7 @@ import (
 	"github.com/denorm/denorm/rowkey"
 )
 
-var queryKeys = []string{"table", "by", "limit", "rate", "latency", "scan", "range", "description"}
+var queryKeys = []string{"table", "by", "limit", "rate", "latency", "scan", "range", "where", "multi_get", "direction", "profile", "description"}
 
 func (d *decoder) queries(p *Plan, n *yaml.Node) {
 	entries, _ := d.mapping(n, "queries")
@@ -45,6 +45,14 @@ func (d *decoder) query(p *Plan, e entry, path string) *Query {
 			if v, ok := d.enum(a.Value, sp, "full", "key"); ok {
 				q.FullScan = v == "full"
 			}
+		case "multi_get":
+			if v, ok := d.integer(a.Value, sp, 1, 1<<20); ok {
+				q.MultiGet = int(v)
+			}
+		case "direction":
+			q.Direction, _ = d.enum(a.Value, sp, DirectionForward, DirectionReverse)
+		case "profile":
+			q.Profile, _ = d.name(a.Value, sp)
 		case "description":
 			d.str(a.Value, sp)
 		}
@@ -64,7 +72,7 @@ func (d *decoder) query(p *Plan, e entry, path string) *Query {
 	if ent == nil {
 		return q // the table's own error says why
 	}
-	td := &tableDecl{t: t, ent: ent}
+	td := &tableDecl{t: t, ent: ent, fanList: fanoutList(p, t)}
 	var byLines []int
 	if n, ok := nodes["by"]; ok {
 		var by []string
@@ -95,10 +103,24 @@ func (d *decoder) query(p *Plan, e entry, path string) *Query {
 	if n, ok := nodes["range"]; ok {
 		q.Range = d.queryRange(td, n, join(path, "range"))
 	}
+	if n, ok := nodes["where"]; ok {
+		q.Where = d.wherePredicates(td, n, join(path, "where"))
+	}
+	if q.MultiGet > 0 && q.FullScan {
+		d.errLine(q.Lines["multi_get"], join(path, "multi_get"), "a multi-get reads keys, not the whole table (scan: full)")
+	}
 	if t.Key == nil {
 		return q
 	}
-	q.Bound = t.Key.BindFields(q.By)
+	// Equality predicates fix key parts as the caller's fields do; those
+	// that fix nothing stay in Bound.Unused as filters.
+	bind := append([]string(nil), q.By...)
+	for _, w := range q.Where {
+		if !contains(bind, w.Field) {
+			bind = append(bind, w.Field)
+		}
+	}
+	q.Bound = t.Key.BindFields(bind)
 	if q.Range != nil && q.Bound.Parts < t.Key.Len() && !q.FullScan {
 		q.Range.OnKey = t.Key.Part(q.Bound.Parts).Field == q.Range.Field
 	}
@@ -119,7 +141,7 @@ func (d *decoder) query(p *Plan, e entry, path string) *Query {
 
 func (d *decoder) queryRange(td *tableDecl, n *yaml.Node, path string) *Range {
 	r := &Range{Line: lineOf(n)}
-	attrs, _ := d.mapping(n, path, "field", "last")
+	attrs, _ := d.mapping(n, path, "field", "last", "calendar", "from", "to")
 	for _, a := range attrs {
 		sp := join(path, a.Key)
 		switch a.Key {
@@ -139,7 +161,25 @@ func (d *decoder) queryRange(td *tableDecl, n *yaml.Node, path string) *Range {
 			r.Field = name
 		case "last":
 			r.Last, _ = d.duration(a.Value, sp)
+		case "calendar":
+			r.Calendar, _ = d.enum(a.Value, sp, calendars...)
+		case "from":
+			r.From, r.HasFrom = d.instant(a.Value, sp)
+		case "to":
+			r.To, r.HasTo = d.instant(a.Value, sp)
 		}
+	}
+	kinds := 0
+	for _, set := range []bool{r.Last > 0, r.Calendar != "", r.HasFrom || r.HasTo} {
+		if set {
+			kinds++
+		}
+	}
+	if kinds > 1 {
+		d.errLine(r.Line, path, "a range is one of last, calendar, or from/to")
+	}
+	if r.HasFrom && r.HasTo && r.To <= r.From {
+		d.errLine(r.Line, path, "range to is not after from")
 	}
 	if r.Field == "" {
 		d.errLine(r.Line, path, "a range names its field (field: ...)")

@@ -10,13 +10,26 @@ import (
 func (d *decoder) workload(p *Plan, n *yaml.Node, line int) {
 	w := p.Workload
 	w.Line = line
-	attrs, _ := d.mapping(n, "workload", "writes_per_second", "entities", "keys")
+	attrs, _ := d.mapping(n, "workload", "writes_per_second", "writes_by_entity", "entities", "keys")
 	for _, a := range attrs {
 		w.Lines[a.Key] = a.KeyN.Line
 		sp := join("workload", a.Key)
 		switch a.Key {
 		case "writes_per_second":
 			w.WritesPerSecond, _ = d.rate(a.Value, sp)
+		case "writes_by_entity":
+			entries, _ := d.mapping(a.Value, sp)
+			w.EntityWrites = map[string]float64{}
+			for _, e := range entries {
+				ep := join(sp, e.Key)
+				if p.Entity(e.Key) == nil {
+					d.errAt(e.KeyN, ep, "unknown entity %q", e.Key)
+					continue
+				}
+				if r, ok := d.rate(e.Value, ep); ok {
+					w.EntityWrites[e.Key] = r
+				}
+			}
 		case "entities":
 			d.entityCounts(p, a.Value, sp)
 		case "keys":
@@ -108,15 +121,38 @@ func (d *decoder) distributions(p *Plan, n *yaml.Node, path string) {
 	}
 }
 
+var clientKeys = []string{"rpc_timeout", "operation_timeout", "scanner_timeout",
+	"write_buffer", "connection", "batching", "batch_size"}
+
 func (d *decoder) client(p *Plan, n *yaml.Node, line int) {
-	c := p.Client
+	d.clientSettings(p.Client, n, "client", line, true)
+}
+
+// clientSettings reads the client section, or one of its profiles (which
+// have no profiles of their own).
+func (d *decoder) clientSettings(c *Client, n *yaml.Node, path string, line int, top bool) {
 	c.Line = line
-	attrs, _ := d.mapping(n, "client", "rpc_timeout", "operation_timeout", "scanner_timeout",
-		"write_buffer", "connection", "batching", "batch_size")
+	keys := clientKeys
+	if top {
+		keys = append(append([]string(nil), clientKeys...), "profiles")
+	}
+	attrs, _ := d.mapping(n, path, keys...)
 	for _, a := range attrs {
 		c.Lines[a.Key] = a.KeyN.Line
-		sp := join("client", a.Key)
+		sp := join(path, a.Key)
 		switch a.Key {
+		case "profiles":
+			entries, _ := d.mapping(a.Value, sp)
+			for _, e := range entries {
+				pp := join(sp, e.Key)
+				if !isIdent(e.Key) {
+					d.errAt(e.KeyN, pp, "%q is not a profile name", e.Key)
+					continue
+				}
+				prof := &Client{Name: e.Key, Lines: Lines{}}
+				d.clientSettings(prof, e.Value, pp, e.KeyN.Line, false)
+				c.Profiles = append(c.Profiles, prof)
+			}
 		case "rpc_timeout":
 			c.RPCTimeout, _ = d.duration(a.Value, sp)
 		case "operation_timeout":
@@ -136,8 +172,61 @@ func (d *decoder) client(p *Plan, n *yaml.Node, line int) {
 		}
 	}
 	if c.RPCTimeout > 0 && c.OperationTimeout > 0 && c.OperationTimeout < c.RPCTimeout {
-		d.errLine(c.Lines["operation_timeout"], "client.operation_timeout", "operation_timeout %v is shorter than rpc_timeout %v: no RPC could finish", c.OperationTimeout, c.RPCTimeout)
+		d.errLine(c.Lines["operation_timeout"], join(path, "operation_timeout"), "operation_timeout %v is shorter than rpc_timeout %v: no RPC could finish", c.OperationTimeout, c.RPCTimeout)
 	}
+}
+
+// checkProfiles checks that every query's profile exists; the client
+// section is read after the queries.
+func (d *decoder) checkProfiles(p *Plan) {
+	for _, q := range p.Queries {
+		if q.Profile != "" && p.Client.Profile(q.Profile) == nil {
+			d.errLine(q.Lines["profile"], join(join("queries", q.Name), "profile"), "unknown client profile %q (client.profiles declares %s)", q.Profile, profileNames(p.Client))
+		}
+	}
+}
+
+func profileNames(c *Client) string {
+	if len(c.Profiles) == 0 {
+		return "none"
+	}
+	names := make([]string, len(c.Profiles))
+	for i, p := range c.Profiles {
+		names[i] = p.Name
+	}
+	return strings.Join(names, ", ")
+}
+
+// Effective is the settings a profile's callers run with: the profile's
+// own, else the client section's. A nil or unnamed profile is the section.
+func (c *Client) Effective(profile string) *Client {
+	p := c.Profile(profile)
+	if p == nil {
+		return c
+	}
+	out := *p
+	if out.RPCTimeout == 0 {
+		out.RPCTimeout = c.RPCTimeout
+	}
+	if out.OperationTimeout == 0 {
+		out.OperationTimeout = c.OperationTimeout
+	}
+	if out.ScannerTimeout == 0 {
+		out.ScannerTimeout = c.ScannerTimeout
+	}
+	if out.WriteBuffer == 0 {
+		out.WriteBuffer = c.WriteBuffer
+	}
+	if out.Connection == "" {
+		out.Connection = c.Connection
+	}
+	if out.Batching == "" {
+		out.Batching = c.Batching
+	}
+	if out.BatchSize == 0 {
+		out.BatchSize = c.BatchSize
+	}
+	return &out
 }
 
 func (d *decoder) ops(p *Plan, n *yaml.Node) {

@@ -28,9 +28,14 @@ func (p *Plan) WhenShare(t *Table) float64 {
 
 // RowsPerEvent is how many rows of t one entity event writes on average:
 // the when share, times the typical element count for tables with `each`
-// (the max when no typical count is declared).
+// (the max when no typical count is declared), or for a fanout table the
+// typical length of the list it copies into.
 func (p *Plan) RowsPerEvent(t *Table) float64 {
 	rows := p.WhenShare(t)
+	if t.Fanout != nil {
+		// One copy per element of the target's list, typically.
+		return rows * float64(t.Fanout.Typical)
+	}
 	if t.Each == "" {
 		return rows
 	}
@@ -52,5 +57,14 @@ func (p *Plan) RowsPerEvent(t *Table) float64 {
 // WritesPerSecond estimates the row writes per second t receives from the
 // workload's writes_per_second (0 when the workload does not say).
 func (p *Plan) WritesPerSecond(t *Table) float64 {
-	return p.Workload.WritesPerSecond * p.RowsPerEvent(t)
+	return p.EventsPerSecond(t.Entity) * p.RowsPerEvent(t)
+}
+
+// EventsPerSecond is the event rate of one entity: its own from
+// writes_by_entity, else workload.writes_per_second.
+func (p *Plan) EventsPerSecond(entity string) float64 {
+	if r, ok := p.Workload.EntityWrites[entity]; ok {
+		return r
+	}
+	return p.Workload.WritesPerSecond
 }

@@ -5,10 +5,11 @@ import (
 )
 
 var tableKeys = []string{"role", "entity", "each", "rowkey", "families", "columns", "covering",
-	"buckets", "add", "mode", "reference", "when", "presplit", "durability", "regenerable", "description"}
+	"buckets", "add", "mode", "reference", "when", "presplit", "durability", "regenerable", "description",
+	"region_replicas", "split_policy", "max_row_size", "fanout"}
 
 // keys only some roles accept
-var roleOnly = map[string]Role{"covering": RoleIndex, "buckets": RoleCounter, "add": RoleCounter, "mode": RoleCounter, "reference": RoleLookup}
+var roleOnly = map[string]Role{"covering": RoleIndex, "buckets": RoleCounter, "add": RoleCounter, "mode": RoleCounter, "reference": RoleLookup, "fanout": RoleFanout}
 
 func (d *decoder) tables(p *Plan, n *yaml.Node) {
 	entries, _ := d.mapping(n, "tables")
@@ -63,7 +64,8 @@ type tableDecl struct {
 	ent      *Entity
 	each     *Child
 	nodes    map[string]*yaml.Node
-	families bool // the file has a families section
+	families bool   // the file has a families section
+	fanList  *Child // a fanout table's target list, of another entity
 }
 
 func (d *decoder) table(p *Plan, e entry, path string) *Table {
@@ -75,7 +77,7 @@ func (d *decoder) table(p *Plan, e entry, path string) *Table {
 		td.nodes[x.Key] = x.Value
 	}
 	if n, ok := td.nodes["role"]; ok {
-		if r, ok := d.enum(n, join(path, "role"), string(RolePrimary), string(RoleIndex), string(RoleCounter), string(RoleLookup), string(RoleLocator)); ok {
+		if r, ok := d.enum(n, join(path, "role"), string(RolePrimary), string(RoleIndex), string(RoleCounter), string(RoleLookup), string(RoleLocator), string(RoleFanout)); ok {
 			t.Role = Role(r)
 		}
 	} else {
@@ -127,6 +129,9 @@ func (d *decoder) table(p *Plan, e entry, path string) *Table {
 	if t.Role == RoleLookup {
 		d.lookupReference(td)
 	}
+	if t.Role == RoleFanout {
+		d.fanoutSource(p, td)
+	}
 	d.rowkey(td)
 	if n, ok := td.nodes["when"]; ok {
 		if name, ok := d.str(n, join(path, "when")); ok {
@@ -176,6 +181,9 @@ func (d *decoder) table(p *Plan, e entry, path string) *Table {
 		d.checkLookupKey(td)
 	case RoleLocator:
 		d.checkLocatorKey(td)
+	case RoleFanout:
+		d.checkUnique(td, "fanout")
+		d.checkFanoutKey(td)
 	}
 	if (t.Role == RoleIndex || t.Role == RoleLookup) && len(t.Families) > 0 {
 		t.Ref = &Column{Family: t.Families[0].Name, Qualifier: RefQualifier, Line: t.Line}
@@ -216,11 +224,15 @@ func (d *decoder) tableSettings(p *Plan, td *tableDecl) {
 	if n, ok := td.nodes["description"]; ok {
 		d.str(n, join(td.path, "description"))
 	}
+	d.storageSettings(td)
 }
 
 // field finds a field a table may use: the entity's own, or a field of the
 // child list the table has one row per.
 func (d *decoder) field(td *tableDecl, path string, line int, at string) *Field {
+	if f := td.fanoutField(path); f != nil {
+		return f
+	}
 	f := td.ent.Field(path)
 	if f == nil {
 		d.errLine(line, at, "%q is not a field of entity %q", path, td.ent.Name)

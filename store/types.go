@@ -31,7 +31,31 @@ type FamilySpec struct {
 	BlockSize         int           `json:"block_size,omitempty"` // bytes; 0 means the backend default (64 KiB on HBase)
 	BloomFilter       string        `json:"bloom_filter,omitempty"`
 	InMemory          bool          `json:"in_memory,omitempty"`
+	// MinVersions is how many versions of a column survive its TTL
+	// (MIN_VERSIONS); 0 lets the TTL expire every version.
+	MinVersions int `json:"min_versions,omitempty"`
+	// KeepDeletedCells is HBase's KEEP_DELETED_CELLS: "" or FALSE (the
+	// default), TRUE or TTL. Backends that cannot keep deleted cells
+	// readable refuse TRUE and TTL.
+	KeepDeletedCells string `json:"keep_deleted_cells,omitempty"`
+	// MOB stores values at or above MOBThreshold bytes (0: HBase's 100 KiB
+	// default) in separate MOB files instead of the store files.
+	MOB          bool  `json:"mob,omitempty"`
+	MOBThreshold int64 `json:"mob_threshold,omitempty"`
+	// NoBlockCache turns the block cache off for the family (BLOCKCACHE
+	// false); the zero value keeps HBase's default, on.
+	NoBlockCache bool `json:"no_block_cache,omitempty"`
+	// Compaction names the store engine: "" (the default engine),
+	// "date_tiered" (time series: files by cell timestamp, old windows
+	// left alone) or "stripe" (large regions cut in key stripes).
+	Compaction string `json:"compaction,omitempty"`
 }
+
+// Store engines a FamilySpec.Compaction may name.
+const (
+	CompactionDateTiered = "date_tiered"
+	CompactionStripe     = "stripe"
+)
 
 // Versions returns the effective maximum number of versions.
 func (f FamilySpec) Versions() int {
@@ -47,6 +71,62 @@ type TableSpec struct {
 	Name      string       `json:"name"`
 	Families  []FamilySpec `json:"families"`
 	SplitKeys [][]byte     `json:"split_keys,omitempty"`
+	// RegionReplicas is REGION_REPLICATION: copies of each region served
+	// for timeline-consistent reads (0 or 1: none besides the primary).
+	RegionReplicas int `json:"region_replicas,omitempty"`
+	// SplitPolicy names how regions split: "" (HBase's default, stepping),
+	// "disabled", "constant_size", "increasing", "stepping" or
+	// "busy_region".
+	SplitPolicy string `json:"split_policy,omitempty"`
+	// MaxRowSize fails reads of a larger row (hbase.table.max.rowsize, set
+	// on the table); 0 keeps the backend's limit.
+	MaxRowSize int64 `json:"max_row_size,omitempty"`
+}
+
+// Split policies a TableSpec.SplitPolicy may name.
+const (
+	SplitDisabled     = "disabled"
+	SplitConstantSize = "constant_size"
+	SplitIncreasing   = "increasing"
+	SplitStepping     = "stepping"
+	SplitBusyRegion   = "busy_region"
+)
+
+// SplitPolicyClass is the HBase class behind a split policy name ("" for
+// an unknown one).
+func SplitPolicyClass(name string) string {
+	const pkg = "org.apache.hadoop.hbase.regionserver."
+	switch name {
+	case SplitDisabled:
+		return pkg + "DisabledRegionSplitPolicy"
+	case SplitConstantSize:
+		return pkg + "ConstantSizeRegionSplitPolicy"
+	case SplitIncreasing:
+		return pkg + "IncreasingToUpperBoundRegionSplitPolicy"
+	case SplitStepping:
+		return pkg + "SteppingSplitPolicy"
+	case SplitBusyRegion:
+		return pkg + "BusyRegionSplitPolicy"
+	}
+	return ""
+}
+
+// StoreEngineClass is the HBase store engine (hbase.hstore.engine.class)
+// behind a FamilySpec.Compaction name ("" for the default or an unknown
+// one).
+func StoreEngineClass(name string) string {
+	switch name {
+	case CompactionDateTiered:
+		return "org.apache.hadoop.hbase.regionserver.DateTieredStoreEngine"
+	case CompactionStripe:
+		return "org.apache.hadoop.hbase.regionserver.StripeStoreEngine"
+	}
+	return ""
+}
+
+// SplitPolicies lists the names TableSpec.SplitPolicy accepts.
+func SplitPolicies() []string {
+	return []string{SplitDisabled, SplitConstantSize, SplitIncreasing, SplitStepping, SplitBusyRegion}
 }
 
 // Family returns the named family's spec.

@@ -12,7 +12,9 @@ func newDdlCmd() *cobra.Command {
 		Short: "Print HBase shell create statements for a schema's tables",
 		Long: `Print one HBase shell 'create' statement per table of the schema, with each
 column family's settings (VERSIONS, TTL, COMPRESSION, DATA_BLOCK_ENCODING,
-BLOCKSIZE, BLOOMFILTER, IN_MEMORY), the table's DURABILITY and MAX_FILESIZE,
+BLOCKSIZE, BLOOMFILTER, IN_MEMORY, MIN_VERSIONS, KEEP_DELETED_CELLS, IS_MOB,
+MOB_THRESHOLD, BLOCKCACHE and the store engine in CONFIGURATION), the table's
+DURABILITY, MAX_FILESIZE, REGION_REPLICATION, SPLIT_POLICY and max row size,
 and SPLITS: one region per salt bucket when the key starts with salt(...), or
 ops/table presplit regions evenly spaced over a leading hash(...). Binary split
 keys are written as "\xNN" escapes, as the shell reads them. Keys that start

@@ -23,8 +23,9 @@ var (
 //
 //	NAME[:key=value,key=value...]
 //
-// with keys versions, ttl, compression, encoding, bloom, blocksize and
-// in_memory.
+// with keys versions, ttl, compression, encoding, bloom, blocksize,
+// in_memory, min_versions, keep_deleted_cells, mob, mob_threshold,
+// blockcache and compaction.
 func parseFamilySpec(s string) (store.FamilySpec, error) {
 	name, opts, hasOpts := strings.Cut(s, ":")
 	if err := checkFamilyName(name); err != nil {
@@ -68,6 +69,7 @@ var familyKeyAliases = map[string]string{
 	"bloom_filter":        "bloom",
 	"block_size":          "blocksize",
 	"inmemory":            "in_memory",
+	"is_mob":              "mob",
 }
 
 func setFamilyOption(f *store.FamilySpec, k, v string) error {
@@ -114,8 +116,49 @@ func setFamilyOption(f *store.FamilySpec, k, v string) error {
 			return fmt.Errorf("in_memory=%q: want true or false", v)
 		}
 		f.InMemory = b
+	case "min_versions":
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return fmt.Errorf("min_versions=%q: want a whole number of at least 0", v)
+		}
+		f.MinVersions = n
+	case "keep_deleted_cells":
+		u, err := oneOf("keep_deleted_cells", v, []string{"FALSE", "TRUE", "TTL"})
+		if err != nil {
+			return err
+		}
+		if u != "FALSE" {
+			f.KeepDeletedCells = u
+		}
+	case "mob":
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return fmt.Errorf("mob=%q: want true or false", v)
+		}
+		f.MOB = b
+	case "mob_threshold":
+		n, err := parseSize(v)
+		if err != nil || n < 1 {
+			return fmt.Errorf("mob_threshold=%q: want a size in bytes (102400, 100K)", v)
+		}
+		f.MOBThreshold = int64(n)
+	case "blockcache":
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return fmt.Errorf("blockcache=%q: want true or false", v)
+		}
+		f.NoBlockCache = !b
+	case "compaction":
+		switch strings.ToLower(v) {
+		case "default":
+			f.Compaction = ""
+		case store.CompactionDateTiered, store.CompactionStripe:
+			f.Compaction = strings.ToLower(v)
+		default:
+			return fmt.Errorf("compaction=%q: want default, %s or %s", v, store.CompactionDateTiered, store.CompactionStripe)
+		}
 	default:
-		return fmt.Errorf("unknown setting %q; want versions, ttl, compression, encoding, bloom, blocksize or in_memory", k)
+		return fmt.Errorf("unknown setting %q; want versions, ttl, compression, encoding, bloom, blocksize, in_memory, min_versions, keep_deleted_cells, mob, mob_threshold, blockcache or compaction", k)
 	}
 	return nil
 }

@@ -25,6 +25,9 @@ func TestParseFamilySpec(t *testing.T) {
 		{"e:max_versions=2,data_block_encoding=diff,bloomfilter=rowcol", store.FamilySpec{Name: "e", MaxVersions: 2, DataBlockEncoding: "DIFF", BloomFilter: "ROWCOL"}},
 		{"w:ttl=2w", store.FamilySpec{Name: "w", TTL: 14 * 24 * time.Hour}},
 		{"f:ttl=FOREVER", store.FamilySpec{Name: "f"}},
+		{"t:versions=3,min_versions=1,compaction=date_tiered,keep_deleted_cells=ttl",
+			store.FamilySpec{Name: "t", MaxVersions: 3, MinVersions: 1, Compaction: store.CompactionDateTiered, KeepDeletedCells: "TTL"}},
+		{"b:is_mob=true,mob_threshold=200K,blockcache=false", store.FamilySpec{Name: "b", MOB: true, MOBThreshold: 200 << 10, NoBlockCache: true}},
 	}
 	for _, tc := range good {
 		got, err := parseFamilySpec(tc.in)
@@ -39,7 +42,8 @@ func TestParseFamilySpec(t *testing.T) {
 	bad := []string{"", ":versions=1", ".d", "a:b:c", "d:", "d:versions", "d:versions=0", "d:versions=x",
 		"d:ttl=0", "d:ttl=-5", "d:ttl=1.5s", "d:ttl=soon", "d:compression=zip", "d:encoding=x", "d:bloom=x",
 		"d:blocksize=0", "d:blocksize=9999999999", "d:in_memory=maybe", "d:colour=red", "d:versions=1,versions=2",
-		"d:versions=1,", "d\x01", "d:ttl=99999999999999d"}
+		"d:versions=1,", "d\x01", "d:ttl=99999999999999d",
+		"d:min_versions=-1", "d:keep_deleted_cells=maybe", "d:mob=perhaps", "d:mob_threshold=0", "d:compaction=tiered"}
 	for _, in := range bad {
 		if f, err := parseFamilySpec(in); err == nil {
 			t.Errorf("parseFamilySpec(%q) = %+v, want an error", in, f)
@@ -68,6 +72,24 @@ func familySpecString(f store.FamilySpec) string {
 	if f.InMemory {
 		opts = append(opts, "in_memory=true")
 	}
+	if f.MinVersions > 0 {
+		opts = append(opts, fmt.Sprintf("min_versions=%d", f.MinVersions))
+	}
+	if f.KeepDeletedCells != "" {
+		opts = append(opts, "keep_deleted_cells="+f.KeepDeletedCells)
+	}
+	if f.MOB {
+		opts = append(opts, "mob=true")
+	}
+	if f.MOBThreshold > 0 {
+		opts = append(opts, fmt.Sprintf("mob_threshold=%d", f.MOBThreshold))
+	}
+	if f.NoBlockCache {
+		opts = append(opts, "blockcache=false")
+	}
+	if f.Compaction != "" {
+		opts = append(opts, "compaction="+f.Compaction)
+	}
 	if len(opts) == 0 {
 		return f.Name
 	}
@@ -76,7 +98,8 @@ func familySpecString(f store.FamilySpec) string {
 
 func FuzzParseFamilySpec(f *testing.F) {
 	for _, s := range []string{"d", "d:versions=3,ttl=7d,compression=SNAPPY,encoding=FAST_DIFF,bloom=ROW",
-		"e:ttl=86400,blocksize=64K,in_memory=true", "d:ttl=1.5s", "x:versions=1,versions=2", "::", "d:ttl=2w"} {
+		"e:ttl=86400,blocksize=64K,in_memory=true", "d:ttl=1.5s", "x:versions=1,versions=2", "::", "d:ttl=2w",
+		"t:min_versions=1,keep_deleted_cells=TRUE,mob=true,mob_threshold=100K,blockcache=false,compaction=stripe"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {

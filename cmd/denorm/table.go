@@ -60,9 +60,16 @@ with these settings (HBase's defaults when left out):
   bloom=B             bloom filter: NONE, ROW, ROWCOL or ROWPREFIX_FIXED_LENGTH
   blocksize=S         block size in bytes (65536, 64K)
   in_memory=BOOL      keep the family's blocks in the in-memory cache tier
+  min_versions=N      versions a TTL leaves (0)
+  keep_deleted_cells=K  FALSE, TRUE or TTL: deleted cells stay readable by
+                      time-range reads
+  mob=BOOL            store values over mob_threshold (100K) as MOB files
+  mob_threshold=S     the MOB threshold in bytes (102400, 100K)
+  blockcache=BOOL     cache the family's blocks (true)
+  compaction=E        the store engine: default, date_tiered or stripe
 
-The embedded store honours versions and ttl and records the rest; HBase
-applies them all.
+The embedded store honours versions, ttl and min_versions, refuses
+keep_deleted_cells and records the rest; HBase applies them all.
 
 Split keys pre-split the table into regions: give each with --split (in the
 HBase shell's printable form, \xNN for other bytes) or one a line in
@@ -168,6 +175,13 @@ type jsonFamily struct {
 	BloomFilter       string `json:"bloom_filter"`
 	BlockSize         int    `json:"block_size"`
 	InMemory          bool   `json:"in_memory"`
+	// Settings beyond HBase's basic ones, present only when set.
+	MinVersions      int    `json:"min_versions,omitempty"`
+	KeepDeletedCells string `json:"keep_deleted_cells,omitempty"`
+	MOB              bool   `json:"mob,omitempty"`
+	MOBThreshold     int64  `json:"mob_threshold,omitempty"`
+	BlockCacheOff    bool   `json:"blockcache_off,omitempty"`
+	Compaction       string `json:"compaction,omitempty"`
 }
 
 type jsonRegion struct {
@@ -208,6 +222,12 @@ func describeJSON(spec store.TableSpec, regions []store.Region) jsonTable {
 			BloomFilter:       orDefault(f.BloomFilter, defaultBloom),
 			BlockSize:         bs,
 			InMemory:          f.InMemory,
+			MinVersions:       f.MinVersions,
+			KeepDeletedCells:  f.KeepDeletedCells,
+			MOB:               f.MOB,
+			MOBThreshold:      f.MOBThreshold,
+			BlockCacheOff:     f.NoBlockCache,
+			Compaction:        f.Compaction,
 		})
 	}
 	for _, k := range spec.SplitKeys {
@@ -241,9 +261,11 @@ JSON files), which are then read for them.
 
 --format json prints {"name", "families": [{"name", "versions", "ttl_seconds"
 (0: forever), "compression", "data_block_encoding", "bloom_filter",
-"block_size", "in_memory"}], "split_keys": [...], "regions": [{"id", "start",
-"end", "server", "read_requests", "write_requests"}], "request_counts"
-("store", "jmx" or "unknown": then the counts are 0)}, keys in printable form.`,
+"block_size", "in_memory", and when set "min_versions", "keep_deleted_cells",
+"mob", "mob_threshold", "blockcache_off", "compaction"}], "split_keys": [...],
+"regions": [{"id", "start", "end", "server", "read_requests",
+"write_requests"}], "request_counts" ("store", "jmx" or "unknown": then the
+counts are 0)}, keys in printable form.`,
 		Example: `  denorm table describe orders
   denorm table describe orders --format json
   denorm --store hbase://127.0.0.1:9090 table describe orders --jmx http://127.0.0.1:16030/jmx`,
@@ -328,8 +350,27 @@ func writeDescribeText(out io.Writer, t jsonTable) error {
 		if f.TTLSeconds > 0 {
 			ttl = strconv.FormatInt(f.TTLSeconds, 10) + " SECONDS (" + humanTTL(f.TTLSeconds) + ")"
 		}
-		fmt.Fprintf(w, "{NAME => '%s', VERSIONS => '%d', TTL => '%s', COMPRESSION => '%s', DATA_BLOCK_ENCODING => '%s', BLOOMFILTER => '%s', BLOCKSIZE => '%d', IN_MEMORY => '%t'}\n",
-			f.Name, f.Versions, ttl, f.Compression, f.DataBlockEncoding, f.BloomFilter, f.BlockSize, f.InMemory)
+		extra := ""
+		if f.MinVersions > 0 {
+			extra += fmt.Sprintf(", MIN_VERSIONS => '%d'", f.MinVersions)
+		}
+		if f.KeepDeletedCells != "" {
+			extra += fmt.Sprintf(", KEEP_DELETED_CELLS => '%s'", f.KeepDeletedCells)
+		}
+		if f.MOB {
+			extra += ", IS_MOB => 'true'"
+			if f.MOBThreshold > 0 {
+				extra += fmt.Sprintf(", MOB_THRESHOLD => '%d'", f.MOBThreshold)
+			}
+		}
+		if f.BlockCacheOff {
+			extra += ", BLOCKCACHE => 'false'"
+		}
+		if f.Compaction != "" {
+			extra += fmt.Sprintf(", COMPACTION => '%s'", f.Compaction)
+		}
+		fmt.Fprintf(w, "{NAME => '%s', VERSIONS => '%d', TTL => '%s', COMPRESSION => '%s', DATA_BLOCK_ENCODING => '%s', BLOOMFILTER => '%s', BLOCKSIZE => '%d', IN_MEMORY => '%t'%s}\n",
+			f.Name, f.Versions, ttl, f.Compression, f.DataBlockEncoding, f.BloomFilter, f.BlockSize, f.InMemory, extra)
 	}
 	fmt.Fprintf(w, "%d column families\n", len(t.Families))
 	if len(t.SplitKeys) == 0 {

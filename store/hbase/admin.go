@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 
 	"github.com/denorm/denorm/internal/thrift/hbase2"
 	"github.com/denorm/denorm/store"
@@ -22,6 +23,13 @@ func (s *Store) CreateTable(ctx context.Context, spec store.TableSpec) error {
 		return fmt.Errorf("hbase: %s: a table needs at least one family", what)
 	}
 	desc := &hbase2.TTableDescriptor{TableName: s.tableName(spec.Name)}
+	attrs, err := tableAttributes(spec)
+	if err != nil {
+		return fmt.Errorf("hbase: %s: %w", what, err)
+	}
+	if len(attrs) > 0 {
+		desc.Attributes = attrs
+	}
 	seen := map[string]bool{}
 	for _, f := range spec.Families {
 		if seen[f.Name] {
@@ -78,6 +86,7 @@ func (s *Store) DescribeTable(ctx context.Context, table string) (store.TableSpe
 		return store.TableSpec{}, s.explain(ctx, what, table, nil, err)
 	}
 	spec := store.TableSpec{Name: table}
+	readTableAttributes(&spec, desc.GetAttributes())
 	for _, d := range desc.GetColumns() {
 		spec.Families = append(spec.Families, familySpec(d))
 	}
@@ -154,4 +163,59 @@ func (s *Store) MajorCompact(ctx context.Context, table string) error {
 	}
 	return fmt.Errorf("hbase: major compact %s: HBase's Thrift2 gateway has no compaction call; run major_compact '%s' in the HBase shell: %w",
 		table, table, store.ErrUnsupported)
+}
+
+// Table values HBase keeps under these names (TableDescriptor), and the
+// table's max row size, which a region reads from its table's values.
+const (
+	attrRegionReplication = "REGION_REPLICATION"
+	attrSplitPolicy       = "SPLIT_POLICY"
+	attrMaxRowSize        = "hbase.table.max.rowsize"
+)
+
+var splitPolicies = func() map[string]string {
+	m := map[string]string{}
+	for _, name := range store.SplitPolicies() {
+		m[name] = store.SplitPolicyClass(name)
+	}
+	return m
+}()
+
+func tableAttributes(spec store.TableSpec) (map[string][]byte, error) {
+	attrs := map[string][]byte{}
+	if spec.RegionReplicas < 0 {
+		return nil, fmt.Errorf("region replicas %d is negative", spec.RegionReplicas)
+	}
+	if spec.RegionReplicas > 1 {
+		attrs[attrRegionReplication] = []byte(strconv.Itoa(spec.RegionReplicas))
+	}
+	if spec.SplitPolicy != "" {
+		class, ok := splitPolicies[spec.SplitPolicy]
+		if !ok {
+			return nil, fmt.Errorf("split policy %q: want one of %v", spec.SplitPolicy, store.SplitPolicies())
+		}
+		attrs[attrSplitPolicy] = []byte(class)
+	}
+	if spec.MaxRowSize < 0 {
+		return nil, fmt.Errorf("max row size %d is negative", spec.MaxRowSize)
+	}
+	if spec.MaxRowSize > 0 {
+		attrs[attrMaxRowSize] = []byte(strconv.FormatInt(spec.MaxRowSize, 10))
+	}
+	return attrs, nil
+}
+
+func readTableAttributes(spec *store.TableSpec, attrs map[string][]byte) {
+	if n, err := strconv.Atoi(string(attrs[attrRegionReplication])); err == nil && n > 1 {
+		spec.RegionReplicas = n
+	}
+	class := string(attrs[attrSplitPolicy])
+	for name, c := range splitPolicies {
+		if c == class {
+			spec.SplitPolicy = name
+		}
+	}
+	if n, err := strconv.ParseInt(string(attrs[attrMaxRowSize]), 10, 64); err == nil && n > 0 {
+		spec.MaxRowSize = n
+	}
 }

@@ -3,6 +3,7 @@ package hbase
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"time"
 
@@ -58,7 +59,77 @@ func familyDescriptor(f store.FamilySpec) (*hbase2.TColumnFamilyDescriptor, erro
 	}
 	inMemory := f.InMemory
 	d.InMemory = &inMemory
+	if f.MinVersions < 0 || f.MinVersions > f.Versions() {
+		return nil, fmt.Errorf("family %s: min versions %d: want 0 to the family's %d versions", f.Name, f.MinVersions, f.Versions())
+	}
+	if f.MinVersions > 0 {
+		d.MinVersions = int32Ptr(f.MinVersions)
+	}
+	// The gateway's descriptor has no fields for these; HBase reads them
+	// from the family's values, which the attributes set.
+	attrs := map[string][]byte{}
+	switch k := strings.ToUpper(f.KeepDeletedCells); k {
+	case "", "FALSE":
+	case "TRUE", "TTL":
+		attrs[attrKeepDeleted] = []byte(k)
+	default:
+		return nil, fmt.Errorf("family %s: keep deleted cells %q: want FALSE, TRUE or TTL", f.Name, f.KeepDeletedCells)
+	}
+	if f.MOB {
+		attrs[attrMOB] = []byte("true")
+		if f.MOBThreshold > 0 {
+			attrs[attrMOBThreshold] = []byte(strconv.FormatInt(f.MOBThreshold, 10))
+		}
+	}
+	if f.NoBlockCache {
+		attrs[attrBlockCache] = []byte("false")
+	}
+	if len(attrs) > 0 {
+		d.Attributes = attrs
+	}
+	if f.Compaction != "" {
+		engine, ok := storeEngines[f.Compaction]
+		if !ok {
+			return nil, fmt.Errorf("family %s: compaction %q: want %s or %s", f.Name, f.Compaction, store.CompactionDateTiered, store.CompactionStripe)
+		}
+		d.Configuration = map[string]string{confStoreEngine: engine}
+	}
 	return d, nil
+}
+
+// Family values HBase keeps under these names (ColumnFamilyDescriptor).
+const (
+	attrKeepDeleted  = "KEEP_DELETED_CELLS"
+	attrMOB          = "IS_MOB"
+	attrMOBThreshold = "MOB_THRESHOLD"
+	attrBlockCache   = "BLOCKCACHE"
+	confStoreEngine  = "hbase.hstore.engine.class"
+)
+
+var storeEngines = map[string]string{
+	store.CompactionDateTiered: store.StoreEngineClass(store.CompactionDateTiered),
+	store.CompactionStripe:     store.StoreEngineClass(store.CompactionStripe),
+}
+
+// familyAttributes reads back the settings familyDescriptor sends as
+// attributes and configuration.
+func familyAttributes(f *store.FamilySpec, d *hbase2.TColumnFamilyDescriptor) {
+	f.MinVersions = int(d.GetMinVersions())
+	attrs := d.GetAttributes()
+	if k := strings.ToUpper(string(attrs[attrKeepDeleted])); k == "TRUE" || k == "TTL" {
+		f.KeepDeletedCells = k
+	}
+	f.MOB = strings.EqualFold(string(attrs[attrMOB]), "true")
+	if f.MOB {
+		f.MOBThreshold, _ = strconv.ParseInt(string(attrs[attrMOBThreshold]), 10, 64)
+	}
+	f.NoBlockCache = strings.EqualFold(string(attrs[attrBlockCache]), "false")
+	engine := d.GetConfiguration()[confStoreEngine]
+	for name, class := range storeEngines {
+		if engine == class {
+			f.Compaction = name
+		}
+	}
 }
 
 // familySpec translates back what HBase reports, defaults included.
@@ -81,5 +152,6 @@ func familySpec(d *hbase2.TColumnFamilyDescriptor) store.FamilySpec {
 	if d.IsSetBloomFilterType() {
 		f.BloomFilter = d.GetBloomFilterType().String()
 	}
+	familyAttributes(&f, d)
 	return f
 }

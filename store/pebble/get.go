@@ -16,7 +16,7 @@ func (s *Store) Get(ctx context.Context, name string, g store.Get) (store.Row, e
 		return store.Row{}, err
 	}
 	defer s.leave()
-	q, err := newQuery(t, g.Columns, g.MaxVersions, g.TimeRange, s.opts.MaxRowSize)
+	q, err := newQuery(t, g.Columns, g.MaxVersions, g.TimeRange, maxRowSize(t, s.opts.MaxRowSize))
 	if err != nil {
 		return store.Row{}, fmt.Errorf("get: %w", err)
 	}

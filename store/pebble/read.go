@@ -3,6 +3,7 @@ package pebble
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"sort"
 
 	pdb "github.com/cockroachdb/pebble/v2"
@@ -267,4 +268,13 @@ func (r *rowReader) read(it *pdb.Iterator) (store.Row, error) {
 		r.arena, r.cells = arena, row.Cells
 	}
 	return row, nil
+}
+
+// maxRowSize is the row limit of reads of t: the table's own, else the
+// store's.
+func maxRowSize(t *table, limit int) int {
+	if t.spec.MaxRowSize > 0 && t.spec.MaxRowSize < math.MaxInt32 {
+		return int(t.spec.MaxRowSize)
+	}
+	return limit
 }

@@ -20,7 +20,7 @@ func (s *Store) Scan(ctx context.Context, name string, sc store.Scan) (store.Sca
 		return nil, err
 	}
 	defer s.leave()
-	q, err := newQuery(t, sc.Columns, sc.MaxVersions, sc.TimeRange, s.opts.MaxRowSize)
+	q, err := newQuery(t, sc.Columns, sc.MaxVersions, sc.TimeRange, maxRowSize(t, s.opts.MaxRowSize))
 	if err != nil {
 		return nil, fmt.Errorf("scan: %w", err)
 	}

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 
 	pdb "github.com/cockroachdb/pebble/v2"
@@ -38,12 +39,14 @@ type famInfo struct {
 	name     string
 	versions int
 	ttlMs    int64 // 0: forever
+	// minVersions is how many newest versions of a column the TTL leaves.
+	minVersions int
 }
 
 func newTable(m tableMeta) *table {
 	t := &table{id: m.ID, spec: m.Spec, fams: map[string]*famInfo{}}
 	for _, f := range m.Spec.Families {
-		t.fams[f.Name] = &famInfo{name: f.Name, versions: f.Versions(), ttlMs: f.TTL.Milliseconds()}
+		t.fams[f.Name] = &famInfo{name: f.Name, versions: f.Versions(), ttlMs: f.TTL.Milliseconds(), minVersions: f.MinVersions}
 	}
 	t.regions = newRegionSet(m.Spec.Name, m.Spec.SplitKeys)
 	return t
@@ -100,6 +103,14 @@ func validateSpec(spec store.TableSpec) error {
 		seen[f.Name] = true
 		if f.TTL < 0 || f.MaxVersions < 0 {
 			return fmt.Errorf("table %q family %q: negative TTL or max versions", spec.Name, f.Name)
+		}
+		if f.MinVersions < 0 || f.MinVersions > f.Versions() {
+			return fmt.Errorf("table %q family %q: min versions %d: want 0 to the family's %d versions", spec.Name, f.Name, f.MinVersions, f.Versions())
+		}
+		if k := strings.ToUpper(f.KeepDeletedCells); k != "" && k != "FALSE" {
+			// Keeping deleted cells readable by time-range reads is a read
+			// rule this store does not have; saying so beats ignoring it.
+			return fmt.Errorf("table %q family %q: keep deleted cells %s: %w", spec.Name, f.Name, k, store.ErrUnsupported)
 		}
 	}
 	for i, k := range spec.SplitKeys {

@@ -117,7 +117,8 @@ func (v *visibility) judge(rk *rawKey) verdict {
 	if v.fi == nil {
 		return vMasked
 	}
-	if v.fi.ttlMs > 0 && ts < v.now-v.fi.ttlMs {
+	// MIN_VERSIONS: the newest versions of a column outlive the TTL.
+	if v.fi.ttlMs > 0 && ts < v.now-v.fi.ttlMs && v.kept >= v.fi.minVersions {
 		return vExpired
 	}
 	v.kept++

@@ -128,6 +128,7 @@ var suite = concat(
 	versionTests,
 	deleteTests,
 	familyTests,
+	settingsTests,
 	atomicTests,
 	batchTests,
 	counterTests,
