@@ -380,6 +380,7 @@ func TestSuiteOnModelStore(t *testing.T) {
 		MaxCellSize:  64 << 10,
 		MaxRowSize:   256 << 10,
 		RegionCounts: true,
+		NoSettings:   true,
 	})
 	t.Logf("suite took %v", time.Since(start))
 	if list, _ := shared.ListTables(context.Background()); len(list) != 0 {

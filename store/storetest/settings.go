@@ -18,6 +18,7 @@ var settingsTests = []testCase{
 // MIN_VERSIONS: the newest versions of a column survive the TTL, older
 // ones expire; a family without it loses them all.
 func testMinVersions(t *testing.T, e *env) {
+	skipWithoutSettings(t, e)
 	name := e.create(store.TableSpec{Families: []store.FamilySpec{
 		{Name: "m", TTL: 30 * time.Second, MaxVersions: 5, MinVersions: 2},
 		{Name: "z", TTL: 30 * time.Second, MaxVersions: 5},
@@ -39,6 +40,7 @@ func testMinVersions(t *testing.T, e *env) {
 // A table's own max row size fails reads of bigger rows, below the
 // store-wide limit.
 func testTableMaxRowSize(t *testing.T, e *env) {
+	skipWithoutSettings(t, e)
 	const limit = 64 << 10
 	name := e.create(store.TableSpec{Families: []store.FamilySpec{{Name: "f"}}, MaxRowSize: limit})
 	value := make([]byte, 8<<10)
@@ -55,6 +57,7 @@ func testTableMaxRowSize(t *testing.T, e *env) {
 // The settings HBase keeps for a family and a table come back from
 // DescribeTable as they were given.
 func testSettingsRoundTrip(t *testing.T, e *env) {
+	skipWithoutSettings(t, e)
 	spec := store.TableSpec{
 		Families: []store.FamilySpec{
 			{Name: "b", MOB: true, MOBThreshold: 200 << 10, NoBlockCache: true},
@@ -87,5 +90,11 @@ func testSettingsRoundTrip(t *testing.T, e *env) {
 	e.put(name, "r", "b", "q", 1, big)
 	if c, ok := e.get(name, store.Get{Row: []byte("r")}).Latest("b", []byte("q")); !ok || len(c.Value) != len(big) {
 		t.Errorf("a MOB cell did not round-trip")
+	}
+}
+
+func skipWithoutSettings(t *testing.T, e *env) {
+	if e.h.NoSettings {
+		t.Skip("the store keeps no settings beyond versions and TTL (Harness.NoSettings)")
 	}
 }

@@ -67,6 +67,12 @@ type Harness struct {
 	// leaves this false.
 	RegionCounts bool
 
+	// NoSettings marks a store that keeps none of the table and family
+	// settings beyond versions and TTL (MIN_VERSIONS, a table's max row
+	// size, MOB): the suite's own model store, a test double. Every
+	// backend leaves it false, and the settings subtests check it.
+	NoSettings bool
+
 	// AwaitCompaction, when set, waits for a major compaction that
 	// MajorCompact only requested (HBase) to finish. When nil, MajorCompact
 	// is taken to be complete when it returns.
