@@ -46,6 +46,20 @@ func New(plan *schema.Plan, st store.Store, opts Options) *Writer {
 	return &Writer{plan: plan, st: st, opts: opts}
 }
 
+// Supports reports whether the writer can keep every table of the plan:
+// an error names the first table it cannot write. Fanout tables (a copy of
+// an entity into each element of another entity's list) are declared for
+// review, cost and hotspots only; writing a log to a schema that has one
+// would silently leave it empty, so the writer refuses the whole plan.
+func Supports(plan *schema.Plan) error {
+	for _, t := range plan.Tables {
+		if t.Role == schema.RoleFanout {
+			return fmt.Errorf("write: table %s (line %d) is a fanout table, which denorm's writer does not write: it is declared for review, cost and hotspot only", t.Name, t.Line)
+		}
+	}
+	return nil
+}
+
 // Rejected is an event the writer refused, with why. The caller sends it to
 // the dead letter.
 type Rejected struct {
@@ -134,6 +148,9 @@ type located struct {
 // whole batch).
 func (w *Writer) Apply(ctx context.Context, evs []*event.Event) (Stats, []Rejected, error) {
 	stats := Stats{Events: len(evs), Cells: map[string]int{}, Deletes: map[string]int{}}
+	if err := Supports(w.plan); err != nil {
+		return stats, nil, err
+	}
 	var rejected []Rejected
 	var groups []*group
 	byKey := map[string]*group{}

@@ -64,6 +64,9 @@ dead letter file that is the events file.`,
 			if err != nil {
 				return err
 			}
+			if err := write.Supports(plan); err != nil {
+				return usageError(err)
+			}
 			if deadPath == "" {
 				deadPath = eventsPath + ".dead.jsonl"
 			}

@@ -123,3 +123,22 @@ func withoutPending(dump string) string {
 	}
 	return strings.Join(keep, "\n")
 }
+
+// A schema with a fanout table, which the writer does not write, is
+// refused before anything is applied rather than leaving the table empty.
+func TestApplyRefusesFanoutTables(t *testing.T) {
+	dir := t.TempDir()
+	ev := filepath.Join(dir, "posts.jsonl")
+	line := `{"entity":"post","key":"p1","version":1,"state":{"postId":"p1","authorId":"u1","postedAt":1000}}`
+	if err := os.WriteFile(ev, []byte(line+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := newCLI(t)
+	errs := c.fails(2, "apply", "--schema", "testdata/fanout.yaml", "--events", ev)
+	if !strings.Contains(errs, "home") || !strings.Contains(errs, "fanout table") {
+		t.Fatalf("%s", errs)
+	}
+	if _, err := os.Stat(ev + ".offset"); err == nil {
+		t.Fatal("an offset was committed for a refused schema")
+	}
+}

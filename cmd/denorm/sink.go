@@ -108,6 +108,9 @@ bad URL or an unreadable schema.`,
 			if err != nil {
 				return err
 			}
+			if err := write.Supports(plan); err != nil {
+				return usageError(err)
+			}
 			lg := slog.New(slog.NewJSONHandler(cmd.ErrOrStderr(), nil))
 			var ln net.Listener
 			if metricsAddr != "" {
