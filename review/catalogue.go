@@ -299,6 +299,14 @@ func Catalogue() []Rule {
 			},
 		},
 		{
+			ID: "key-fields-mutable", Severity: SeverityWarning,
+			Title:   "Primary row key built from fields that can change, with no locator",
+			Symptom: "An entity whose date or owner is corrected shows up twice: the old row and its copies stay, and which of the two a reader finds depends on the order its events arrived in.",
+			Cause:   "The primary row key holds fields beyond the entity key; an event that changes one of them names another row, and nothing maps the entity key to the row the entity lived in, so the old one is never emptied.",
+			Fix:     "Declare a table with role: locator for the entity (row key: the entity key, hashed if ids are sequential): the writer then moves the entity, deletes its old row and copies, and needs no hints for deletes. Or key the primary table by the entity key alone.",
+			Reads:   "each entity's primary table rowkey against the entity's key fields, and whether the schema has a locator table for the entity.",
+		},
+		{
 			ID: "ttl-with-version-timestamps", Severity: SeverityError,
 			Title:   "TTL on a family whose cell timestamps are event versions",
 			Symptom: "Cells expire at once, or never, whatever the TTL says.",

@@ -31,7 +31,10 @@ const (
       status: {type: string, size: 7}
       placedAt: timestamp
 `
-	cleanTables = `tables:
+	cleanTables = orderTables + cleanLocator
+	// orderTables keys orders under their customer and date; without a
+	// locator an order whose date changes would live twice.
+	orderTables = `tables:
   orders:
     role: primary
     entity: order
@@ -40,6 +43,14 @@ const (
       d: {compression: SNAPPY, encoding: FAST_DIFF}
     columns:
       d:s: status
+`
+	cleanLocator = `  order_locations:
+    role: locator
+    entity: order
+    rowkey: ["hash(orderId, 2)", orderId]
+    presplit: 4
+    families:
+      l: {compression: SNAPPY}
 `
 	cleanQueries = `queries:
   recent_orders:
@@ -335,6 +346,7 @@ func exampleSections() map[string]sections {
     columns:
       d:n: name
 `},
+		"key-fields-mutable": {tables: orderTables},
 		"ttl-with-version-timestamps": {tables: `tables:
   orders:
     role: primary

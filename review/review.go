@@ -33,6 +33,7 @@ func checkers() []checker {
 		checkCopyIntent,
 		checkTTLWithVersions,
 		checkFanout,
+		checkKeyFieldsMutable,
 	}
 }
 

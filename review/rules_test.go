@@ -103,6 +103,7 @@ func fixes() map[string]string {
 		"copy-intent-missing":         fix("copy-intent-missing", "customerName: name ", "customerName: {from: name, intent: snapshot}"),
 		"ttl-with-version-timestamps": fix("ttl-with-version-timestamps", "version_kind: event", "version_kind: epoch_ms"),
 		"fanout-amplification":        fix("fanout-amplification", "post: 200/s", "post: 20/s"),
+		"key-fields-mutable":          fix("key-fields-mutable", "      d:s: status\n", "      d:s: status\n"+cleanLocator),
 	}
 }
 
