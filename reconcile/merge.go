@@ -113,7 +113,7 @@ func merge(ctx context.Context, sp *schema.Plan, ms *metered, p *Plan, parts []*
 			return nil, err
 		}
 	}
-	rep.addReads(ms.Reads())
+	rep.addReads(ms.Reads(), ms.Gets())
 	return rep, nil
 }
 

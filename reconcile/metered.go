@@ -10,47 +10,53 @@ import (
 )
 
 // metered wraps the store a run reads: it counts the rows read per table
-// (scanned or got), which the report carries so that a test and an operator
+// (scanned, and got), which the report carries so that a test and an operator
 // can see what a run cost, and it paces reads to a rate, so that a full
 // scan on a serving cluster stays polite.
 type metered struct {
 	store.Store
 	lim   *limiter
 	mu    sync.Mutex
-	reads map[string]*atomic.Int64
+	reads map[string]*atomic.Int64 // rows scanned
+	gets  map[string]*atomic.Int64 // rows got
 }
 
 func newMetered(st store.Store, rate float64) *metered {
-	return &metered{Store: st, lim: newLimiter(rate), reads: map[string]*atomic.Int64{}}
+	return &metered{Store: st, lim: newLimiter(rate), reads: map[string]*atomic.Int64{}, gets: map[string]*atomic.Int64{}}
 }
 
-func (m *metered) counter(table string) *atomic.Int64 {
+func (m *metered) counter(set map[string]*atomic.Int64, table string) *atomic.Int64 {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	c := m.reads[table]
+	c := set[table]
 	if c == nil {
 		c = &atomic.Int64{}
-		m.reads[table] = c
+		set[table] = c
 	}
 	return c
 }
 
-// Reads is the rows read so far, per table.
-func (m *metered) Reads() map[string]int64 {
+func (m *metered) load(set map[string]*atomic.Int64) map[string]int64 {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	out := make(map[string]int64, len(m.reads))
-	for t, c := range m.reads {
+	out := make(map[string]int64, len(set))
+	for t, c := range set {
 		out[t] = c.Load()
 	}
 	return out
 }
 
+// Reads is the rows scanned so far, per table.
+func (m *metered) Reads() map[string]int64 { return m.load(m.reads) }
+
+// Gets is the rows read with a Get so far, per table.
+func (m *metered) Gets() map[string]int64 { return m.load(m.gets) }
+
 func (m *metered) Get(ctx context.Context, table string, g store.Get) (store.Row, error) {
 	if err := m.lim.wait(ctx, 1); err != nil {
 		return store.Row{}, err
 	}
-	m.counter(table).Add(1)
+	m.counter(m.gets, table).Add(1)
 	return m.Store.Get(ctx, table, g)
 }
 
@@ -59,7 +65,7 @@ func (m *metered) Scan(ctx context.Context, table string, s store.Scan) (store.S
 	if err != nil {
 		return nil, err
 	}
-	return &meteredScanner{Scanner: sc, m: m, n: m.counter(table)}, nil
+	return &meteredScanner{Scanner: sc, m: m, n: m.counter(m.reads, table)}, nil
 }
 
 type meteredScanner struct {

@@ -25,7 +25,7 @@ func RunPart(ctx context.Context, sp *schema.Plan, st store.Store, p *Plan, part
 	if err != nil {
 		return nil, err
 	}
-	out.Report.RowsRead = ms.Reads()
+	out.Report.RowsRead, out.Report.Gets = ms.Reads(), ms.Gets()
 	return out, nil
 }
 

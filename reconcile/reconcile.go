@@ -75,7 +75,7 @@ func Run(ctx context.Context, plan *schema.Plan, st store.Store, opts Options) (
 		return nil, err
 	}
 	// merge counted every read of ms, the plan's and the part's too.
-	rep.RowsRead = ms.Reads()
+	rep.RowsRead, rep.Gets = ms.Reads(), ms.Gets()
 	// Finished: the next run starts from the beginning.
 	if err := removeCheckpoint(opts.Checkpoint); err != nil {
 		return rep, err

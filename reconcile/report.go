@@ -42,8 +42,11 @@ type Report struct {
 	// Ranges counts the derived ranges compared by checksum: equal ones
 	// are valid whole, unequal ones were diffed row by row.
 	Ranges RangeCounts `json:"ranges"`
-	// RowsRead is the rows the run read, per table (scans and Gets).
+	// RowsRead is the rows the run scanned, per table; Gets the rows it
+	// read one by one (reference rows for live copies, primary rows of
+	// orphan candidates, derived rows a diff did not meet, read-backs).
 	RowsRead map[string]int64 `json:"rows_read,omitempty"`
+	Gets     map[string]int64 `json:"gets,omitempty"`
 	// Failures lists failed repairs with their cause, the first 100.
 	Failures []Failure `json:"failures,omitempty"`
 }
@@ -70,16 +73,20 @@ func (r *Report) fail(kind, table string, row []byte, cause string) {
 	}
 }
 
-func (r *Report) addReads(m map[string]int64) {
-	if len(m) == 0 {
-		return
+func (r *Report) addReads(reads, gets map[string]int64) {
+	add := func(to *map[string]int64, m map[string]int64) {
+		if len(m) == 0 {
+			return
+		}
+		if *to == nil {
+			*to = map[string]int64{}
+		}
+		for t, n := range m {
+			(*to)[t] += n
+		}
 	}
-	if r.RowsRead == nil {
-		r.RowsRead = map[string]int64{}
-	}
-	for t, n := range m {
-		r.RowsRead[t] += n
-	}
+	add(&r.RowsRead, reads)
+	add(&r.Gets, gets)
 }
 
 // After is the differences left after the run: all of them in a dry run,
@@ -126,7 +133,7 @@ func (r *Report) Add(o *Report) {
 	r.Rows += o.Rows
 	r.Ranges.Equal += o.Ranges.Equal
 	r.Ranges.Unequal += o.Ranges.Unequal
-	r.addReads(o.RowsRead)
+	r.addReads(o.RowsRead, o.Gets)
 	for _, f := range o.Failures {
 		if len(r.Failures) < failureCap {
 			r.Failures = append(r.Failures, f)
