@@ -72,16 +72,37 @@ func ReadPartials(dir string) ([]*Partial, error) {
 		if err != nil {
 			return nil, fmt.Errorf("reconcile: results: %w", err)
 		}
-		dec := json.NewDecoder(bytes.NewReader(b))
-		dec.DisallowUnknownFields()
-		var r Partial
-		if err := dec.Decode(&r); err != nil {
+		r, err := ParsePartial(b)
+		if err != nil {
 			return nil, fmt.Errorf("reconcile: results %s: %w", n, err)
 		}
-		if r.Format != planFormat || r.Report == nil {
-			return nil, fmt.Errorf("reconcile: results %s: not a partial result of format %d", n, planFormat)
-		}
-		out = append(out, &r)
+		out = append(out, r)
 	}
 	return out, nil
+}
+
+// ParsePartial decodes a partial result file's bytes; unknown fields are
+// errors. Whether it fits a plan, Merge checks.
+func ParsePartial(b []byte) (*Partial, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	var r Partial
+	if err := dec.Decode(&r); err != nil {
+		return nil, err
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("data after the result")
+	}
+	if r.Format != planFormat || r.Report == nil {
+		return nil, fmt.Errorf("not a partial result of format %d", planFormat)
+	}
+	if r.Report.Kinds == nil {
+		r.Report.Kinds = map[string]*Counts{}
+	}
+	for k, c := range r.Report.Kinds {
+		if c == nil {
+			return nil, fmt.Errorf("kind %s has no counts", k)
+		}
+	}
+	return &r, nil
 }

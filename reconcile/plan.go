@@ -305,11 +305,40 @@ func ReadPlan(path string) (*Plan, error) {
 	if err != nil {
 		return nil, fmt.Errorf("plan: %w", err)
 	}
+	p, err := ParsePlan(b)
+	if err != nil {
+		return nil, fmt.Errorf("plan %s: %w", path, err)
+	}
+	return p, nil
+}
+
+// ParsePlan decodes a plan file's bytes; unknown fields are errors. It
+// checks the format and the order of the splits, not the schema (Check).
+func ParsePlan(b []byte) (*Plan, error) {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	var p Plan
 	if err := dec.Decode(&p); err != nil {
-		return nil, fmt.Errorf("plan %s: %w", path, err)
+		return nil, err
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("data after the plan")
+	}
+	if p.Format != planFormat {
+		return nil, fmt.Errorf("format %d: this denorm reads format %d", p.Format, planFormat)
+	}
+	if p.Parts < 1 {
+		return nil, fmt.Errorf("parts %d: want at least 1", p.Parts)
+	}
+	for _, pt := range p.Tables {
+		if !sorted(pt.Splits) {
+			return nil, fmt.Errorf("splits of %s are not in increasing order", pt.Primary)
+		}
+		for _, d := range pt.Derived {
+			if !sorted(d.Splits) {
+				return nil, fmt.Errorf("splits of %s are not in increasing order", d.Table)
+			}
+		}
 	}
 	return &p, nil
 }
