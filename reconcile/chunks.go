@@ -142,6 +142,7 @@ func forEach(ctx context.Context, n, count int, fn func(k int) error) error {
 const checkpointPeriod = 2 * time.Second
 
 type checkpointSums struct {
+	Plan   string  `json:"plan"` // Plan.ID: sums of another cut are useless
 	Table  string  `json:"table"`
 	Key    []byte  `json:"key"`
 	Sums   accs    `json:"sums"`
@@ -157,7 +158,7 @@ func (j *job) resume(r keyRange, w *worker) ([]byte, error) {
 	}
 	if b, err := os.ReadFile(j.opts.Checkpoint + ".sums"); err == nil {
 		var cs checkpointSums
-		if json.Unmarshal(b, &cs) == nil && cs.Table == j.prim.Name && bytes.Equal(cs.Key, key) && len(cs.Sums) == len(w.exp) && cs.Report != nil {
+		if json.Unmarshal(b, &cs) == nil && cs.Plan == j.plan.ID() && cs.Table == j.prim.Name && bytes.Equal(cs.Key, key) && len(cs.Sums) == len(w.exp) && cs.Report != nil {
 			shaped := true
 			for i := range cs.Sums {
 				shaped = shaped && len(cs.Sums[i]) == len(w.exp[i])
@@ -172,14 +173,15 @@ func (j *job) resume(r keyRange, w *worker) ([]byte, error) {
 	return append(append([]byte(nil), key...), 0), nil
 }
 
-// checkpoint records that the rows up to last are done.
-func (j *job) checkpoint(last []byte, sum func() (accs, *Report)) error {
-	if j.opts.Checkpoint == "" || time.Since(j.lastCheckpoint) < checkpointPeriod {
+// checkpoint records that the rows up to last are done; unless force, at
+// most once a checkpointPeriod.
+func (j *job) checkpoint(last []byte, sum func() (accs, *Report), force bool) error {
+	if j.opts.Checkpoint == "" || last == nil || (!force && time.Since(j.lastCheckpoint) < checkpointPeriod) {
 		return nil
 	}
 	j.lastCheckpoint = time.Now()
 	a, rp := sum()
-	b, err := json.Marshal(checkpointSums{Table: j.prim.Name, Key: last, Sums: a, Report: rp})
+	b, err := json.Marshal(checkpointSums{Plan: j.plan.ID(), Table: j.prim.Name, Key: last, Sums: a, Report: rp})
 	if err != nil {
 		return err
 	}

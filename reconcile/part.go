@@ -120,6 +120,7 @@ func (j *job) primaryPass(ctx context.Context, r keyRange, keep func(ti, ri int)
 		}
 		return a, rp
 	}
+	var last []byte
 	err = j.scanChunks(ctx, r, func(rows []store.Row) error {
 		if err := forEachRow(ctx, n, rows, func(g int, row store.Row) error { return ws[g].entity(ctx, row) }); err != nil {
 			return err
@@ -129,9 +130,15 @@ func (j *job) primaryPass(ctx context.Context, r keyRange, keep func(ti, ri int)
 			rowsDone += w.rep.Rows
 		}
 		j.progress(Progress{Part: part, Phase: "primary", Table: j.prim.Name, Rows: rowsDone})
-		return j.checkpoint(rows[len(rows)-1].Key, sum)
+		last = rows[len(rows)-1].Key
+		return j.checkpoint(last, sum, false)
 	})
 	if err != nil {
+		return err
+	}
+	// The primary pass is done: an interruption in the derived scans
+	// resumes after it.
+	if err := j.checkpoint(last, sum, true); err != nil {
 		return err
 	}
 	a, rp := sum()
