@@ -82,6 +82,11 @@ const meterBatch = 64
 
 func (s *meteredScanner) Next(ctx context.Context) bool {
 	if s.err != nil || !s.Scanner.Next(ctx) {
+		// Pay for the rows of the last batch too: many short scans must
+		// not slip under the rate.
+		if s.pending > 0 && s.err == nil {
+			s.err = s.m.lim.wait(ctx, s.pending)
+		}
 		s.flush()
 		return false
 	}
