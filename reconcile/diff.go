@@ -22,8 +22,9 @@ import (
 // unequal ranges of derived tables are read again, so one fault costs one
 // range and one scan of the primary table.
 
-// defaultDiffCells is Options.DiffCells when 0.
-const defaultDiffCells = 500000
+// defaultDiffCells is Options.DiffCells when 0: a kept copy costs a few
+// hundred bytes, so a group holds some tens of MB at most.
+const defaultDiffCells = 100000
 
 // fastSum is the recomputed total of one fast-mode counter cell.
 type fastSum struct {

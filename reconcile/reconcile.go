@@ -34,7 +34,7 @@ type Options struct {
 	// compact the table (once per run) and repair again. Meant for the
 	// embedded store, whose compaction is done when the call returns.
 	PurgeMarkers bool
-	// DiffCells caps the cells one diff pass keeps; 0 means 500,000.
+	// DiffCells caps the cells one diff pass keeps; 0 means 100,000.
 	DiffCells int
 	// Plan sets how a single-process run cuts its ranges (Parts is the
 	// shard count).
