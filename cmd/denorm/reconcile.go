@@ -18,6 +18,7 @@ func newReconcileCmd() *cobra.Command {
 		schemaPath, table, shard, format, metricsPath, checkpoint, since string
 		dryRun, purge                                                    bool
 		rate                                                             float64
+		diffCells                                                        int
 	)
 	cmd := &cobra.Command{
 		Use:   "reconcile --schema S [--store URL] [--table T] [--dry-run] [--shard i/n] [--since D]",
@@ -75,7 +76,10 @@ differences, or a repair failed; 2 bad usage or an unreadable schema.`,
 			if rate < 0 {
 				return usageErrorf("--rate %v: want rows per second, 0 for no cap", rate)
 			}
-			opts := reconcile.Options{Table: table, DryRun: dryRun, Checkpoint: checkpoint, Rate: rate, PurgeMarkers: purge}
+			if diffCells < 0 {
+				return usageErrorf("--diff-cells %d: want 0 or more", diffCells)
+			}
+			opts := reconcile.Options{Table: table, DryRun: dryRun, Checkpoint: checkpoint, Rate: rate, PurgeMarkers: purge, DiffCells: diffCells}
 			if shard != "" {
 				if opts.Shard, err = reconcile.ParseShard(shard); err != nil {
 					return usageError(err)
@@ -137,6 +141,7 @@ differences, or a repair failed; 2 bad usage or an unreadable schema.`,
 	cmd.Flags().StringVar(&checkpoint, "checkpoint", "", "file keeping the last primary key done, to resume an interrupted run")
 	cmd.Flags().StringVar(&metricsPath, "metrics-file", "", "write the report in Prometheus text format (node exporter textfile collector)")
 	cmd.Flags().Float64Var(&rate, "rate", 0, "cap the rows read per second (0: no cap)")
+	cmd.Flags().IntVar(&diffCells, "diff-cells", 0, "cells of unequal ranges one diff pass keeps in memory (default 100000); each pass scans the primary table")
 	cmd.Flags().BoolVar(&purge, "purge-markers", false, "embedded store: when a repair is masked by a delete marker, major-compact the table and repair again")
 	addFormatFlag(cmd, &format)
 	cmd.AddCommand(newReconcilePlanCmd(), newReconcileRunCmd(), newReconcileMergeCmd())

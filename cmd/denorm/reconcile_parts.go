@@ -217,6 +217,7 @@ func newReconcileMergeCmd() *cobra.Command {
 		planPath, schemaPath, format, metricsPath string
 		purge                                     bool
 		rate                                      float64
+		diffCells                                 int
 	)
 	cmd := &cobra.Command{
 		Use:   "merge DIR",
@@ -262,7 +263,10 @@ that changed since the plan.`,
 			}
 			defer closeStore(st, &err)
 			prog := newRowProgress(cmd.ErrOrStderr())
-			opts := reconcile.Options{DryRun: dry, Rate: rate, PurgeMarkers: purge, Progress: prog.progress}
+			if diffCells < 0 {
+				return usageErrorf("--diff-cells %d: want 0 or more", diffCells)
+			}
+			opts := reconcile.Options{DryRun: dry, Rate: rate, PurgeMarkers: purge, DiffCells: diffCells, Progress: prog.progress}
 			if purge && !embeddedURL(storeURL(cmd, p)) {
 				return usageErrorf("--purge-markers needs the embedded store (pebble://)")
 			}
@@ -294,6 +298,7 @@ that changed since the plan.`,
 	cmd.Flags().StringVar(&schemaPath, "schema", "", "schema file (default the plan's)")
 	cmd.Flags().StringVar(&metricsPath, "metrics-file", "", "write the report in Prometheus text format (node exporter textfile collector)")
 	cmd.Flags().Float64Var(&rate, "rate", 0, "cap the rows the diff reads per second (0: no cap)")
+	cmd.Flags().IntVar(&diffCells, "diff-cells", 0, "cells of unequal ranges one diff pass keeps in memory (default 100000); each pass scans the primary table")
 	cmd.Flags().BoolVar(&purge, "purge-markers", false, "embedded store: when a repair is masked by a delete marker, major-compact the table and repair again")
 	addFormatFlag(cmd, &format)
 	return cmd
