@@ -92,6 +92,12 @@ func faultRoundTrip(t *testing.T, sp *schema.Plan, st store.Store, purges bool) 
 		checkCounts(t, "plan/run/merge dry run", runParts(t, ctx, sp, st, n, Options{DryRun: true}), want)
 	}
 	checkCounts(t, "--shard 1/3 + 0/3 + 2/3", shardsSum(t, ctx, sp, st, 3), want)
+	// One range per diff group: the groups' findings add up the same.
+	small := run(t, ctx, sp, st, Options{DryRun: true, DiffCells: 1, Plan: PlanOptions{RangeRows: 300}})
+	checkCounts(t, "dry run, one range per diff pass", small, want)
+	if small.Ranges.Unequal < 3 {
+		t.Fatalf("%d unequal ranges: the faults should spread over more", small.Ranges.Unequal)
+	}
 	masked, nMasked := maskedOf(in)
 	fix := run(t, ctx, sp, st, Options{})
 	checkCounts(t, "repair", fix, want)
