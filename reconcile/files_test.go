@@ -3,6 +3,7 @@ package reconcile
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"path/filepath"
 	"reflect"
 	"testing"
@@ -43,8 +44,14 @@ func TestPlanAndPartialFiles(t *testing.T) {
 		t.Fatalf("partial round trip: %v", err)
 	}
 	// Merge refuses an incomplete set of parts.
-	if _, err := Merge(ctx, sp, st, p, parts, Options{DryRun: true}); err == nil {
-		t.Fatal("merged one part of three")
+	if _, err := Merge(ctx, sp, st, p, parts, Options{DryRun: true}); !errors.Is(err, ErrResults) {
+		t.Fatalf("merged one part of three: %v", err)
+	}
+	// Nor results of another plan.
+	other := *p
+	other.Parts = 4
+	if _, err := Merge(ctx, sp, st, &other, parts, Options{DryRun: true}); !errors.Is(err, ErrResults) {
+		t.Fatalf("merged results of another plan: %v", err)
 	}
 	for _, bad := range []string{`{}`, `{"format":1,"parts":0}`, `{"format":1,"parts":2,"tables":[{"primary":"orders","splits":["Yg==","YQ=="]}]}`, `{"format":1,"parts":1,"extra":1}`} {
 		if _, err := ParsePlan([]byte(bad)); err == nil {

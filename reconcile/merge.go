@@ -2,6 +2,7 @@ package reconcile
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/denorm/denorm/schema"
@@ -18,6 +19,11 @@ func Merge(ctx context.Context, sp *schema.Plan, st store.Store, p *Plan, parts 
 	ms := newMetered(st, opts.Rate)
 	return merge(ctx, sp, ms, p, parts, opts, true)
 }
+
+// ErrResults is wrapped by the errors of Merge about the partial results
+// themselves (missing, of another plan, counted twice), as against the
+// store's errors during the diff.
+var ErrResults = errors.New("partial results do not fit the plan")
 
 // slot is one range's merged checksums.
 type slot struct {
@@ -36,10 +42,10 @@ func merge(ctx context.Context, sp *schema.Plan, ms *metered, p *Plan, parts []*
 	seen := map[int]bool{}
 	for _, pr := range parts {
 		if pr.Plan != p.ID() {
-			return nil, fmt.Errorf("reconcile: merge: the result of part %d is of plan %s, not %s", pr.Part, pr.Plan, p.ID())
+			return nil, fmt.Errorf("reconcile: merge: the result of part %d is of plan %s, not %s: %w", pr.Part, pr.Plan, p.ID(), ErrResults)
 		}
 		if pr.Part < 0 || pr.Part >= p.Parts || seen[pr.Part] {
-			return nil, fmt.Errorf("reconcile: merge: part %d: out of range or given twice", pr.Part)
+			return nil, fmt.Errorf("reconcile: merge: part %d: out of range or given twice: %w", pr.Part, ErrResults)
 		}
 		seen[pr.Part] = true
 		rep.Add(pr.Report)
@@ -47,7 +53,7 @@ func merge(ctx context.Context, sp *schema.Plan, ms *metered, p *Plan, parts []*
 	if all {
 		for i := 0; i < p.Parts; i++ {
 			if !seen[i] {
-				return nil, fmt.Errorf("reconcile: merge: no result of part %d of %d (run it: denorm reconcile run --part %d)", i, p.Parts, i)
+				return nil, fmt.Errorf("reconcile: merge: no result of part %d of %d (run it: denorm reconcile run --part %d): %w", i, p.Parts, i, ErrResults)
 			}
 		}
 	}
@@ -70,7 +76,7 @@ func merge(ctx context.Context, sp *schema.Plan, ms *metered, p *Plan, parts []*
 					continue // another primary table's
 				}
 				if rr.Range < 0 || rr.Range >= len(slots[ti]) {
-					return nil, fmt.Errorf("reconcile: merge: part %d: %s has no range %d in the plan", pr.Part, rr.Table, rr.Range)
+					return nil, fmt.Errorf("reconcile: merge: part %d: %s has no range %d in the plan: %w", pr.Part, rr.Table, rr.Range, ErrResults)
 				}
 				s := &slots[ti][rr.Range]
 				if rr.Expect != nil {
@@ -78,7 +84,7 @@ func merge(ctx context.Context, sp *schema.Plan, ms *metered, p *Plan, parts []*
 				}
 				if rr.Stored != nil {
 					if s.hasStored {
-						return nil, fmt.Errorf("reconcile: merge: range %d of %s scanned by two parts", rr.Range, rr.Table)
+						return nil, fmt.Errorf("reconcile: merge: range %d of %s scanned by two parts: %w", rr.Range, rr.Table, ErrResults)
 					}
 					s.stored, s.hasStored = *rr.Stored, true
 				}
@@ -89,12 +95,12 @@ func merge(ctx context.Context, sp *schema.Plan, ms *metered, p *Plan, parts []*
 			for ri, s := range slots[ti] {
 				if !s.hasStored {
 					if all {
-						return nil, fmt.Errorf("reconcile: merge: range %d of %s has no stored checksum (part %d)", ri, d.t.Name, p.owner(ri))
+						return nil, fmt.Errorf("reconcile: merge: range %d of %s has no stored checksum (part %d): %w", ri, d.t.Name, p.owner(ri), ErrResults)
 					}
 					continue
 				}
 				if err := covered(p, parts, ri); err != nil {
-					return nil, fmt.Errorf("reconcile: merge: range %d of %s: %w", ri, d.t.Name, err)
+					return nil, fmt.Errorf("reconcile: merge: range %d of %s: %v: %w", ri, d.t.Name, err, ErrResults)
 				}
 				if equal(d, s.exp, s.stored) {
 					rep.Ranges.Equal++

@@ -2,6 +2,7 @@ package main
 
 import (
 	"crypto/sha256"
+	"errors"
 	"encoding/hex"
 	"fmt"
 	"log/slog"
@@ -272,8 +273,11 @@ that changed since the plan.`,
 			}
 			rep, err := reconcile.Merge(cmd.Context(), sp, st, p, parts, opts)
 			prog.done()
-			if err != nil {
+			if errors.Is(err, reconcile.ErrResults) {
 				return usageError(err)
+			}
+			if err != nil {
+				return err
 			}
 			if format == "json" {
 				err = writeJSON(cmd.OutOrStdout(), rep)
