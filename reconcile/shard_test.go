@@ -37,47 +37,6 @@ func FuzzParseShard(f *testing.F) {
 	})
 }
 
-// The shards of a table split in regions, within a key range, hold every
-// key of the range exactly once.
-func TestShardRangesCover(t *testing.T) {
-	ctx := context.Background()
-	plan := loadPlan(t, false)
-	st := openStore(t, plan)
-	splits := [][]byte{[]byte("c"), []byte("f"), []byte("k"), []byte("p"), []byte("t")}
-	if err := st.CreateTable(ctx, store.TableSpec{Name: "split", Families: []store.FamilySpec{{Name: "d"}}, SplitKeys: splits}); err != nil {
-		t.Fatal(err)
-	}
-	keys := [][]byte{{}, []byte("a"), []byte("c"), []byte("cz"), []byte("f"), []byte("j"), []byte("k"), []byte("o"), []byte("p"), []byte("t"), []byte("zz")}
-	for _, bounds := range [][2][]byte{{nil, nil}, {[]byte("b"), []byte("q")}, {[]byte("f"), []byte("g")}} {
-		for n := 1; n <= 7; n++ {
-			seen := map[string]int{}
-			for i := 0; i < n; i++ {
-				rs, err := ranges(ctx, st, "split", bounds[0], bounds[1], Shard{I: i, N: n})
-				if err != nil {
-					t.Fatal(err)
-				}
-				for _, k := range keys {
-					for _, r := range rs {
-						if r.contains(k) {
-							seen[string(k)]++
-						}
-					}
-				}
-			}
-			whole := keyRange{Start: bounds[0], Stop: bounds[1]}
-			for _, k := range keys {
-				want := 0
-				if whole.contains(k) {
-					want = 1
-				}
-				if seen[string(k)] != want {
-					t.Errorf("range %q..%q, %d shards: key %q in %d shards, want %d", bounds[0], bounds[1], n, k, seen[string(k)], want)
-				}
-			}
-		}
-	}
-}
-
 // A run stopped part way resumes after the checkpoint's key: the two runs
 // together scan every primary row once.
 func TestCheckpointResume(t *testing.T) {

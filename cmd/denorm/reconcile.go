@@ -136,7 +136,7 @@ differences, or a repair failed; 2 bad usage or an unreadable schema.`,
 	cmd.Flags().StringVar(&schemaPath, "schema", "", "schema file (required)")
 	cmd.Flags().StringVar(&table, "table", "", "primary table to reconcile (default every primary table)")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "report differences without repairing them")
-	cmd.Flags().StringVar(&shard, "shard", "", "i/n: reconcile only shard i of n (regions dealt round robin)")
+	cmd.Flags().StringVar(&shard, "shard", "", "i/n: compare only the derived ranges dealt to shard i of n (each shard reads every primary row)")
 	cmd.Flags().StringVar(&since, "since", "", "check only counter rows at or after this time: 7d, 36h, 2026-11-01 or RFC 3339")
 	cmd.Flags().StringVar(&checkpoint, "checkpoint", "", "file keeping the last primary key done, to resume an interrupted run")
 	cmd.Flags().StringVar(&metricsPath, "metrics-file", "", "write the report in Prometheus text format (node exporter textfile collector)")
