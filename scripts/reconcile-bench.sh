@@ -3,7 +3,8 @@
 # of the orders example (about 50,000 and 500,000 orders), each against its
 # floor measured in the same process: a raw scan of every table the job reads.
 #
-# Environment: SIZES (events per store, default "100000 1000000", which make
+# Environment: BENCHTIME (iterations of the in-process comparison, default
+# 3x), SIZES (events per store, default "100000 1000000", which make
 # about 49,000 and 490,000 orders), WORK (directory for the binaries and the
 # stores, default a new temporary one; stores already there are reused).
 # Making the larger store applies a million events: minutes.
@@ -31,7 +32,7 @@ for ev in $sizes; do
   orders=$(grep -o '"rows_scanned":[0-9]*' "$work/report.json" | cut -d: -f2)
   # Speed against the floor, alternating in one process.
   bench=$(cd reconcile && DENORM_BENCH_STORE="pebble://$store" "$work/reconcile.test" \
-    -test.run '^$' -test.bench BenchmarkReconcileStore -test.benchtime 3x | grep '^BenchmarkReconcileStore')
+    -test.run '^$' -test.bench BenchmarkReconcileStore -test.benchtime "${BENCHTIME:-3x}" | grep '^BenchmarkReconcileStore')
   metric() { awk -v m="$1" '{for (i = 2; i <= NF; i++) if ($i == m) print $(i-1)}' <<<"$bench"; }
   printf '%-9s %9s %7d MB %7ss %12s %12s %7s\n' "$ev" "$orders" $((rss / 1024)) "$wall" \
     "$(metric reconcile_orders/s)" "$(metric floor_orders/s)" "$(metric floor_ratio) / $(metric planned_floor_ratio)"
