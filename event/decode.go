@@ -8,6 +8,7 @@ import (
 	"math"
 	"sort"
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/denorm/denorm/rowkey"
 	"github.com/denorm/denorm/schema"
@@ -56,6 +57,11 @@ func Decode(plan *schema.Plan, line []byte) (*Event, error) {
 	}
 	if len(line) > MaxLineBytes {
 		return nil, &Error{Reason: fmt.Sprintf("line of %d bytes is over the limit of %d", len(line), MaxLineBytes)}
+	}
+	// encoding/json turns bytes that are not UTF-8 into U+FFFD without a
+	// word: a key or a value would silently become another one.
+	if !utf8.Valid(line) {
+		return nil, &Error{Reason: fmt.Sprintf("invalid UTF-8 at byte %d: events are UTF-8 JSON (send binary values as base64 bytes fields)", invalidUTF8At(line))}
 	}
 	var r raw
 	dec := json.NewDecoder(bytes.NewReader(line))
@@ -151,6 +157,11 @@ func decodeVersion(b json.RawMessage) (int64, error) {
 	if len(b) == 0 || string(b) == "null" {
 		return 0, fieldErr("version", "missing")
 	}
+	// json.Number takes a quoted number too; a version is a JSON integer,
+	// and one sent as a string is a producer bug to report, not to guess at.
+	if b[0] == '"' {
+		return 0, fieldErr("version", "want a JSON integer, got the string %s", b)
+	}
 	var n json.Number
 	if err := json.Unmarshal(b, &n); err != nil {
 		return 0, fieldErr("version", "want an integer, got %s", b)
@@ -165,6 +176,19 @@ func decodeVersion(b json.RawMessage) (int64, error) {
 		return 0, fieldErr("version", "%d is out of range: want 1 to 2^63-2", v)
 	}
 	return v, nil
+}
+
+// invalidUTF8At returns the offset of the first byte that does not start a
+// valid UTF-8 sequence.
+func invalidUTF8At(b []byte) int {
+	for i := 0; i < len(b); {
+		r, n := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && n <= 1 {
+			return i
+		}
+		i += n
+	}
+	return len(b)
 }
 
 func decodeKey(ent *schema.Entity, b json.RawMessage) (map[string]any, error) {

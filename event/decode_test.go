@@ -98,6 +98,8 @@ func TestDecodeBad(t *testing.T) {
 		{"hint wrong type", `{"entity":"order","key":"o","version":1,"op":"delete","hints":{"placedAt":"yesterday"}}`, "hints.placedAt", "timestamp"},
 		{"int32 overflow", `{"entity":"order","key":"o","version":1,"state":{"orderId":"o","items":[{"line":4294967296}]}}`, "state.items[0].line", "int32"},
 		{"empty line", `   `, "", "empty"},
+		{"version as a string", `{"entity":"order","key":"o","version":"2","op":"delete"}`, "version", "want a JSON integer, got the string"},
+		{"invalid UTF-8 in a string", "{\"entity\":\"order\",\"key\":\"o\xff\",\"version\":1,\"op\":\"delete\"}", "", "invalid UTF-8 at byte 26"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -259,7 +259,7 @@ func deriveRow(plan *schema.Plan, ent *schema.Entity, t *schema.Table, vals map[
 		}
 		row := key
 		if t.Counter.Buckets > 1 {
-			row = append(append([]byte(nil), key...), rowkey.SaltBucket(ekey, t.Counter.Buckets))
+			row = append(append([]byte(nil), key...), byte(t.CounterBucket(ekey)))
 		}
 		for _, a := range t.Counter.Adds {
 			delta := a.Const

@@ -6,6 +6,7 @@ import (
 
 	"github.com/denorm/denorm/rowkey"
 	"github.com/denorm/denorm/schema"
+	"github.com/denorm/denorm/store"
 )
 
 // Live copies (reference fields with intent live) are cells of their own in
@@ -20,6 +21,33 @@ import (
 // table keeps, at the row whose key is just the reference key's prefix, the
 // reference's latest copied values (qualifier 0x01 + field), so that an
 // entity written after the reference changed picks them up.
+
+// The reference row also keeps the referenced entity's own state, since a
+// referenced entity without a primary table has no other memory of it:
+//
+//	qualifier 0x00 'v', timestamp the newest version seen, value RefUpserted
+//	or RefDeleted
+//
+// A refresh older than that cell is stale and is skipped, so a late, older
+// upsert cannot resurrect a deleted reference in rows written after the
+// delete (whose copies no delete marker covers).
+var QualRefState = []byte("\x00v")
+
+// Values of the QualRefState cell.
+const (
+	RefUpserted byte = 0
+	RefDeleted  byte = 1
+)
+
+// RefState reads the referenced entity's state from its reference row: the
+// newest version seen (0 when none) and whether it was a delete.
+func RefState(row store.Row, family string) (version int64, deleted bool) {
+	c, ok := row.Latest(family, QualRefState)
+	if !ok {
+		return 0, false
+	}
+	return c.Timestamp, len(c.Value) == 1 && c.Value[0] == RefDeleted
+}
 
 // liveMark starts every live-copy qualifier.
 const liveMark = 0x01

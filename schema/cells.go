@@ -26,8 +26,21 @@ func (c *Column) QualifierFor(p *Plan, entity string, childKey any) ([]byte, err
 	if q, err = rowkey.AppendValue(q, t, childKey); err != nil {
 		return nil, fmt.Errorf("schema: qualifier of %s: %w", c.Name(), err)
 	}
+	if c.Prefix == "" && q[0] <= QualifierEscape {
+		// Qualifiers from 0x00 to 0x02 are the writer's (bookkeeping and
+		// live copies); an encoded key starting there is escaped. The
+		// escape keeps the order: the keys it moves sort first anyway.
+		q = append([]byte{QualifierEscape}, q...)
+	}
 	return append(q, c.Suffix...), nil
 }
+
+// QualifierEscape starts a template qualifier whose encoded child key
+// begins with a byte up to itself. Schema qualifiers never start with 0x00
+// or 0x01, the first bytes of the writer's own cells (bookkeeping and live
+// copies), nor with this byte unescaped: plain qualifiers and template
+// prefixes that do are refused at load.
+const QualifierEscape = 0x02
 
 // ChildKeyOf reads the child key back from a template column's qualifier;
 // ok is false when the qualifier does not belong to the column.
@@ -41,6 +54,12 @@ func (c *Column) ChildKeyOf(p *Plan, entity string, qualifier []byte) (key any, 
 		return nil, false
 	}
 	mid := qualifier[len(c.Prefix) : len(qualifier)-len(c.Suffix)]
+	if c.Prefix == "" && len(mid) > 0 && mid[0] <= QualifierEscape {
+		if mid[0] != QualifierEscape || len(mid) < 2 || mid[1] > QualifierEscape {
+			return nil, false // the writer's own cell, or not an escape
+		}
+		mid = mid[1:]
+	}
 	v, rest, err := rowkey.DecodeValue(t, mid)
 	if err != nil || len(rest) != 0 {
 		return nil, false
@@ -80,11 +99,14 @@ func (t *Table) CounterRow(vals rowkey.Values, bucket int) ([]byte, error) {
 	return append(key, byte(bucket)), nil
 }
 
-// CounterBucket picks a bucket for an event from its id, stably (FNV-1a
-// 32, as salt), so a replayed event lands on the same row.
-func (t *Table) CounterBucket(eventID string) int {
+// CounterBucket picks the bucket an entity contributes to from its encoded
+// entity key (layout.EntityKey), stably (FNV-1a 32, as salt). The entity
+// key rather than the event id: every version of an entity then lands on
+// the same row, where its exact-mode contribution is replaced and where the
+// reconcile job can recompute it.
+func (t *Table) CounterBucket(entityKey []byte) int {
 	if t.Counter == nil || t.Counter.Buckets <= 1 {
 		return 0
 	}
-	return int(rowkey.SaltBucket([]byte(eventID), t.Counter.Buckets))
+	return int(rowkey.SaltBucket(entityKey, t.Counter.Buckets))
 }

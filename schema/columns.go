@@ -19,6 +19,10 @@ func (d *decoder) columns(td *tableDecl, n *yaml.Node) []*Column {
 			continue
 		}
 		c := &Column{Family: fam, Qualifier: qual, Line: e.KeyN.Line}
+		if qual != "" && qual[0] <= QualifierEscape {
+			d.errAt(e.KeyN, cp, "qualifier %q starts with byte 0x%02x: qualifiers starting with 0x00 to 0x02 are the writer's own", qual, qual[0])
+			continue
+		}
 		value, ok := d.str(e.Value, cp)
 		if !ok {
 			continue

@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"slices"
 	"strings"
 	"time"
 
@@ -67,15 +68,42 @@ func (p *Plan) Primary(entity string) *Table {
 	return nil
 }
 
+// Locator is the entity's locator table, or nil when it has none.
+func (p *Plan) Locator(entity string) *Table {
+	for _, t := range p.Tables {
+		if t.Entity == entity && t.Role == RoleLocator {
+			return t
+		}
+	}
+	return nil
+}
+
+// NeedsLocator reports whether the entity's primary row key holds fields
+// beyond the entity key, so that a change of one moves the entity to
+// another row.
+func (p *Plan) NeedsLocator(entity string) bool {
+	t, ent := p.Primary(entity), p.Entity(entity)
+	if t == nil || ent == nil || t.Key == nil {
+		return false
+	}
+	for _, f := range t.Key.Fields() {
+		if !slices.Contains(ent.Key, f) {
+			return true
+		}
+	}
+	return false
+}
+
 // TablesOf lists the tables holding rows of the entity, primary first and
-// then in file order: the order a writer applies an event in.
+// then in file order: the order a writer applies an event in. The locator
+// is the writer's bookkeeping, not a copy, and is not listed.
 func (p *Plan) TablesOf(entity string) []*Table {
 	var out []*Table
 	if t := p.Primary(entity); t != nil {
 		out = append(out, t)
 	}
 	for _, t := range p.Tables {
-		if t.Entity == entity && t.Role != RolePrimary {
+		if t.Entity == entity && t.Role != RolePrimary && t.Role != RoleLocator {
 			out = append(out, t)
 		}
 	}
@@ -242,6 +270,12 @@ const (
 	RoleIndex   Role = "index"   // a copy keyed for another query; thin or covering
 	RoleCounter Role = "counter" // pre-aggregated sums, updated by Increment
 	RoleLookup  Role = "lookup"  // reference key -> referencing rows, to refresh live copies
+	// RoleLocator: entity key -> the primary row key the entity lives at,
+	// and whether it was deleted. An entity whose primary row key holds
+	// fields beyond its key (an order under its customer and date) can
+	// move when one of them changes; the writer finds it here, whatever
+	// order its events arrive in. Not a copy of any field.
+	RoleLocator Role = "locator"
 )
 
 // Table is one HBase table and how entity data maps onto it.

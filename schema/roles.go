@@ -146,3 +146,18 @@ func (d *decoder) checkLookupKey(td *tableDecl) {
 		d.errLine(t.Lines["rowkey"], join(td.path, "rowkey"), "a lookup key must start with the reference key %q, the value a refresh scans by", ref.Key)
 	}
 }
+
+// checkLocatorKey requires a locator's row key to be built from the entity
+// key alone: the writer must find the row before it knows anything else.
+func (d *decoder) checkLocatorKey(td *tableDecl) {
+	t := td.t
+	if t.Key == nil {
+		return
+	}
+	d.checkUnique(td, "locator")
+	for _, f := range t.Key.Fields() {
+		if !contains(td.ent.Key, f) {
+			d.errLine(t.Lines["rowkey"], join(td.path, "rowkey"), "a locator key is built from the entity key %v only; %q is not part of it", td.ent.Key, f)
+		}
+	}
+}

@@ -40,6 +40,16 @@ func (d *decoder) tables(p *Plan, n *yaml.Node) {
 			}
 			primary = t
 		}
+		var locator *Table
+		for _, t := range others {
+			if t.Role != RoleLocator {
+				continue
+			}
+			if locator != nil {
+				d.errLine(t.Lines["role"], join(join("tables", t.Name), "role"), "entity %q already has locator table %q (line %d)", ent.Name, locator.Name, locator.Line)
+			}
+			locator = t
+		}
 		if primary == nil && len(others) > 0 {
 			d.errLine(others[0].Line, join("tables", others[0].Name), "entity %q has copies but no primary table to be their source of truth", ent.Name)
 		}
@@ -65,11 +75,11 @@ func (d *decoder) table(p *Plan, e entry, path string) *Table {
 		td.nodes[x.Key] = x.Value
 	}
 	if n, ok := td.nodes["role"]; ok {
-		if r, ok := d.enum(n, join(path, "role"), string(RolePrimary), string(RoleIndex), string(RoleCounter), string(RoleLookup)); ok {
+		if r, ok := d.enum(n, join(path, "role"), string(RolePrimary), string(RoleIndex), string(RoleCounter), string(RoleLookup), string(RoleLocator)); ok {
 			t.Role = Role(r)
 		}
 	} else {
-		d.errLine(t.Line, path, "table %q has no role (primary, index, counter or lookup)", t.Name)
+		d.errLine(t.Line, path, "table %q has no role (primary, index, counter, lookup or locator)", t.Name)
 	}
 	if t.Role != "" {
 		for key, role := range roleOnly {
@@ -79,6 +89,13 @@ func (d *decoder) table(p *Plan, e entry, path string) *Table {
 		}
 		if line, ok := t.Lines["columns"]; ok && t.Role == RoleCounter {
 			d.errLine(line, join(path, "columns"), "a counter table's cells are declared by add, not columns")
+		}
+		if t.Role == RoleLocator {
+			for _, key := range []string{"columns", "each", "when"} {
+				if line, ok := t.Lines[key]; ok {
+					d.errLine(line, join(path, key), "a locator table holds the writer's own cells; %q does not apply", key)
+				}
+			}
 		}
 	}
 	d.tableSettings(p, td)
@@ -157,6 +174,8 @@ func (d *decoder) table(p *Plan, e entry, path string) *Table {
 	case RoleLookup:
 		d.checkUnique(td, "lookup")
 		d.checkLookupKey(td)
+	case RoleLocator:
+		d.checkLocatorKey(td)
 	}
 	if (t.Role == RoleIndex || t.Role == RoleLookup) && len(t.Families) > 0 {
 		t.Ref = &Column{Family: t.Families[0].Name, Qualifier: RefQualifier, Line: t.Line}

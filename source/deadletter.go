@@ -27,15 +27,22 @@ type DeadLetterFile struct {
 	f    *os.File
 	w    *bufio.Writer
 	n    int
+	// last is the file's last dead letter at open (hasLast false: none).
+	last    DeadLetter
+	hasLast bool
 }
 
 // OpenDeadLetterFile opens (appending) a dead-letter file.
 func OpenDeadLetterFile(path string) (*DeadLetterFile, error) {
+	last, ok, err := LastDeadLetter(path)
+	if err != nil {
+		return nil, err
+	}
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("source: open dead letter file: %w", err)
 	}
-	return &DeadLetterFile{path: path, f: f, w: bufio.NewWriter(f)}, nil
+	return &DeadLetterFile{path: path, f: f, w: bufio.NewWriter(f), last: last, hasLast: ok}, nil
 }
 
 // Add records one refused event.
@@ -56,6 +63,9 @@ func (d *DeadLetterFile) Add(ctx context.Context, rec Record, reason error) erro
 	d.n++
 	return nil
 }
+
+// Last is the last dead letter the file held when it was opened.
+func (d *DeadLetterFile) Last() (DeadLetter, bool) { return d.last, d.hasLast }
 
 // Count is how many dead letters this file took since it was opened.
 func (d *DeadLetterFile) Count() int { return d.n }

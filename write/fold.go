@@ -1,6 +1,8 @@
 package write
 
 import (
+	"bytes"
+
 	"github.com/denorm/denorm/event"
 	"github.com/denorm/denorm/layout"
 	"github.com/denorm/denorm/schema"
@@ -17,9 +19,14 @@ type entityPlan struct {
 	// old: refs of earlier states to delete at version-1 (those the final
 	// state derives again are cleared and rewritten instead).
 	old map[string]layout.Ref
-	// existed: the primary row held anything before, so its families must
-	// be cleared below the new version.
-	existed bool
+	// key is the primary row the entity is written to: the final state's
+	// row, or for a delete the row it lived in (nil when no row is known:
+	// only the locator records the delete).
+	key []byte
+	// vacate lists the other primary rows holding a live state of the
+	// entity: the row it moved out of and what an interrupted move left.
+	// Each gets its columns deleted below the version and a tombstone.
+	vacate []located
 	// first: the entity was never seen before; fast counters count it.
 	first bool
 	// stored is what the row held before the batch, derived; nil when the
@@ -39,7 +46,7 @@ type entityPlan struct {
 // passed through become deletes.
 func (w *Writer) fold(g *group, stats *Stats) (*entityPlan, error) {
 	st := g.state
-	ep := &entityPlan{g: g, old: map[string]layout.Ref{}, version: st.Version, existed: st.Version > 0, first: st.Version == 0}
+	ep := &entityPlan{g: g, old: map[string]layout.Ref{}, version: st.Version, first: st.Version == 0, key: g.at}
 	var cur *layout.Derived
 	if st.Exists() {
 		d, err := layout.Derive(w.plan, g.ent, st.Values)
@@ -60,6 +67,15 @@ func (w *Writer) fold(g *group, stats *Stats) (*entityPlan, error) {
 			// or a duplicate. Redo its copies in case they were lost.
 			if !redo {
 				redo = true
+				// The pending refs of every row written at this version:
+				// the entity's, and those of rows a move emptied.
+				for _, f := range g.found {
+					if f.state.Version == ep.version {
+						for _, r := range f.state.Pending {
+							ep.old[r.ID()] = r
+						}
+					}
+				}
 				for _, r := range st.Pending {
 					ep.old[r.ID()] = r
 				}
@@ -79,11 +95,36 @@ func (w *Writer) fold(g *group, stats *Stats) (*entityPlan, error) {
 		ep.writePrimary = true
 		ep.version = p.ev.Version
 		ep.deleted = p.ev.Op == event.Delete
+		switch {
+		case !ep.deleted:
+			ep.key = p.primKey
+		case g.at == nil:
+			ep.key = p.primKey // the hinted row, or none
+		default:
+			ep.key = g.at // a delete deletes where the entity lives
+		}
 		cur = p.derived
 		stats.Applied++
 	}
 	if !ep.writePrimary && !redo {
 		return nil, nil
+	}
+	// Every other row holding a live state is vacated, and the copies its
+	// state derived are deleted with the stored state's.
+	if g.at != nil && !bytes.Equal(g.at, ep.key) && st.Exists() {
+		ep.vacate = append(ep.vacate, located{key: g.at, state: st})
+	}
+	for _, o := range g.others {
+		if !bytes.Equal(o.key, ep.key) {
+			ep.vacate = append(ep.vacate, o) // else rewritten in place
+		}
+		d, err := layout.Derive(w.plan, g.ent, o.state.Values)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range d.Refs() {
+			ep.old[r.ID()] = r
+		}
 	}
 	if redo && !ep.writePrimary {
 		stats.Redone++

@@ -1,6 +1,7 @@
 package write
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"sort"
@@ -69,7 +70,8 @@ func (w *Writer) computeLiveRefs(ep *entityPlan) []layout.LiveRef {
 	if err != nil || len(refs) == 0 {
 		return nil
 	}
-	if ep.stored == nil || ep.redo || !ep.writePrimary {
+	// A row the entity just moved to holds none of its copies yet.
+	if ep.stored == nil || ep.redo || !ep.writePrimary || !bytes.Equal(ep.g.at, ep.key) {
 		return refs
 	}
 	var old map[string]bool
@@ -103,10 +105,19 @@ func (w *Writer) liveMutations(ep *entityPlan, live map[string]store.Row, stats 
 		if !ok {
 			continue
 		}
+		fam := lr.Lookup.Families[0].Name
+		rv, _ := layout.RefState(row, fam)
 		for _, from := range lr.From {
-			if c, ok := row.Latest(lr.Lookup.Families[0].Name, layout.SourceQualifier(from)); ok {
-				ms = append(ms, store.Mutation{Kind: store.Put, Family: book, Qualifier: layout.LiveQualifier(lr.Ref, lr.Key, from), Timestamp: c.Timestamp, Value: c.Value})
+			q := layout.LiveQualifier(lr.Ref, lr.Key, from)
+			if c, ok := row.Latest(fam, layout.SourceQualifier(from)); ok {
+				ms = append(ms, store.Mutation{Kind: store.Put, Family: book, Qualifier: q, Timestamp: c.Timestamp, Value: c.Value})
 				stats.Cells[ep.g.prim.Name]++
+			} else if rv > 0 {
+				// The reference, at its newest version, has no such value
+				// (deleted, or the field left out): mask any older copy an
+				// interrupted write left in this row.
+				ms = append(ms, store.Mutation{Kind: store.DeleteColumn, Family: book, Qualifier: q, Timestamp: rv})
+				stats.Deletes[ep.g.prim.Name]++
 			}
 		}
 	}
@@ -179,7 +190,25 @@ func (w *Writer) refreshOne(ctx context.Context, ev *event.Event, rr layout.Refe
 		}
 		return store.Mutation{Kind: store.Put, Family: family, Qualifier: q, Timestamp: v, Value: b}
 	}
-	var ms []store.Mutation
+	// The reference row remembers the newest version seen and whether it
+	// was a delete. An older event is stale: its copies would land
+	// unmasked in rows written after a newer delete or upsert. An equal
+	// one is a replay, whose fan-out is redone (a crash may have cut it).
+	ref, err := w.st.Get(ctx, rr.Lookup.Name, store.Get{Row: lr.Row, Columns: []store.Column{{Family: fam, Qualifier: layout.QualRefState}}})
+	if err != nil {
+		return fmt.Errorf("write: read reference row %s of %s: %w", store.Printable(lr.Row), rr.Lookup.Name, err)
+	}
+	if cur, _ := layout.RefState(ref, fam); v < cur {
+		mu.Lock()
+		stats.Stale++
+		mu.Unlock()
+		return nil
+	}
+	state := layout.RefUpserted
+	if ev.Op == event.Delete {
+		state = layout.RefDeleted
+	}
+	ms := []store.Mutation{{Kind: store.Put, Family: fam, Qualifier: layout.QualRefState, Timestamp: v, Value: []byte{state}}}
 	for _, x := range vals {
 		ms = append(ms, mutation(fam, layout.SourceQualifier(x.from), x.b))
 	}
@@ -220,7 +249,7 @@ func (w *Writer) refreshOne(ctx context.Context, ev *event.Event, rr layout.Refe
 		}
 	}
 	mu.Lock()
-	stats.Cells[rr.Lookup.Name] += len(vals)
+	stats.Cells[rr.Lookup.Name] += len(vals) + 1
 	stats.Cells[prim.Name] += len(batch) * len(vals)
 	mu.Unlock()
 	return nil

@@ -114,3 +114,40 @@ func TestLiveCopies(t *testing.T) {
 	apply(product(1, "Anvil"), product(3, "Crate"), product(2, "Bucket"), product(4, "Drum"), product(5, "Easel"))
 	expect(s2, "", "after a replay")
 }
+
+// A deleted reference stays deleted whatever arrives after it: an older
+// upsert of the product must not copy its name into an order written after
+// the delete (no delete marker covers that order's copy). Every order of
+// the three events, one event per batch and all in one batch.
+func TestLiveCopyDeletedReferenceStaysDeleted(t *testing.T) {
+	ctx := context.Background()
+	plan := ordersPlan(t)
+	del := &event.Event{Entity: "product", Key: map[string]any{"sku": "S"}, Version: 2, Op: event.Delete}
+	state := map[string]any{"orderId": "o1", "customerId": "c1", "status": "OPEN", "placedAt": int64(1_791_108_000_000),
+		"items": []map[string]any{{"line": int32(1), "sku": "S", "quantity": int64(1), "name": "snapshot name"}}}
+	ord := &event.Event{Entity: "order", Key: map[string]any{"orderId": "o1"}, Version: 1, Op: event.Upsert, State: state}
+	old := &event.Event{Entity: "product", Key: map[string]any{"sku": "S"}, Version: 1, Op: event.Upsert,
+		State: map[string]any{"sku": "S", "name": "old live name", "priceCents": int64(1)}}
+	perms := [][]*event.Event{{del, ord, old}, {del, old, ord}, {ord, del, old}, {ord, old, del}, {old, del, ord}, {old, ord, del}}
+	for i, perm := range perms {
+		for _, batch := range []int{1, 3} {
+			st, err := pebble.Open(ctx, t.TempDir(), pebble.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := ddl.Create(ctx, st, plan); err != nil {
+				t.Fatal(err)
+			}
+			w := New(plan, st, Options{})
+			for off := 0; off < len(perm); off += batch {
+				if _, rej, err := w.Apply(ctx, perm[off:min(off+batch, len(perm))]); err != nil || len(rej) > 0 {
+					t.Fatalf("apply: %v %v", err, rej)
+				}
+			}
+			if got := liveName(t, st, w, state, "S"); got != "" {
+				t.Errorf("order %d, batches of %d: live name %q after the product's delete, want none (readers show the snapshot)", i, batch, got)
+			}
+			st.Close()
+		}
+	}
+}

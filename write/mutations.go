@@ -64,7 +64,7 @@ func (r *rowMuts) tables() []string {
 // write turns entity plans into mutations and applies them: primary rows
 // first, then derived rows, then fast counters.
 func (w *Writer) write(ctx context.Context, plans []*entityPlan, stats *Stats) error {
-	var prim, derived rowMuts
+	var locsBefore, prim, vacated, derived, locsAfter rowMuts
 	var incs []layout.Increment
 	live, err := w.liveSources(ctx, plans)
 	if err != nil {
@@ -75,8 +75,19 @@ func (w *Writer) write(ctx context.Context, plans []*entityPlan, stats *Stats) e
 		if ep.writePrimary {
 			w.primaryMutations(&prim, ep, stats)
 		}
+		for _, x := range ep.vacate {
+			w.vacate(&vacated, ep, x, stats)
+		}
 		if ms := w.liveMutations(ep, live, stats); len(ms) > 0 {
-			prim.add(ep.g.prim.Name, ep.g.events[0].primKey, ms...)
+			prim.add(ep.g.prim.Name, ep.key, ms...)
+		}
+		if before, after := w.locatorMutations(ep, stats); len(before)+len(after) > 0 {
+			if len(before) > 0 {
+				locsBefore.add(ep.g.loc.table.Name, ep.g.loc.row, before...)
+			}
+			if len(after) > 0 {
+				locsAfter.add(ep.g.loc.table.Name, ep.g.loc.row, after...)
+			}
 		}
 		// Derive returns items sorted by ref, so the stored state's items
 		// are found by walking both lists together.
@@ -129,9 +140,17 @@ func (w *Writer) write(ctx context.Context, plans []*entityPlan, stats *Stats) e
 			derived.add(r.Table, r.Row, store.Mutation{Kind: store.DeleteColumn, Family: r.Family, Qualifier: r.Qualifier, Timestamp: v - 1})
 		}
 	}
-	for _, t := range prim.tables() {
-		if err := w.batch(ctx, t, prim.sorted(t)); err != nil {
-			return err
+	// A move lists the new row in the locator, writes it, empties the old
+	// one (recording the old row's copies as pending there), writes the
+	// copies, and only then unlists the old row. A crash at any point
+	// leaves both rows listed, so the replay finds them and redoes what is
+	// missing; never a tombstone alone at the version, which would read as
+	// a delete.
+	for _, rm := range []*rowMuts{&locsBefore, &prim, &vacated} {
+		for _, t := range rm.tables() {
+			if err := w.batch(ctx, t, rm.sorted(t)); err != nil {
+				return err
+			}
 		}
 	}
 	// Derived tables are independent of each other: write them at once, so
@@ -141,6 +160,11 @@ func (w *Writer) write(ctx context.Context, plans []*entityPlan, stats *Stats) e
 		return w.batch(ctx, t, derived.sorted(t))
 	}); err != nil {
 		return err
+	}
+	for _, t := range locsAfter.tables() {
+		if err := w.batch(ctx, t, locsAfter.sorted(t)); err != nil {
+			return err
+		}
 	}
 	// Everything was sent without a log sync where the store can sync its
 	// one log at the end: one sync now makes the batch durable, in the
@@ -163,19 +187,31 @@ func (w *Writer) write(ctx context.Context, plans []*entityPlan, stats *Stats) e
 func (w *Writer) primaryMutations(prim *rowMuts, ep *entityPlan, stats *Stats) {
 	t := ep.g.prim
 	v := ep.version
-	key := ep.g.events[0].primKey
+	key := ep.key
+	if key == nil {
+		return // a delete of an entity no row holds: the locator records it
+	}
 	var ms []store.Mutation
-	// Delete, below the new version, each column the stored version wrote
-	// and this one does not. Columns rather than families: live copies in
-	// the row carry other entities' versions and must stay. A stale pending
-	// or tombstone cell may stay visible below the new version; readers
-	// only trust the ones at the row's version.
-	if ep.stored != nil {
+	// Delete, below the new version, each column the row's stored state
+	// wrote and this one does not. Columns rather than families: live
+	// copies in the row carry other entities' versions and must stay. A
+	// stale pending or tombstone cell may stay visible below the new
+	// version; readers only trust the ones at the row's version.
+	var inRow *layout.Derived
+	if bytes.Equal(ep.g.at, key) {
+		inRow = ep.stored
+	}
+	for _, o := range ep.g.others {
+		if bytes.Equal(o.key, key) {
+			inRow, _ = layout.Derive(w.plan, ep.g.ent, o.state.Values)
+		}
+	}
+	if inRow != nil {
 		var keep []layout.Cell
 		if !ep.deleted {
 			keep = ep.derived.Primary
 		}
-		for _, c := range ep.stored.Primary {
+		for _, c := range inRow.Primary {
 			if !coveredBy([]layout.Cell{c}, keep) {
 				ms = append(ms, store.Mutation{Kind: store.DeleteColumn, Family: c.Family, Qualifier: c.Qualifier, Timestamp: v - 1})
 				stats.Deletes[t.Name]++
@@ -201,6 +237,33 @@ func (w *Writer) primaryMutations(prim *rowMuts, ep *entityPlan, stats *Stats) {
 		stats.Cells[t.Name]++
 	}
 	prim.add(t.Name, key, ms...)
+}
+
+// vacate empties a primary row the entity no longer lives in: its columns
+// are deleted below the version and a tombstone at it tells readers, and a
+// late older event, that the entity is gone from there. Live copies stay,
+// as in any deleted row.
+func (w *Writer) vacate(prim *rowMuts, ep *entityPlan, x located, stats *Stats) {
+	t := ep.g.prim
+	v := ep.version
+	var ms []store.Mutation
+	book := layout.BookFamily(t)
+	if d, err := layout.Derive(w.plan, ep.g.ent, x.state.Values); err == nil {
+		for _, c := range d.Primary {
+			ms = append(ms, store.Mutation{Kind: store.DeleteColumn, Family: c.Family, Qualifier: c.Qualifier, Timestamp: v - 1})
+		}
+		stats.Deletes[t.Name] += len(ms)
+		// The row's own copies are to be deleted too: recorded here, at
+		// the version, so that a replay after a crash redoes the deletes
+		// even once the row no longer reads as a live state.
+		if refs := d.Refs(); len(refs) > 0 {
+			ms = append(ms, store.Mutation{Kind: store.Put, Family: book, Qualifier: layout.QualPending, Timestamp: v, Value: layout.EncodeRefs(refs)})
+			stats.Cells[t.Name]++
+		}
+	}
+	ms = append(ms, store.Mutation{Kind: store.Put, Family: book, Qualifier: layout.QualTombstone, Timestamp: v})
+	stats.Cells[t.Name]++
+	prim.add(t.Name, x.key, ms...)
 }
 
 // clearRow deletes every family of a table's row at or below ts.

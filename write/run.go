@@ -8,6 +8,7 @@ import (
 
 	"github.com/denorm/denorm/event"
 	"github.com/denorm/denorm/source"
+	"github.com/denorm/denorm/store"
 )
 
 // Source is a replayable log: Next returns the following records (io.EOF
@@ -36,7 +37,10 @@ type RunOptions struct {
 type RunStats struct {
 	Stats
 	DeadLetters int
-	Batches     int
+	// DeadLettersKnown counts refused events that the dead letter already
+	// held from an earlier run over the same records: not written again.
+	DeadLettersKnown int
+	Batches          int
 }
 
 // Run applies a log until it ends or ctx is done: read a batch, decode,
@@ -49,6 +53,7 @@ func Run(ctx context.Context, w *Writer, src Source, dl DeadLetters, opts RunOpt
 	}
 	var total RunStats
 	total.Cells, total.Deletes = map[string]int{}, map[string]int{}
+	once := &onceDeadLetters{DeadLetters: dl}
 	for {
 		recs, err := src.Next(ctx, opts.BatchSize)
 		if errors.Is(err, io.EOF) && len(recs) == 0 {
@@ -57,31 +62,32 @@ func Run(ctx context.Context, w *Writer, src Source, dl DeadLetters, opts RunOpt
 		if err != nil && !errors.Is(err, io.EOF) {
 			return total, err
 		}
+		if !once.started && len(recs) > 0 {
+			once.start, once.started = recs[0].Offset, true
+		}
 		evs := make([]*event.Event, 0, len(recs))
 		where := make([]int, 0, len(recs)) // evs[i] came from recs[where[i]]
 		for i, rec := range recs {
 			ev, derr := event.Decode(w.plan, rec.Data)
 			if derr != nil {
-				if err := dl.Add(ctx, rec, derr); err != nil {
+				if err := once.add(ctx, rec, derr, &total); err != nil {
 					return total, err
 				}
-				total.DeadLetters++
 				continue
 			}
 			evs = append(evs, ev)
 			where = append(where, i)
 		}
-		st, rejected, err := w.Apply(ctx, evs)
+		st, rejected, err := applyIsolating(ctx, w, evs)
 		if err != nil {
 			return total, fmt.Errorf("write: apply batch starting at %s: %w", recs[0].Where, err)
 		}
 		for _, r := range rejected {
-			if err := dl.Add(ctx, recs[where[r.Index]], r.Reason); err != nil {
+			if err := once.add(ctx, recs[where[r.Index]], r.Reason, &total); err != nil {
 				return total, err
 			}
-			total.DeadLetters++
 		}
-		if err := dl.Flush(ctx); err != nil {
+		if err := once.Flush(ctx); err != nil {
 			return total, err
 		}
 		if err := src.Commit(ctx); err != nil {
@@ -94,4 +100,66 @@ func Run(ctx context.Context, w *Writer, src Source, dl DeadLetters, opts RunOpt
 			opts.Progress(total.Stats)
 		}
 	}
+}
+
+// applyIsolating applies a batch; when the store refuses a mutation for
+// what it carries (store.IsRefused: a key or a cell over a limit that the
+// writer's own checks did not foresee), it halves the batch until the
+// refused events stand alone, rejects those with the store's reason, and
+// applies the rest. Without this one such event would fail its batch on
+// every retry and block the log for good. Applying is idempotent, so the
+// halves may repeat writes that the failed attempt made.
+func applyIsolating(ctx context.Context, w *Writer, evs []*event.Event) (Stats, []Rejected, error) {
+	st, rej, err := w.Apply(ctx, evs)
+	if err == nil || !store.IsRefused(err) {
+		return st, rej, err
+	}
+	if len(evs) == 1 {
+		return Stats{Events: 1, Rejected: 1, Cells: map[string]int{}, Deletes: map[string]int{}},
+			[]Rejected{{Index: 0, Event: evs[0], Reason: err}}, nil
+	}
+	mid := len(evs) / 2
+	a, ra, err := applyIsolating(ctx, w, evs[:mid])
+	if err != nil {
+		return a, ra, err
+	}
+	b, rb, err := applyIsolating(ctx, w, evs[mid:])
+	for _, r := range rb {
+		r.Index += mid
+		ra = append(ra, r)
+	}
+	a.Add(b)
+	return a, ra, err
+}
+
+// onceDeadLetters keeps a resumed run from writing again the dead letters
+// that a killed run wrote for the uncommitted tail it is replaying: the
+// records from where this run started up to the last dead letter already
+// in the file (dead letters of one log are written in log order).
+type onceDeadLetters struct {
+	DeadLetters
+	start   int64 // offset of the first record this run read
+	started bool
+}
+
+// lastDeadLetter is what a dead-letter sink that can tell its last entry
+// offers (source.DeadLetterFile does).
+type lastDeadLetter interface {
+	Last() (source.DeadLetter, bool)
+}
+
+// add sends a refused record to the dead letter unless the dead letter
+// holds it already, and counts which of the two it was.
+func (o *onceDeadLetters) add(ctx context.Context, rec source.Record, reason error, total *RunStats) error {
+	if l, ok := o.DeadLetters.(lastDeadLetter); ok {
+		if last, ok := l.Last(); ok && source.SameLog(last.Where, rec.Where) && rec.Offset <= last.Offset && rec.Offset >= o.start {
+			total.DeadLettersKnown++
+			return nil
+		}
+	}
+	if err := o.DeadLetters.Add(ctx, rec, reason); err != nil {
+		return err
+	}
+	total.DeadLetters++
+	return nil
 }

@@ -1,7 +1,9 @@
 package write
 
 import (
+	"bytes"
 	"context"
+	"sort"
 
 	"fmt"
 
@@ -91,7 +93,13 @@ type pending struct {
 	ev      *event.Event
 	ent     *schema.Entity
 	derived *layout.Derived // nil for a delete
+	// primKey is the primary row the event names: its state's, or for a
+	// delete the one its hints give (nil when they give none and the
+	// entity has a locator to find it by).
 	primKey []byte
+	// groupKey identifies the entity in the batch: the entity key when a
+	// locator follows it from row to row, else the primary row key.
+	groupKey []byte
 }
 
 // group is every event of one entity in a batch, in log order.
@@ -99,7 +107,25 @@ type group struct {
 	ent    *schema.Entity
 	prim   *schema.Table
 	events []*pending
-	state  *layout.State // as read before the batch; nil when not read
+	// state is the entity as the store holds it before the batch: the
+	// newest of the primary rows it may live in (and the locator's
+	// tombstone); at is the row holding it, nil when none does.
+	state *layout.State
+	at    []byte
+	// loc is what the locator says, for entities that have one.
+	loc *location
+	// others are further primary rows holding a live state of the entity
+	// at an older version: what an interrupted move left. Every write of
+	// the entity deletes them.
+	others []located
+	// found is every primary row read for the entity.
+	found []located
+}
+
+// located is a primary row and the state it holds.
+type located struct {
+	key   []byte
+	state *layout.State
 }
 
 // Apply writes a batch of events durably. Invalid events are returned as
@@ -116,6 +142,10 @@ func (w *Writer) Apply(ctx context.Context, evs []*event.Event) (Stats, []Reject
 	for i, ev := range evs {
 		referrers := layout.ReferencesTo(w.plan, ev.Entity)
 		if len(referrers) > 0 {
+			if err := w.checkReference(ev); err != nil {
+				rejected = append(rejected, Rejected{Index: i, Event: ev, Reason: err})
+				continue
+			}
 			refreshes = append(refreshes, ev)
 			if w.plan.Primary(ev.Entity) == nil {
 				continue
@@ -140,7 +170,7 @@ func (w *Writer) Apply(ctx context.Context, evs []*event.Event) (Stats, []Reject
 			rejected = append(rejected, Rejected{Index: i, Event: ev, Reason: perrs[k]})
 			continue
 		}
-		id := ev.Entity + "\x00" + string(p.primKey)
+		id := ev.Entity + "\x00" + string(p.groupKey)
 		g := byKey[id]
 		if g == nil {
 			g = &group{ent: p.ent, prim: w.plan.Primary(ev.Entity)}
@@ -149,6 +179,7 @@ func (w *Writer) Apply(ctx context.Context, evs []*event.Event) (Stats, []Reject
 		}
 		g.events = append(g.events, p)
 	}
+	sort.Slice(rejected, func(i, j int) bool { return rejected[i].Index < rejected[j].Index })
 	stats.Rejected = len(rejected)
 	if err := w.readStates(ctx, groups); err != nil {
 		return stats, rejected, err
@@ -196,6 +227,13 @@ func (w *Writer) prepare(i int, ev *event.Event) (*pending, error) {
 		return nil, fmt.Errorf("entity %s has no primary table, and no other entity copies its fields live", ev.Entity)
 	}
 	p := &pending{idx: i, ev: ev, ent: ent}
+	if w.plan.Locator(ent.Name) != nil {
+		k, err := layout.EntityKey(ent, ev.Key)
+		if err != nil {
+			return nil, &event.Error{Field: "key", Reason: err.Error()}
+		}
+		p.groupKey = k
+	}
 	if ev.Op == event.Delete {
 		// The primary row key needs the key fields the event key lacks;
 		// a delete names them in its hints.
@@ -209,10 +247,16 @@ func (w *Writer) prepare(i int, ev *event.Event) (*pending, error) {
 			}
 		}
 		key, err := prim.Key.Encode(vals)
-		if err != nil {
+		switch {
+		case err == nil:
+			p.primKey = key
+		case p.groupKey == nil:
 			return nil, &event.Error{Field: "hints", Reason: fmt.Sprintf("a delete must name the fields of its primary row key %s: %v", prim.Key, err)}
 		}
-		p.primKey = key
+		// With a locator the delete finds the row by the entity key.
+		if p.groupKey == nil {
+			p.groupKey = p.primKey
+		}
 		return p, nil
 	}
 	d, err := layout.Derive(w.plan, ent, ev.State)
@@ -223,43 +267,172 @@ func (w *Writer) prepare(i int, ev *event.Event) (*pending, error) {
 		return nil, err
 	}
 	p.derived, p.primKey = d, d.PrimaryKey
+	if p.groupKey == nil {
+		p.groupKey = p.primKey
+	}
 	return p, nil
 }
 
+// checkSizes refuses, before anything is written, an event whose rows the
+// store would refuse: a row key over MaxRowKeySize or a cell over the
+// maximum cell size, in any table it derives. Left to the store, such an
+// event would fail its whole batch on every retry.
 func (w *Writer) checkSizes(d *layout.Derived) error {
-	check := func(table string, row []byte, c layout.Cell) error {
-		if len(c.Value) > w.opts.MaxCellSize {
-			return &store.CellTooBigError{Table: table, Row: row, Family: c.Family, Qualifier: c.Qualifier, Size: len(c.Value), Limit: w.opts.MaxCellSize}
+	row := func(table string, key []byte) error {
+		if len(key) == 0 || len(key) > store.MaxRowKeySize {
+			return &store.RowKeyError{Table: table, Size: len(key)}
 		}
 		return nil
 	}
+	cell := func(table string, key []byte, c layout.Cell) error {
+		if n := store.CellSize(key, c.Family, c.Qualifier, c.Value); n > w.opts.MaxCellSize {
+			return &store.CellTooBigError{Table: table, Row: key, Family: c.Family, Qualifier: c.Qualifier, Size: n, Limit: w.opts.MaxCellSize}
+		}
+		return nil
+	}
+	if err := row(d.PrimaryTable, d.PrimaryKey); err != nil {
+		return err
+	}
 	for _, c := range d.Primary {
-		if err := check(d.PrimaryTable, d.PrimaryKey, c); err != nil {
+		if err := cell(d.PrimaryTable, d.PrimaryKey, c); err != nil {
 			return err
 		}
 	}
 	for _, it := range d.Items {
+		if err := row(it.Table, it.Row); err != nil {
+			return err
+		}
 		for _, c := range it.Cells {
-			if err := check(it.Table, it.Row, c); err != nil {
+			if err := cell(it.Table, it.Row, c); err != nil {
 				return err
+			}
+		}
+	}
+	for _, in := range d.Increments {
+		if err := row(in.Table, in.Row); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkReference refuses an event of a referenced entity whose reference
+// row or copied values the store would refuse.
+func (w *Writer) checkReference(ev *event.Event) error {
+	src := w.plan.Entity(ev.Entity)
+	for _, rr := range layout.ReferencesTo(w.plan, ev.Entity) {
+		if len(src.Key) != 1 {
+			return fmt.Errorf("live copies from %s need a one-field key", src.Name)
+		}
+		lr, err := layout.NewLiveRef(w.plan, rr.Ref, rr.Lookup, ev.Key[src.Key[0]])
+		if err != nil {
+			return err
+		}
+		if len(lr.Row) > store.MaxRowKeySize {
+			return &store.RowKeyError{Table: rr.Lookup.Name, Size: len(lr.Row)}
+		}
+		if ev.Op != event.Upsert {
+			continue
+		}
+		fam := rr.Lookup.Families[0].Name
+		for _, from := range lr.From {
+			x, ok := ev.State[from]
+			if !ok || x == nil {
+				continue
+			}
+			b, err := layout.EncodeValue(src.Field(from).Type, x)
+			if err != nil {
+				return &event.Error{Field: "state." + from, Reason: err.Error()}
+			}
+			q := layout.SourceQualifier(from)
+			if n := store.CellSize(lr.Row, fam, q, b); n > w.opts.MaxCellSize {
+				return &store.CellTooBigError{Table: rr.Lookup.Name, Row: lr.Row, Family: fam, Qualifier: q, Size: n, Limit: w.opts.MaxCellSize}
 			}
 		}
 	}
 	return nil
 }
 
-// readStates reads the primary row of every group, several at a time.
+// readStates reads, for every group, the locator row (when the entity has
+// one) and then every primary row the entity may live in, several groups
+// at a time.
 func (w *Writer) readStates(ctx context.Context, groups []*group) error {
 	return w.each(ctx, len(groups), func(ctx context.Context, i int) error {
 		g := groups[i]
-		key := g.events[0].primKey
-		row, err := w.st.Get(ctx, g.prim.Name, store.Get{Row: key})
-		if err == nil {
-			g.state, err = layout.ReadState(w.plan, g.ent, g.prim, row)
+		var cands [][]byte
+		if lt := w.plan.Locator(g.ent.Name); lt != nil {
+			loc, err := w.readLocation(ctx, lt, g.events[0].ev.Key)
+			if err != nil {
+				return err
+			}
+			g.loc = loc
+			for _, x := range loc.at {
+				cands = appendKey(cands, x.Key)
+			}
 		}
-		if err != nil {
-			return fmt.Errorf("write: read primary row %s of %s: %w", store.Printable(key), g.prim.Name, err)
+		for _, p := range g.events {
+			cands = appendKey(cands, p.primKey)
 		}
+		var found []located
+		for _, key := range cands {
+			row, err := w.st.Get(ctx, g.prim.Name, store.Get{Row: key})
+			var st *layout.State
+			if err == nil {
+				st, err = layout.ReadState(w.plan, g.ent, g.prim, row)
+			}
+			if err != nil {
+				return fmt.Errorf("write: read primary row %s of %s: %w", store.Printable(key), g.prim.Name, err)
+			}
+			found = append(found, located{key: key, state: st})
+		}
+		g.settle(found)
 		return nil
 	})
+}
+
+// settle picks the entity's current state among the rows read: the newest
+// version wins, and on a tie a live state beats a tombstone (a move to
+// version v leaves a tombstone at v in the row it left); the locator's
+// tombstone counts as a deleted state of its own. Other rows with a live
+// state are kept to be cleared.
+func (g *group) settle(found []located) {
+	g.state, g.found = &layout.State{}, found
+	best := -1
+	for i, f := range found {
+		if best < 0 {
+			best = i
+			continue
+		}
+		b := found[best].state
+		if f.state.Version > b.Version || f.state.Version == b.Version && f.state.Exists() && !b.Exists() {
+			best = i
+		}
+	}
+	if best >= 0 && found[best].state.Version > 0 {
+		g.state, g.at = found[best].state, found[best].key
+	}
+	if g.loc != nil && g.loc.tomb > g.state.Version {
+		// A delete the locator recorded before the rows it deletes were
+		// written (or of an entity no row held): every live row is left
+		// over, and is vacated.
+		g.state, g.at, best = &layout.State{Version: g.loc.tomb, Deleted: true}, nil, -1
+	}
+	for i, f := range found {
+		if i != best && f.state.Exists() {
+			g.others = append(g.others, f)
+		}
+	}
+}
+
+// appendKey adds a row key to a list of distinct keys; nil is no key.
+func appendKey(keys [][]byte, k []byte) [][]byte {
+	if k == nil {
+		return keys
+	}
+	for _, x := range keys {
+		if bytes.Equal(x, k) {
+			return keys
+		}
+	}
+	return append(keys, k)
 }

@@ -36,8 +36,15 @@ wrong type, a child list over its bound, a cell over the size limit, an
 unknown entity) go to the dead letter file (FILE.dead.jsonl) with the line
 and the reason, and the run goes on.
 
+An event the store itself refuses (a row key or a cell over its limits) goes
+to the dead letter too: its batch is split until the event stands alone, and
+the rest is applied. A dead letter is written once: a run that resumes after
+a kill, or replays with --from-start, does not write again the ones already
+at the end of the dead letter file.
+
 Exit codes: 0 all applied; 1 some events went to the dead letter, or the
-store failed (run again to resume); 2 bad usage or an unreadable schema.`,
+store failed (run again to resume); 2 bad usage, an unreadable schema, or a
+dead letter file that is the events file.`,
 		Example: `  denorm gen orders --events 10000 --seed 1 > orders.jsonl
   denorm apply --schema examples/orders.yaml --events orders.jsonl
   denorm apply --schema examples/orders.yaml --events orders.jsonl --from-start --format json
@@ -56,6 +63,11 @@ store failed (run again to resume); 2 bad usage or an unreadable schema.`,
 			}
 			if deadPath == "" {
 				deadPath = eventsPath + ".dead.jsonl"
+			}
+			// Appending dead letters to the file being read would read them
+			// back as events, for ever.
+			if source.SameFile(deadPath, eventsPath) {
+				return usageErrorf("--dead-letter %s is the events file itself: dead letters appended to it would be read back as events", deadPath)
 			}
 			src, err := source.OpenFile(eventsPath, source.FileOptions{OffsetPath: offsetPath, FromStart: fromStart})
 			if err != nil {
@@ -117,22 +129,25 @@ store failed (run again to resume); 2 bad usage or an unreadable schema.`,
 
 // applyResult is the summary of `denorm apply`; its JSON form is stable.
 type applyResult struct {
-	Events        int            `json:"events"`
-	Applied       int            `json:"applied"`
-	Stale         int            `json:"stale"`
-	Redone        int            `json:"redone"`
-	Refreshed     int            `json:"refreshed"`
-	DeadLetters   int            `json:"dead_letters"`
-	DeadLetter    string         `json:"dead_letter_file,omitempty"`
-	Cells         map[string]int `json:"cells"`
-	DeleteMarkers map[string]int `json:"delete_markers"`
-	Increments    int            `json:"increments"`
-	Seconds       float64        `json:"seconds"`
-	EventsPerSec  float64        `json:"events_per_second"`
+	Events      int `json:"events"`
+	Applied     int `json:"applied"`
+	Stale       int `json:"stale"`
+	Redone      int `json:"redone"`
+	Refreshed   int `json:"refreshed"`
+	DeadLetters int `json:"dead_letters"`
+	// DeadLettersKnown: refused again, but already in the dead letter file
+	// from an earlier run over the same lines (not written twice).
+	DeadLettersKnown int            `json:"dead_letters_known"`
+	DeadLetter       string         `json:"dead_letter_file,omitempty"`
+	Cells            map[string]int `json:"cells"`
+	DeleteMarkers    map[string]int `json:"delete_markers"`
+	Increments       int            `json:"increments"`
+	Seconds          float64        `json:"seconds"`
+	EventsPerSec     float64        `json:"events_per_second"`
 }
 
 func applySummary(s write.RunStats, d time.Duration, dead string) applyResult {
-	r := applyResult{Events: s.Events, Applied: s.Applied, Stale: s.Stale, Redone: s.Redone, Refreshed: s.Refreshed, DeadLetters: s.DeadLetters,
+	r := applyResult{Events: s.Events, Applied: s.Applied, Stale: s.Stale, Redone: s.Redone, Refreshed: s.Refreshed, DeadLetters: s.DeadLetters, DeadLettersKnown: s.DeadLettersKnown,
 		Cells: s.Cells, DeleteMarkers: s.Deletes, Increments: s.Increments, Seconds: d.Seconds()}
 	if r.Cells == nil {
 		r.Cells, r.DeleteMarkers = map[string]int{}, map[string]int{}
@@ -163,6 +178,9 @@ func (r applyResult) text(w interface{ Write([]byte) (int, error) }) {
 	fmt.Fprintf(w, "%.1f s, %.0f events/s\n", r.Seconds, r.EventsPerSec)
 	if r.DeadLetters > 0 {
 		fmt.Fprintf(w, "dead letters written to %s\n", r.DeadLetter)
+	}
+	if r.DeadLettersKnown > 0 {
+		fmt.Fprintf(w, "%d refused events were already in the dead letter file from an earlier run, not written again\n", r.DeadLettersKnown)
 	}
 }
 

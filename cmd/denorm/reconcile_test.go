@@ -78,7 +78,12 @@ func TestReconcileShards(t *testing.T) {
 	var rows []store.Row
 	for sc.Next(ctx) {
 		r := sc.Row()
-		rows = append(rows, store.Row{Key: bytes.Clone(r.Key), Cells: append([]store.Cell(nil), r.Cells...)})
+		// A scanner reuses the bytes of the rows it returns: copy them.
+		cells := make([]store.Cell, len(r.Cells))
+		for i, c := range r.Cells {
+			cells[i] = store.Cell{Family: c.Family, Qualifier: bytes.Clone(c.Qualifier), Timestamp: c.Timestamp, Value: bytes.Clone(c.Value)}
+		}
+		rows = append(rows, store.Row{Key: bytes.Clone(r.Key), Cells: cells})
 	}
 	sc.Close()
 	ent := plan.Entity("order")

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"slices"
 	"syscall"
 	"time"
 
@@ -91,6 +92,11 @@ bad URL or an unreadable schema.`,
 			if source.IsKafkaURL(deadPath) {
 				if deadURL, err = source.ParseKafkaURL(deadPath); err != nil {
 					return usageError(fmt.Errorf("--dead-letter: %w", err))
+				}
+				// Dead letters produced to the topic being consumed would
+				// come back as events, for ever.
+				if deadURL.Topic == u.Topic && sameBrokers(deadURL.Brokers, u.Brokers) {
+					return usageErrorf("--dead-letter %s is the topic the sink reads: dead letters produced to it would be read back as events", deadPath)
 				}
 			}
 			plan, err := loadSchema(schemaPath)
@@ -241,4 +247,15 @@ func (p *sinkProgress) update(s write.Stats, lag int64) {
 	}
 	p.last = time.Now()
 	p.lg.Info("progress", "events", s.Events, "applied", s.Applied, "lag", lag)
+}
+
+// sameBrokers reports whether two broker lists share a broker, so name one
+// cluster.
+func sameBrokers(a, b []string) bool {
+	for _, x := range a {
+		if slices.Contains(b, x) {
+			return true
+		}
+	}
+	return false
 }

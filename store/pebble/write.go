@@ -11,9 +11,6 @@ import (
 	"github.com/denorm/denorm/store"
 )
 
-// maxRowKey is HBase's limit on a row key's length (a short).
-const maxRowKey = math.MaxInt16
-
 // kvOverhead is the fixed part of an HBase KeyValue: key and value lengths,
 // row length, family length, timestamp and type.
 const kvOverhead = 20
@@ -114,11 +111,8 @@ func (w *writer) commit(sync bool) error {
 // validate checks a row mutation without touching the batch.
 func (w *writer) validate(m *store.RowMutation) error {
 	tn := w.t.spec.Name
-	if len(m.Row) == 0 {
-		return fmt.Errorf("table %q: row key is empty", tn)
-	}
-	if len(m.Row) > maxRowKey {
-		return fmt.Errorf("table %q: row key of %d bytes is over HBase's limit of %d", tn, len(m.Row), maxRowKey)
+	if len(m.Row) == 0 || len(m.Row) > store.MaxRowKeySize {
+		return &store.RowKeyError{Table: tn, Size: len(m.Row)}
 	}
 	if len(m.Mutations) == 0 {
 		return fmt.Errorf("table %q row %s: no mutations", tn, store.Printable(m.Row))

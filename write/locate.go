@@ -1,0 +1,72 @@
+package write
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+
+	"github.com/denorm/denorm/layout"
+	"github.com/denorm/denorm/schema"
+	"github.com/denorm/denorm/store"
+)
+
+// location is what an entity's locator row says.
+type location struct {
+	table *schema.Table
+	row   []byte // the locator row
+	// at lists the primary rows the entity may live in.
+	at []layout.Location
+	// tomb is the version of the entity's last delete, 0 when none.
+	tomb int64
+}
+
+func (l *location) lists(key []byte) bool {
+	for _, x := range l.at {
+		if bytes.Equal(x.Key, key) {
+			return true
+		}
+	}
+	return false
+}
+
+// readLocation reads the locator row of the entity an event key names.
+func (w *Writer) readLocation(ctx context.Context, lt *schema.Table, key map[string]any) (*location, error) {
+	row, err := lt.Key.Encode(key)
+	if err != nil {
+		return nil, fmt.Errorf("write: locator key of %s: %w", lt.Entity, err)
+	}
+	r, err := w.st.Get(ctx, lt.Name, store.Get{Row: row})
+	if err != nil {
+		return nil, fmt.Errorf("write: read locator row %s of %s: %w", store.Printable(row), lt.Name, err)
+	}
+	loc := &location{table: lt, row: row}
+	loc.at, loc.tomb = layout.ReadLocation(lt, r)
+	return loc, nil
+}
+
+// locatorMutations keep the locator in step with an entity plan. The first
+// set goes before the primary rows: the row the entity goes to is listed
+// before it is written, and a delete is recorded. The second goes after
+// every other write of the plan: the rows the entity left are unlisted
+// only once they are emptied and their copies deleted.
+func (w *Writer) locatorMutations(ep *entityPlan, stats *Stats) (before, after []store.Mutation) {
+	loc := ep.g.loc
+	if loc == nil {
+		return nil, nil
+	}
+	fam := layout.BookFamily(loc.table)
+	if ep.deleted {
+		before = append(before, store.Mutation{Kind: store.Put, Family: fam, Qualifier: layout.QualTombstone, Timestamp: ep.version})
+	}
+	if ep.key != nil && !loc.lists(ep.key) {
+		before = append(before, store.Mutation{Kind: store.Put, Family: fam, Qualifier: layout.LocationQualifier(ep.key), Timestamp: ep.version})
+	}
+	for _, x := range loc.at {
+		if !bytes.Equal(x.Key, ep.key) {
+			after = append(after, store.Mutation{Kind: store.DeleteColumn, Family: fam, Qualifier: layout.LocationQualifier(x.Key), Timestamp: ep.version - 1})
+		}
+	}
+	stats.Cells[loc.table.Name] += len(before)
+	stats.Deletes[loc.table.Name] += len(after)
+	return before, after
+}
