@@ -9,6 +9,7 @@ import (
 
 	"github.com/denorm/denorm/gen"
 	"github.com/denorm/denorm/internal/faults"
+	"github.com/denorm/denorm/layout"
 	"github.com/denorm/denorm/schema"
 	"github.com/denorm/denorm/store"
 	"github.com/denorm/denorm/write"
@@ -165,4 +166,52 @@ func TestFaultsEveryKind(t *testing.T) {
 			faultRoundTrip(t, sp, openStore(t, sp), true)
 		})
 	}
+}
+
+// A reference deleted (its state cell says so, its value is gone) whose
+// copies were not masked: every order still showing a copy of it is stale,
+// and the repair masks the copies at the delete's version.
+func TestLiveCopiesOfADeletedReference(t *testing.T) {
+	ctx := context.Background()
+	sp := loadPlan(t, false)
+	st := openStore(t, sp)
+	apply(t, ctx, write.New(sp, st, write.Options{}), genEvents(t, sp, gen.OrdersOptions{Events: 600, Seed: 12, SKUs: 15, Renames: 0.2}))
+	ents := primaries(t, ctx, st, sp)
+	ent := sp.Entity("order")
+	// The reference row of the first live copy found.
+	var target layout.LiveRef
+	for _, e := range ents {
+		refs, err := layout.LiveRefs(sp, ent, e.state.Values)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, lr := range refs {
+			if _, ok := e.state.Live[string(layout.LiveQualifier(lr.Ref, lr.Key, lr.From[0]))]; ok && target.Row == nil {
+				target = lr
+			}
+		}
+	}
+	if target.Row == nil {
+		t.Fatal("no live copy to work on")
+	}
+	fam := target.Lookup.Families[0].Name
+	const deletedAt = 1 << 50
+	mutate(t, ctx, st, target.Lookup.Name, target.Row,
+		store.Mutation{Kind: store.DeleteColumn, Family: fam, Qualifier: layout.SourceQualifier(target.From[0]), Timestamp: deletedAt},
+		store.Mutation{Kind: store.Put, Family: fam, Qualifier: layout.QualRefState, Timestamp: deletedAt, Value: []byte{layout.RefDeleted}})
+	var stale int64
+	for _, e := range ents {
+		if _, ok := e.state.Live[string(layout.LiveQualifier(target.Ref, target.Key, target.From[0]))]; ok {
+			stale++
+		}
+	}
+	want := map[string]Counts{KindLive: {Stale: stale}}
+	checkCounts(t, "dry run", run(t, ctx, sp, st, Options{DryRun: true}), want)
+	checkCounts(t, "plan/run/merge", runParts(t, ctx, sp, st, 3, Options{DryRun: true}), want)
+	fix := run(t, ctx, sp, st, Options{})
+	checkCounts(t, "repair", fix, want)
+	if fix.Failed() != 0 || fix.Kinds[KindLive].Fixed != stale {
+		t.Fatalf("repair of %d copies:\n%s", stale, text(fix))
+	}
+	checkCounts(t, "dry run after", run(t, ctx, sp, st, Options{DryRun: true}), nil)
 }

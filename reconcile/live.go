@@ -27,12 +27,21 @@ func (j *job) live(ctx context.Context, rep *Report, pk []byte, state *layout.St
 		if err != nil {
 			return err
 		}
+		rv, _ := layout.RefState(src, fam)
 		for _, from := range lr.From {
+			q := layout.LiveQualifier(lr.Ref, lr.Key, from)
 			ref, ok := src.Latest(fam, layout.SourceQualifier(from))
 			if !ok {
-				continue // no reference data: readers show the snapshot value
+				// No value: without a reference state, there is nothing to
+				// copy (readers show the snapshot value). With one (the
+				// reference deleted, or the field left out at version rv),
+				// no copy may show at or below rv: the writer masks them.
+				if have, ok := state.Live[string(q)]; ok && rv > 0 && have.Timestamp <= rv {
+					c.Stale++
+					ms = append(ms, store.Mutation{Kind: store.DeleteColumn, Family: book, Qualifier: q, Timestamp: rv})
+				}
+				continue
 			}
-			q := layout.LiveQualifier(lr.Ref, lr.Key, from)
 			have, ok := state.Live[string(q)]
 			switch {
 			case !ok:
