@@ -40,8 +40,9 @@ func (j *job) scanChunks(ctx context.Context, r keyRange, fn func(rows []store.R
 	go func() {
 		defer close(chunks)
 		chunk := make([]store.Row, 0, checkpointEvery)
+		var a arena
 		for sc.Next(ctx) {
-			chunk = append(chunk, copyRow(sc.Row()))
+			chunk = append(chunk, a.copy(sc.Row()))
 			if len(chunk) == checkpointEvery {
 				select {
 				case chunks <- chunk:
@@ -49,6 +50,7 @@ func (j *job) scanChunks(ctx context.Context, r keyRange, fn func(rows []store.R
 					return
 				}
 				chunk = make([]store.Row, 0, checkpointEvery)
+				a = arena{} // the chunk keeps its blocks; the next one starts anew
 			}
 		}
 		if scanErr = sc.Err(); scanErr == nil && len(chunk) > 0 {
@@ -70,6 +72,39 @@ func (j *job) scanChunks(ctx context.Context, r keyRange, fn func(rows []store.R
 		return fmt.Errorf("reconcile: scan %s: %w", j.prim.Name, scanErr)
 	}
 	return ctx.Err()
+}
+
+// arena copies the rows of one chunk into a few large blocks instead of
+// three allocations a cell: the chunk is dropped whole once checked. Only
+// what a chunk's check keeps beyond it must be copied out (diff.go clones
+// the primary keys it keeps).
+type arena struct {
+	b     []byte
+	cells []store.Cell
+}
+
+const arenaBlock = 256 << 10
+
+func (a *arena) bytes(p []byte) []byte {
+	if cap(a.b)-len(a.b) < len(p) {
+		a.b = make([]byte, 0, max(arenaBlock, len(p)))
+	}
+	n := len(a.b)
+	a.b = append(a.b, p...)
+	return a.b[n:len(a.b):len(a.b)]
+}
+
+func (a *arena) copy(r store.Row) store.Row {
+	if cap(a.cells)-len(a.cells) < len(r.Cells) {
+		a.cells = make([]store.Cell, 0, max(4096, len(r.Cells)))
+	}
+	out := store.Row{Key: a.bytes(r.Key)}
+	n := len(a.cells)
+	for _, c := range r.Cells {
+		a.cells = append(a.cells, store.Cell{Row: out.Key, Family: c.Family, Qualifier: a.bytes(c.Qualifier), Timestamp: c.Timestamp, Value: a.bytes(c.Value)})
+	}
+	out.Cells = a.cells[n:len(a.cells):len(a.cells)]
+	return out
 }
 
 // forEachRow calls fn for every row on n goroutines; goroutine g takes rows

@@ -1,6 +1,7 @@
 package reconcile
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"slices"
@@ -90,7 +91,8 @@ func (j *job) diffGroup(ctx context.Context, rep *Report, group []target) error 
 			}
 			for _, it := range d.Items {
 				if ti, ri, ok := j.slotOf(it.Table, it.Row); ok && in[[2]int{ti, ri}] {
-					items[g] = append(items[g], &expect{item: it, v: state.Version, pk: row.Key})
+					// A clone: the row's bytes belong to the chunk.
+					items[g] = append(items[g], &expect{item: it, v: state.Version, pk: bytes.Clone(row.Key)})
 				}
 			}
 			for _, inc := range d.Increments {
