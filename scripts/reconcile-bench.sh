@@ -29,7 +29,7 @@ for ev in $sizes; do
   /usr/bin/time -f '%M %e' -o "$work/time" \
     "$work/denorm" reconcile --schema examples/orders.yaml --store "pebble://$store" --dry-run --format json > "$work/report.json"
   read -r rss wall < "$work/time"
-  orders=$(grep -o '"rows_scanned":[0-9]*' "$work/report.json" | cut -d: -f2)
+  orders=$(grep -o '"rows_scanned": *[0-9]*' "$work/report.json" | grep -o '[0-9]*$')
   # Speed against the floor, alternating in one process.
   bench=$(cd reconcile && DENORM_BENCH_STORE="pebble://$store" "$work/reconcile.test" \
     -test.run '^$' -test.bench BenchmarkReconcileStore -test.benchtime "${BENCHTIME:-3x}" | grep '^BenchmarkReconcileStore')
