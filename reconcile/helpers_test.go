@@ -36,6 +36,25 @@ func loadPlan(t testing.TB, fast bool) *schema.Plan {
 	return p
 }
 
+// hbasePlan is the orders example as the test HBase holds it (GZ for
+// SNAPPY, see testenv.HBaseSchema), with fast counters if asked.
+func hbasePlan(t testing.TB, fast bool) *schema.Plan {
+	t.Helper()
+	b, err := os.ReadFile("../examples/orders.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := strings.ReplaceAll(string(b), "compression: SNAPPY", "compression: GZ")
+	if fast {
+		src = strings.Replace(src, "mode: exact", "mode: fast", 1)
+	}
+	p, err := schema.Parse("orders.yaml (GZ, fast)", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 func openStore(t testing.TB, plan *schema.Plan) store.Store {
 	t.Helper()
 	st, err := pebble.Open(context.Background(), t.TempDir(), pebble.Options{Durability: store.AsyncWAL})

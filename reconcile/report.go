@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"sort"
+
+	"github.com/denorm/denorm/store"
 )
 
 // Kinds of copies a report counts.
@@ -24,7 +26,9 @@ type Counts struct {
 	// recomputed sum.
 	Drifted  int64 `json:"drifted"`
 	Repaired int64 `json:"repaired"` // cells written or deleted
-	Failed   int64 `json:"failed"`   // repairs the store refused
+	// Fixed counts the copies whose repair was read back as derived.
+	Fixed  int64 `json:"fixed"`
+	Failed int64 `json:"failed"` // repairs refused, or not visible when read back
 }
 
 // Differences is the number of copies that were not as derived.
@@ -35,6 +39,67 @@ type Report struct {
 	Rows   int64              `json:"rows_scanned"` // primary rows
 	DryRun bool               `json:"dry_run"`
 	Kinds  map[string]*Counts `json:"kinds"`
+	// Ranges counts the derived ranges compared by checksum: equal ones
+	// are valid whole, unequal ones were diffed row by row.
+	Ranges RangeCounts `json:"ranges"`
+	// RowsRead is the rows the run scanned, per table; Gets the rows it
+	// read one by one (reference rows for live copies, primary rows of
+	// orphan candidates, derived rows a diff did not meet, read-backs).
+	RowsRead map[string]int64 `json:"rows_read,omitempty"`
+	Gets     map[string]int64 `json:"gets,omitempty"`
+	// Failures lists failed repairs with their cause, the first 100.
+	Failures []Failure `json:"failures,omitempty"`
+}
+
+// RangeCounts counts the ranges a run compared.
+type RangeCounts struct {
+	Equal   int64 `json:"equal"`
+	Unequal int64 `json:"unequal"`
+}
+
+// Failure is one repair that did not take effect.
+type Failure struct {
+	Kind  string `json:"kind"`
+	Table string `json:"table"`
+	Row   string `json:"row"` // printable
+	Cause string `json:"cause"`
+}
+
+// fail counts a failed repair and keeps its cause.
+func (r *Report) fail(kind, table string, row []byte, cause string) {
+	r.Kinds[kind].Failed++
+	if len(r.Failures) < failureCap {
+		r.Failures = append(r.Failures, Failure{Kind: kind, Table: table, Row: store.Printable(row), Cause: cause})
+	}
+}
+
+func (r *Report) addReads(reads, gets map[string]int64) {
+	add := func(to *map[string]int64, m map[string]int64) {
+		if len(m) == 0 {
+			return
+		}
+		if *to == nil {
+			*to = map[string]int64{}
+		}
+		for t, n := range m {
+			(*to)[t] += n
+		}
+	}
+	add(&r.RowsRead, reads)
+	add(&r.Gets, gets)
+}
+
+// After is the differences left after the run: all of them in a dry run,
+// those whose repair was not read back as done otherwise.
+func (r *Report) After() int64 {
+	if r.DryRun {
+		return r.Differences()
+	}
+	var n int64
+	for _, c := range r.Kinds {
+		n += max(0, c.Differences()-c.Fixed)
+	}
+	return n
 }
 
 func newReport(dry bool) *Report {
@@ -66,6 +131,14 @@ func (r *Report) Failed() int64 {
 // Add merges another report (of another shard) into r.
 func (r *Report) Add(o *Report) {
 	r.Rows += o.Rows
+	r.Ranges.Equal += o.Ranges.Equal
+	r.Ranges.Unequal += o.Ranges.Unequal
+	r.addReads(o.RowsRead, o.Gets)
+	for _, f := range o.Failures {
+		if len(r.Failures) < failureCap {
+			r.Failures = append(r.Failures, f)
+		}
+	}
 	for k, c := range o.Kinds {
 		m := r.Kinds[k]
 		if m == nil {
@@ -78,6 +151,7 @@ func (r *Report) Add(o *Report) {
 		m.Orphaned += c.Orphaned
 		m.Drifted += c.Drifted
 		m.Repaired += c.Repaired
+		m.Fixed += c.Fixed
 		m.Failed += c.Failed
 	}
 }
@@ -97,13 +171,22 @@ func (r *Report) WriteText(w io.Writer) error {
 	if r.DryRun {
 		mode = "dry run"
 	}
-	if _, err := fmt.Fprintf(w, "%s: %d primary rows scanned\n%-8s %8s %8s %8s %8s %8s %8s %8s\n", mode, r.Rows,
-		"kind", "valid", "missing", "stale", "orphaned", "drifted", "repaired", "failed"); err != nil {
+	if _, err := fmt.Fprintf(w, "%s: %d primary rows scanned, %d ranges equal, %d diffed\n%-8s %8s %8s %8s %8s %8s %8s %8s %8s\n",
+		mode, r.Rows, r.Ranges.Equal, r.Ranges.Unequal,
+		"kind", "valid", "missing", "stale", "orphaned", "drifted", "repaired", "fixed", "failed"); err != nil {
 		return err
 	}
 	for _, k := range r.kinds() {
 		c := r.Kinds[k]
-		if _, err := fmt.Fprintf(w, "%-8s %8d %8d %8d %8d %8d %8d %8d\n", k, c.Valid, c.Missing, c.Stale, c.Orphaned, c.Drifted, c.Repaired, c.Failed); err != nil {
+		if _, err := fmt.Fprintf(w, "%-8s %8d %8d %8d %8d %8d %8d %8d %8d\n", k, c.Valid, c.Missing, c.Stale, c.Orphaned, c.Drifted, c.Repaired, c.Fixed, c.Failed); err != nil {
+			return err
+		}
+	}
+	if _, err := fmt.Fprintf(w, "differences before: %d, after: %d\n", r.Differences(), r.After()); err != nil {
+		return err
+	}
+	for _, f := range r.Failures {
+		if _, err := fmt.Fprintf(w, "failed: %s %s row %s: %s\n", f.Kind, f.Table, f.Row, f.Cause); err != nil {
 			return err
 		}
 	}
@@ -127,7 +210,11 @@ func (r *Report) WriteMetrics(w io.Writer, table string) error {
 		{"orphaned", "Copies no primary row derives.", func(c *Counts) int64 { return c.Orphaned }},
 		{"drifted", "Fast-mode counter cells off their recomputed sum.", func(c *Counts) int64 { return c.Drifted }},
 		{"repaired", "Cells written or deleted by repairs.", func(c *Counts) int64 { return c.Repaired }},
-		{"failed", "Repairs the store refused.", func(c *Counts) int64 { return c.Failed }},
+		{"fixed", "Copies whose repair was read back as derived.", func(c *Counts) int64 { return c.Fixed }},
+		{"failed", "Repairs refused by the store or not visible when read back.", func(c *Counts) int64 { return c.Failed }},
+	}
+	if err := p("# HELP denorm_reconcile_ranges Derived ranges compared by checksum, by outcome.\n# TYPE denorm_reconcile_ranges gauge\ndenorm_reconcile_ranges{table=%q,outcome=\"equal\"} %d\ndenorm_reconcile_ranges{table=%q,outcome=\"unequal\"} %d\n", table, r.Ranges.Equal, table, r.Ranges.Unequal); err != nil {
+		return err
 	}
 	for _, m := range metrics {
 		name := "denorm_reconcile_copies_" + m.name

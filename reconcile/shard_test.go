@@ -3,6 +3,7 @@ package reconcile
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -36,47 +37,6 @@ func FuzzParseShard(f *testing.F) {
 	})
 }
 
-// The shards of a table split in regions, within a key range, hold every
-// key of the range exactly once.
-func TestShardRangesCover(t *testing.T) {
-	ctx := context.Background()
-	plan := loadPlan(t, false)
-	st := openStore(t, plan)
-	splits := [][]byte{[]byte("c"), []byte("f"), []byte("k"), []byte("p"), []byte("t")}
-	if err := st.CreateTable(ctx, store.TableSpec{Name: "split", Families: []store.FamilySpec{{Name: "d"}}, SplitKeys: splits}); err != nil {
-		t.Fatal(err)
-	}
-	keys := [][]byte{{}, []byte("a"), []byte("c"), []byte("cz"), []byte("f"), []byte("j"), []byte("k"), []byte("o"), []byte("p"), []byte("t"), []byte("zz")}
-	for _, bounds := range [][2][]byte{{nil, nil}, {[]byte("b"), []byte("q")}, {[]byte("f"), []byte("g")}} {
-		for n := 1; n <= 7; n++ {
-			seen := map[string]int{}
-			for i := 0; i < n; i++ {
-				rs, err := ranges(ctx, st, "split", bounds[0], bounds[1], Shard{I: i, N: n})
-				if err != nil {
-					t.Fatal(err)
-				}
-				for _, k := range keys {
-					for _, r := range rs {
-						if r.contains(k) {
-							seen[string(k)]++
-						}
-					}
-				}
-			}
-			whole := keyRange{Start: bounds[0], Stop: bounds[1]}
-			for _, k := range keys {
-				want := 0
-				if whole.contains(k) {
-					want = 1
-				}
-				if seen[string(k)] != want {
-					t.Errorf("range %q..%q, %d shards: key %q in %d shards, want %d", bounds[0], bounds[1], n, k, seen[string(k)], want)
-				}
-			}
-		}
-	}
-}
-
 // A run stopped part way resumes after the checkpoint's key: the two runs
 // together scan every primary row once.
 func TestCheckpointResume(t *testing.T) {
@@ -108,5 +68,44 @@ func TestCheckpointResume(t *testing.T) {
 	}
 	if again := run(t, ctx, plan, st, Options{DryRun: true, Checkpoint: ckpt}); again.Rows != full.Rows {
 		t.Fatalf("a run after a finished one scanned %d rows, want %d", again.Rows, full.Rows)
+	}
+}
+
+// failingScans is a store whose scans of one table fail.
+type failingScans struct {
+	store.Store
+	table string
+}
+
+func (f failingScans) Scan(ctx context.Context, table string, s store.Scan) (store.Scanner, error) {
+	if table == f.table {
+		return nil, errors.New("injected scan failure")
+	}
+	return f.Store.Scan(ctx, table, s)
+}
+
+// A run interrupted after its primary pass resumes with the checksums it
+// had: it derives no primary row again, and its ranges are equal.
+func TestCheckpointResumesSums(t *testing.T) {
+	ctx := context.Background()
+	plan := loadPlan(t, false)
+	st := openStore(t, plan)
+	apply(t, ctx, write.New(plan, st, write.Options{}), genEvents(t, plan, gen.OrdersOptions{Events: 400, Seed: 5}))
+	full := run(t, ctx, plan, st, Options{DryRun: true})
+	ckpt := filepath.Join(t.TempDir(), "ckpt")
+	if _, err := Run(ctx, plan, failingScans{st, "orders_by_sku"}, Options{DryRun: true, Checkpoint: ckpt}); err == nil {
+		t.Fatal("the failing run succeeded")
+	}
+	if _, err := os.Stat(ckpt + ".sums"); err != nil {
+		t.Fatalf("no checksums beside the checkpoint: %v", err)
+	}
+	rest := run(t, ctx, plan, st, Options{DryRun: true, Checkpoint: ckpt})
+	if rest.Rows != full.Rows || rest.Differences() != 0 || rest.Ranges.Unequal != 0 {
+		t.Fatalf("resumed run: %d rows (want %d), ranges %+v\n%s", rest.Rows, full.Rows, rest.Ranges, text(rest))
+	}
+	// The plan's sample and the derived scans read the primary table; the
+	// primary pass did not run again.
+	if got, want := rest.RowsRead["orders"], full.RowsRead["orders"]-full.Rows; got != want {
+		t.Fatalf("the resumed run scanned %d primary rows, want %d (the sample only)", got, want)
 	}
 }

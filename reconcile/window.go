@@ -45,6 +45,15 @@ type windowKey struct {
 	part  int
 }
 
+// newWindowMs is newWindow with the cutoff in epoch ms, as a plan keeps
+// it; 0 means no window.
+func newWindowMs(plan *schema.Plan, ms int64) *window {
+	if ms == 0 {
+		return newWindow(plan, time.Time{})
+	}
+	return newWindow(plan, time.UnixMilli(ms))
+}
+
 func newWindow(plan *schema.Plan, since time.Time) *window {
 	w := &window{keys: map[string]windowKey{}}
 	if since.IsZero() {

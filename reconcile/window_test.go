@@ -89,11 +89,24 @@ func TestSinceWindow(t *testing.T) {
 	since := start.Add(-time.Hour) // the day before the stream: its counter row is in
 	inWindow := map[string]Counts{KindCounter: {Stale: 1, Orphaned: 1}}
 	checkCounts(t, "windowed dry run", run(t, ctx, plan, st, Options{DryRun: true, Since: since}), inWindow)
+	checkCounts(t, "windowed plan/run/merge", runParts(t, ctx, plan, st, 3, Options{DryRun: true, Since: since}), inWindow)
+	checkCounts(t, "windowed --shard 0/2 + 1/2", addReports(
+		run(t, ctx, plan, st, Options{DryRun: true, Since: since, Shard: Shard{I: 0, N: 2}}),
+		run(t, ctx, plan, st, Options{DryRun: true, Since: since, Shard: Shard{I: 1, N: 2}})), inWindow)
 	checkCounts(t, "full dry run", run(t, ctx, plan, st, Options{DryRun: true}), map[string]Counts{KindCounter: {Stale: 2, Orphaned: 3}})
 	checkCounts(t, "windowed repair", run(t, ctx, plan, st, Options{Since: since}), inWindow)
 	checkCounts(t, "windowed rerun", run(t, ctx, plan, st, Options{DryRun: true, Since: since}), nil)
 	// The old rows were left alone: a full run still finds them.
 	checkCounts(t, "full dry run after", run(t, ctx, plan, st, Options{DryRun: true}), map[string]Counts{KindCounter: {Stale: 1, Orphaned: 2}})
+	checkCounts(t, "full plan/run/merge after", runParts(t, ctx, plan, st, 2, Options{DryRun: true}), map[string]Counts{KindCounter: {Stale: 1, Orphaned: 2}})
+}
+
+func addReports(rs ...*Report) *Report {
+	sum := newReport(true)
+	for _, r := range rs {
+		sum.Add(r)
+	}
+	return sum
 }
 
 func TestTimePart(t *testing.T) {

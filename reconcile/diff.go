@@ -1,0 +1,325 @@
+package reconcile
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/denorm/denorm/layout"
+	"github.com/denorm/denorm/schema"
+	"github.com/denorm/denorm/store"
+)
+
+// A range whose checksums disagree is diffed row by row, in bounded
+// memory: the primary table is scanned again and every entity derived, and
+// the copies that fall in the ranges being diffed are kept (a range holds
+// about PlanOptions.RangeRows rows; ranges are diffed in groups of at most
+// Options.DiffCells cells); then each range is scanned and compared with
+// them. A stored row they lack is an orphan when the primary row its ref
+// cell names, read again, does not derive it; a kept copy the scan did not
+// meet is read again with a Get and is missing if still absent. Only the
+// unequal ranges of derived tables are read again, so one fault costs one
+// range and one scan of the primary table.
+
+// defaultDiffCells is Options.DiffCells when 0: a kept copy costs a few
+// hundred bytes, so a group holds some tens of MB at most.
+const defaultDiffCells = 100000
+
+// fastSum is the recomputed total of one fast-mode counter cell.
+type fastSum struct {
+	layout.Ref
+	Sum int64
+}
+
+// unknownContribution is a contribution whose entity the re-derivation did
+// not meet.
+type unknownContribution struct {
+	ref layout.Ref
+	ek  string
+	ts  int64
+}
+
+func (j *job) diff(ctx context.Context, rep *Report, todo []target) error {
+	limit := j.opts.DiffCells
+	if limit <= 0 {
+		limit = defaultDiffCells
+	}
+	for len(todo) > 0 {
+		n, cells := 0, int64(0)
+		for n < len(todo) {
+			c := max(todo[n].exp.Cells, todo[n].stored.Cells)
+			if n > 0 && cells+c > int64(limit) {
+				break
+			}
+			cells += c
+			n++
+		}
+		if err := j.diffGroup(ctx, rep, todo[:n]); err != nil {
+			return err
+		}
+		todo = todo[n:]
+	}
+	return nil
+}
+
+// diffGroup diffs a group of unequal ranges.
+func (j *job) diffGroup(ctx context.Context, rep *Report, group []target) error {
+	in := map[[2]int]bool{}
+	for _, tg := range group {
+		in[[2]int{tg.ti, tg.ri}] = true
+	}
+	want := map[string]*expect{}
+	sums := map[string]*fastSum{}
+	ents := map[string][]byte{} // entity key -> primary key, for contributions
+	n := j.workers()
+	items := make([][]*expect, n)
+	incs := make([][]layout.Increment, n)
+	err := j.scanChunks(ctx, keyRange{}, func(rows []store.Row) error {
+		err := forEachRow(ctx, n, rows, func(g int, row store.Row) error {
+			state, err := layout.ReadState(j.sp, j.ent, j.prim, row)
+			if err != nil {
+				return fmt.Errorf("reconcile: %w", err)
+			}
+			if !state.Exists() {
+				return nil
+			}
+			d, err := layout.DeriveCopies(j.sp, j.ent, state.Values)
+			if err != nil {
+				return fmt.Errorf("reconcile: %s row %s: %w", j.prim.Name, store.Printable(row.Key), err)
+			}
+			for _, it := range d.Items {
+				if ti, ri, ok := j.slotOf(it.Table, it.Row); ok && in[[2]int{ti, ri}] {
+					// A clone: the row's bytes belong to the chunk.
+					items[g] = append(items[g], &expect{item: it, v: state.Version, pk: bytes.Clone(row.Key)})
+				}
+			}
+			for _, inc := range d.Increments {
+				if ti, ri, ok := j.slotOf(inc.Table, inc.Row); ok && in[[2]int{ti, ri}] {
+					incs[g] = append(incs[g], inc)
+				}
+			}
+			return nil
+		})
+		for g := range items {
+			for _, e := range items[g] {
+				want[e.item.ID()] = e
+				if e.item.Family != "" {
+					if ek, ok := contributionKey(e.item.Qualifier); ok {
+						ents[string(ek)] = e.pk
+					}
+				}
+			}
+			for _, inc := range incs[g] {
+				ref := layout.Ref{Table: inc.Table, Row: inc.Row, Family: inc.Family, Qualifier: inc.Qualifier}
+				fs := sums[ref.ID()]
+				if fs == nil {
+					fs = &fastSum{Ref: ref}
+					sums[ref.ID()] = fs
+				}
+				fs.Sum += inc.Delta
+			}
+			items[g], incs[g] = items[g][:0], incs[g][:0]
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	var unknown []unknownContribution
+	for _, tg := range group {
+		if err := j.diffRange(ctx, rep, tg, want, sums, ents, &unknown); err != nil {
+			return err
+		}
+	}
+	// Kept copies the scans did not meet: missing, or written since the
+	// scan passed their key. In key order, for reproducible repairs.
+	ids := make([]string, 0, len(want))
+	for id, e := range want {
+		if !e.done {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		e := want[id]
+		e.done = true
+		if err := j.item(ctx, rep, e.item, e.v); err != nil {
+			return err
+		}
+	}
+	// Fast totals the store lacks.
+	ids = ids[:0]
+	for id := range sums {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		fs := sums[id]
+		if fs.Sum == 0 {
+			continue
+		}
+		rep.Kinds[KindCounter].Drifted++
+		m := store.Mutation{Kind: store.Put, Family: fs.Family, Qualifier: fs.Qualifier, Timestamp: store.LatestTimestamp, Value: layout.Int64Cell(fs.Sum)}
+		if err := j.setCounter(ctx, rep, fs.Table, fs.Row, store.Condition{Family: fs.Family, Qualifier: fs.Qualifier, Absent: true}, m); err != nil {
+			return err
+		}
+	}
+	return j.resolveUnknown(ctx, rep, unknown)
+}
+
+// diffRange scans one unequal range and compares each row with the copies
+// kept for it.
+func (j *job) diffRange(ctx context.Context, rep *Report, tg target, want map[string]*expect, sums map[string]*fastSum, ents map[string][]byte, unknown *[]unknownContribution) error {
+	d := j.derived[tg.ti]
+	t := d.t
+	r := bounds(d.splits, tg.ri)
+	sc, err := j.st.Scan(ctx, t.Name, store.Scan{Start: r.Start, Stop: r.Stop, Caching: 1000})
+	if err != nil {
+		return fmt.Errorf("reconcile: scan %s: %w", t.Name, err)
+	}
+	defer sc.Close()
+	c := rep.Kinds[d.kind]
+	for sc.Next(ctx) {
+		if d.counter() && !j.win.covers(t.Name, sc.Row().Key) {
+			continue
+		}
+		row := copyRow(sc.Row())
+		switch {
+		case d.fast:
+			for _, cell := range row.Cells {
+				id := layout.Ref{Table: t.Name, Row: row.Key, Family: cell.Family, Qualifier: cell.Qualifier}.ID()
+				var total int64
+				if fs := sums[id]; fs != nil {
+					total = fs.Sum
+					delete(sums, id)
+				}
+				if got, err := layout.CellInt64(cell.Value); err == nil && got == total {
+					c.Valid++
+					continue
+				}
+				c.Drifted++
+				m := store.Mutation{Kind: store.Put, Family: cell.Family, Qualifier: cell.Qualifier, Timestamp: cell.Timestamp + 1, Value: layout.Int64Cell(total)}
+				if err := j.setCounter(ctx, rep, t.Name, row.Key, store.Condition{Family: cell.Family, Qualifier: cell.Qualifier, Value: cell.Value}, m); err != nil {
+					return err
+				}
+			}
+		case d.exact:
+			for _, cell := range row.Cells {
+				ek, ok := contributionKey(cell.Qualifier)
+				if !ok {
+					continue // not a contribution: a folded total, left alone
+				}
+				ref := layout.Ref{Table: t.Name, Row: row.Key, Family: cell.Family, Qualifier: cell.Qualifier}
+				if e := want[ref.ID()]; e != nil {
+					if !e.done {
+						e.done = true
+						if err := j.check(ctx, rep, e.item, e.v, store.Row{Key: row.Key, Cells: []store.Cell{cell}}); err != nil {
+							return err
+						}
+					}
+					continue
+				}
+				pk, known := ents[string(ek)]
+				if !known {
+					// Its entity's primary row was not in the scan: it may
+					// have been written after the scan passed its key.
+					*unknown = append(*unknown, unknownContribution{ref: ref, ek: string(ek), ts: cell.Timestamp})
+					continue
+				}
+				if err := j.orphan(ctx, rep, KindCounter, ref, pk, cell.Timestamp, deleteCell(cell)); err != nil {
+					return err
+				}
+			}
+		default:
+			if e := want[layout.Ref{Table: t.Name, Row: row.Key}.ID()]; e != nil {
+				if !e.done {
+					e.done = true
+					if err := j.check(ctx, rep, e.item, e.v, row); err != nil {
+						return err
+					}
+				}
+				continue
+			}
+			if err := j.orphanRow(ctx, rep, d, row); err != nil {
+				return err
+			}
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("reconcile: scan %s: %w", t.Name, err)
+	}
+	return nil
+}
+
+// orphanRow checks an index or lookup row that no kept copy matches: an
+// orphan when the primary row its ref cell names does not derive it. A row
+// without a ref cell cannot be traced to an entity and is left alone, as
+// is a lookup table's reference row.
+func (j *job) orphanRow(ctx context.Context, rep *Report, d *derivedTable, row store.Row) error {
+	t := d.t
+	var newest int64
+	derived := false
+	for _, c := range row.Cells {
+		if d.kind == KindLookup && notDerived(c.Qualifier) {
+			continue
+		}
+		derived = true
+		newest = max(newest, c.Timestamp)
+	}
+	if !derived || t.Ref == nil {
+		return nil
+	}
+	ref, ok := row.Latest(t.Ref.Family, []byte(schema.RefQualifier))
+	if !ok {
+		return nil
+	}
+	var ms []store.Mutation
+	for _, f := range t.Families {
+		ms = append(ms, store.Mutation{Kind: store.DeleteFamily, Family: f.Name, Timestamp: newest})
+	}
+	return j.orphan(ctx, rep, d.kind, layout.Ref{Table: t.Name, Row: row.Key}, ref.Value, newest, ms)
+}
+
+func deleteCell(c store.Cell) []store.Mutation {
+	return []store.Mutation{{Kind: store.DeleteColumn, Family: c.Family, Qualifier: c.Qualifier, Timestamp: c.Timestamp}}
+}
+
+// resolveUnknown scans the primary table again for the entities of
+// contributions the re-derivation did not meet. The writer writes a
+// primary row before its contributions, so an entity absent from this
+// later scan has no primary row, and its contributions are orphans.
+func (j *job) resolveUnknown(ctx context.Context, rep *Report, unknown []unknownContribution) error {
+	if len(unknown) == 0 {
+		return nil
+	}
+	pks := map[string][]byte{}
+	for _, u := range unknown {
+		pks[u.ek] = nil
+	}
+	sc, err := j.st.Scan(ctx, j.prim.Name, store.Scan{Caching: checkpointEvery})
+	if err != nil {
+		return fmt.Errorf("reconcile: scan %s: %w", j.prim.Name, err)
+	}
+	for sc.Next(ctx) {
+		if ek, err := j.entityKey(sc.Row().Key); err == nil {
+			if _, ok := pks[string(ek)]; ok {
+				pks[string(ek)] = append([]byte(nil), sc.Row().Key...)
+			}
+		}
+	}
+	err = sc.Err()
+	sc.Close()
+	if err != nil {
+		return fmt.Errorf("reconcile: scan %s: %w", j.prim.Name, err)
+	}
+	slices.SortFunc(unknown, func(a, b unknownContribution) int { return strings.Compare(a.ref.ID(), b.ref.ID()) })
+	for _, u := range unknown {
+		ms := []store.Mutation{{Kind: store.DeleteColumn, Family: u.ref.Family, Qualifier: u.ref.Qualifier, Timestamp: u.ts}}
+		if err := j.orphan(ctx, rep, KindCounter, u.ref, pks[u.ek], u.ts, ms); err != nil {
+			return err
+		}
+	}
+	return nil
+}
