@@ -47,6 +47,8 @@ func newObject(apiVersion, kind string) (any, error) {
 		return &corev1.ConfigMap{}, nil
 	case "v1 ServiceAccount":
 		return &corev1.ServiceAccount{}, nil
+	case "v1 PersistentVolumeClaim":
+		return &corev1.PersistentVolumeClaim{}, nil
 	case "apps/v1 StatefulSet":
 		return &appsv1.StatefulSet{}, nil
 	case "apps/v1 Deployment":
@@ -309,17 +311,22 @@ func TestDeployManifests(t *testing.T) {
 }
 
 func podContainers(obj any) []corev1.Container {
+	var spec *corev1.PodSpec
 	switch o := obj.(type) {
 	case *appsv1.StatefulSet:
-		return o.Spec.Template.Spec.Containers
+		spec = &o.Spec.Template.Spec
 	case *appsv1.Deployment:
-		return o.Spec.Template.Spec.Containers
+		spec = &o.Spec.Template.Spec
 	case *batchv1.Job:
-		return o.Spec.Template.Spec.Containers
+		spec = &o.Spec.Template.Spec
 	case *batchv1.CronJob:
-		return o.Spec.JobTemplate.Spec.Template.Spec.Containers
+		spec = &o.Spec.JobTemplate.Spec.Template.Spec
+	default:
+		return nil
 	}
-	return nil
+	// Init containers run denorm too (the reconcile plan step): their
+	// arguments are checked like the others'.
+	return append(append([]corev1.Container(nil), spec.InitContainers...), spec.Containers...)
 }
 
 func selects(s *corev1.Service, labels map[string]string) bool {
