@@ -238,6 +238,16 @@ func (d *rowDecoder) cell(c store.Cell) decodedCell {
 		if t.Role == schema.RolePrimary && bytes.Equal(c.Qualifier, layout.QualTombstone) {
 			return decodedCell{Column: "tombstone", Kind: "tombstone", Value: "deleted"}
 		}
+		if t.Role == schema.RoleLocator {
+			return d.locatorCell(c)
+		}
+		if t.Role == schema.RoleLookup && bytes.Equal(c.Qualifier, layout.QualRefState) {
+			state := "upserted"
+			if len(c.Value) == 1 && c.Value[0] == layout.RefDeleted {
+				state = "deleted"
+			}
+			return decodedCell{Column: "reference state", Kind: "refstate", Value: state}
+		}
 		if layout.IsLive(c.Qualifier) {
 			if t.Role == schema.RolePrimary {
 				return d.liveCell(c)
@@ -407,6 +417,25 @@ func (d *rowDecoder) liveCell(c store.Cell) decodedCell {
 		return out
 	}
 	out.Value = jsonValue(f.Type, v)
+	return out
+}
+
+// locatorCell reads a locator cell: a primary row the entity may live in
+// (its key decoded by the primary table's parts), or its last delete.
+func (d *rowDecoder) locatorCell(c store.Cell) decodedCell {
+	if bytes.Equal(c.Qualifier, layout.QualTombstone) {
+		return decodedCell{Column: "tombstone", Kind: "tombstone", Value: "deleted"}
+	}
+	at, _ := layout.ReadLocation(d.t, store.Row{Cells: []store.Cell{c}})
+	if len(at) != 1 || d.primary == nil {
+		return decodedCell{Column: c.Family + ":" + store.Printable(c.Qualifier), Kind: "unknown", Value: store.Printable(c.Value)}
+	}
+	out := decodedCell{Column: "location", Kind: "location", Field: d.primary.Name}
+	dk := decodeKey(d.primary.Key, at[0].Key)
+	if dk.Error != "" {
+		out.Error = dk.Error
+	}
+	out.Value = dk
 	return out
 }
 
