@@ -76,6 +76,19 @@ func OpenFile(path string, opts FileOptions) (*File, error) {
 		return nil, fmt.Errorf("source: committed offset %d in %s is past the end of %s (%d bytes): was the file replaced? replay with --from-start",
 			pos.Offset, opts.OffsetPath, path, fi.Size())
 	}
+	// A committed offset is just past a newline, or at the end of a last
+	// line that had none (then at the end of the file, or before the
+	// newline that later starts the next line). One that is neither
+	// belongs to another file of that name: reading from it would start
+	// mid-line and skip everything before it.
+	if pos.Offset > 0 && pos.Offset < fi.Size() {
+		var b [2]byte
+		if _, err := f.ReadAt(b[:], pos.Offset-1); err != nil || b[0] != '\n' && b[1] != '\n' {
+			f.Close()
+			return nil, fmt.Errorf("source: committed offset %d in %s is not the start of a line of %s: the offset belongs to another file of that name; replay with --from-start (or remove %s)",
+				pos.Offset, opts.OffsetPath, path, opts.OffsetPath)
+		}
+	}
 	if _, err := f.Seek(pos.Offset, io.SeekStart); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("source: seek %s to %d: %w", path, pos.Offset, err)

@@ -127,3 +127,37 @@ func TestDeadLetterFile(t *testing.T) {
 		t.Fatalf("dead letters:\n%s", b)
 	}
 }
+
+// An offset file left by another file of the same name points into the
+// middle of a line of the new one: refused, instead of skipping silently
+// everything before it.
+func TestFileOffsetOfAnotherFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "events.jsonl")
+	if err := os.WriteFile(path, []byte("{\"a\":1}\n{\"a\":2}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := OpenFile(path, FileOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Next(context.Background(), 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Commit(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	// The same name, other lines: offset 8 is now inside the first line.
+	if err := os.WriteFile(path, []byte("{\"bbb\":1}\n{\"bbb\":2}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := OpenFile(path, FileOptions{}); err == nil || !strings.Contains(err.Error(), "not the start of a line") {
+		t.Fatalf("err = %v, want a refusal naming the offset", err)
+	}
+	if g, err := OpenFile(path, FileOptions{FromStart: true}); err != nil {
+		t.Fatalf("--from-start: %v", err)
+	} else {
+		g.Close()
+	}
+}
