@@ -119,23 +119,7 @@ differences, or a repair failed; 2 bad usage or an unreadable schema.`,
 			if runErr != nil {
 				return runErr
 			}
-			if format == "json" {
-				err = writeJSON(cmd.OutOrStdout(), rep)
-			} else {
-				err = rep.WriteText(cmd.OutOrStdout())
-			}
-			if err != nil {
-				return err
-			}
-			if metricsPath != "" {
-				if err := writeMetricsFile(metricsPath, table, rep); err != nil {
-					return err
-				}
-			}
-			if rep.Failed() > 0 || (dryRun && rep.Differences() > 0) {
-				return problemsFound()
-			}
-			return nil
+			return finishReport(cmd, rep, format, metricsPath, table, dryRun)
 		},
 	}
 	cmd.Flags().StringVar(&schemaPath, "schema", "", "schema file (required)")
@@ -212,3 +196,27 @@ func (p *rowProgress) progress(pr reconcile.Progress) {
 }
 
 func (p *rowProgress) done() { p.bar.done() }
+
+// finishReport prints a reconcile report, writes its metrics file when one
+// is asked for, and gives the exit: problems found when a repair failed or
+// a dry run saw differences.
+func finishReport(cmd *cobra.Command, rep *reconcile.Report, format, metricsPath, table string, dryRun bool) error {
+	var err error
+	if format == "json" {
+		err = writeJSON(cmd.OutOrStdout(), rep)
+	} else {
+		err = rep.WriteText(cmd.OutOrStdout())
+	}
+	if err != nil {
+		return err
+	}
+	if metricsPath != "" {
+		if err := writeMetricsFile(metricsPath, table, rep); err != nil {
+			return err
+		}
+	}
+	if rep.Failed() > 0 || (dryRun && rep.Differences() > 0) {
+		return problemsFound()
+	}
+	return nil
+}

@@ -279,23 +279,7 @@ that changed since the plan.`,
 			if err != nil {
 				return err
 			}
-			if format == "json" {
-				err = writeJSON(cmd.OutOrStdout(), rep)
-			} else {
-				err = rep.WriteText(cmd.OutOrStdout())
-			}
-			if err != nil {
-				return err
-			}
-			if metricsPath != "" {
-				if err := writeMetricsFile(metricsPath, "", rep); err != nil {
-					return err
-				}
-			}
-			if rep.Failed() > 0 || (dry && rep.Differences() > 0) {
-				return problemsFound()
-			}
-			return nil
+			return finishReport(cmd, rep, format, metricsPath, "", dry)
 		},
 	}
 	cmd.Flags().StringVar(&planPath, "plan", "", "plan file (default DIR/plan.json, which run leaves there)")
