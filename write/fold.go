@@ -27,6 +27,10 @@ type entityPlan struct {
 	// entity: the row it moved out of and what an interrupted move left.
 	// Each gets its columns deleted below the version and a tombstone.
 	vacate []located
+	// inRow is what the row at key holds before the batch, derived; nil
+	// when it holds no live state. Its columns the new state lacks are
+	// deleted below the version.
+	inRow *layout.Derived
 	// first: the entity was never seen before; fast counters count it.
 	first bool
 	// stored is what the row held before the batch, derived; nil when the
@@ -110,17 +114,23 @@ func (w *Writer) fold(g *group, stats *Stats) (*entityPlan, error) {
 		return nil, nil
 	}
 	// Every other row holding a live state is vacated, and the copies its
-	// state derived are deleted with the stored state's.
-	if g.at != nil && !bytes.Equal(g.at, ep.key) && st.Exists() {
-		ep.vacate = append(ep.vacate, located{key: g.at, state: st})
+	// state derived are deleted with the stored state's. Each state is
+	// derived once here: vacate and primaryMutations use what is kept.
+	if bytes.Equal(g.at, ep.key) {
+		ep.inRow = ep.stored
+	} else if g.at != nil && st.Exists() {
+		ep.vacate = append(ep.vacate, located{key: g.at, state: st, derived: ep.stored})
 	}
 	for _, o := range g.others {
-		if !bytes.Equal(o.key, ep.key) {
-			ep.vacate = append(ep.vacate, o) // else rewritten in place
-		}
 		d, err := layout.Derive(w.plan, g.ent, o.state.Values)
 		if err != nil {
 			return nil, err
+		}
+		if bytes.Equal(o.key, ep.key) {
+			ep.inRow = d // rewritten in place
+		} else {
+			o.derived = d
+			ep.vacate = append(ep.vacate, o)
 		}
 		for _, r := range d.Refs() {
 			ep.old[r.ID()] = r

@@ -197,16 +197,7 @@ func (w *Writer) primaryMutations(prim *rowMuts, ep *entityPlan, stats *Stats) {
 	// copies in the row carry other entities' versions and must stay. A
 	// stale pending or tombstone cell may stay visible below the new
 	// version; readers only trust the ones at the row's version.
-	var inRow *layout.Derived
-	if bytes.Equal(ep.g.at, key) {
-		inRow = ep.stored
-	}
-	for _, o := range ep.g.others {
-		if bytes.Equal(o.key, key) {
-			inRow, _ = layout.Derive(w.plan, ep.g.ent, o.state.Values)
-		}
-	}
-	if inRow != nil {
+	if inRow := ep.inRow; inRow != nil {
 		var keep []layout.Cell
 		if !ep.deleted {
 			keep = ep.derived.Primary
@@ -248,7 +239,7 @@ func (w *Writer) vacate(prim *rowMuts, ep *entityPlan, x located, stats *Stats) 
 	v := ep.version
 	var ms []store.Mutation
 	book := layout.BookFamily(t)
-	if d, err := layout.Derive(w.plan, ep.g.ent, x.state.Values); err == nil {
+	if d := x.derived; d != nil {
 		for _, c := range d.Primary {
 			ms = append(ms, store.Mutation{Kind: store.DeleteColumn, Family: c.Family, Qualifier: c.Qualifier, Timestamp: v - 1})
 		}

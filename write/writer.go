@@ -140,6 +140,8 @@ type group struct {
 type located struct {
 	key   []byte
 	state *layout.State
+	// derived is the state's rows, set by fold for the rows it vacates.
+	derived *layout.Derived
 }
 
 // Apply writes a batch of events durably. Invalid events are returned as
