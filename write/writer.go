@@ -30,6 +30,8 @@ type Writer struct {
 	plan *schema.Plan
 	st   store.Store
 	opts Options
+	// unsupported is Supports(plan), worked out once.
+	unsupported error
 }
 
 // New returns a writer for the plan's tables in st.
@@ -43,7 +45,7 @@ func New(plan *schema.Plan, st store.Store, opts Options) *Writer {
 	if opts.BatchRows <= 0 {
 		opts.BatchRows = 1000
 	}
-	return &Writer{plan: plan, st: st, opts: opts}
+	return &Writer{plan: plan, st: st, opts: opts, unsupported: Supports(plan)}
 }
 
 // Supports reports whether the writer can keep every table of the plan:
@@ -150,8 +152,8 @@ type located struct {
 // whole batch).
 func (w *Writer) Apply(ctx context.Context, evs []*event.Event) (Stats, []Rejected, error) {
 	stats := Stats{Events: len(evs), Cells: map[string]int{}, Deletes: map[string]int{}}
-	if err := Supports(w.plan); err != nil {
-		return stats, nil, err
+	if w.unsupported != nil {
+		return stats, nil, w.unsupported
 	}
 	var rejected []Rejected
 	var groups []*group
@@ -161,7 +163,7 @@ func (w *Writer) Apply(ctx context.Context, evs []*event.Event) (Stats, []Reject
 	for i, ev := range evs {
 		referrers := layout.ReferencesTo(w.plan, ev.Entity)
 		if len(referrers) > 0 {
-			if err := w.checkReference(ev); err != nil {
+			if err := w.checkReference(ev, referrers); err != nil {
 				rejected = append(rejected, Rejected{Index: i, Event: ev, Reason: err})
 				continue
 			}
@@ -337,9 +339,9 @@ func (w *Writer) checkSizes(d *layout.Derived) error {
 
 // checkReference refuses an event of a referenced entity whose reference
 // row or copied values the store would refuse.
-func (w *Writer) checkReference(ev *event.Event) error {
+func (w *Writer) checkReference(ev *event.Event, referrers []layout.Referrer) error {
 	src := w.plan.Entity(ev.Entity)
-	for _, rr := range layout.ReferencesTo(w.plan, ev.Entity) {
+	for _, rr := range referrers {
 		if len(src.Key) != 1 {
 			return fmt.Errorf("live copies from %s need a one-field key", src.Name)
 		}
