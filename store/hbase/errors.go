@@ -87,13 +87,6 @@ func (e *serverError) Error() string {
 
 func (e *serverError) Unwrap() error { return e.err }
 
-// cellSize is the serialized KeyValue size HBase checks against
-// hbase.client.keyvalue.maxsize: 20 fixed bytes plus row, family, qualifier
-// and value.
-func cellSize(row []byte, family string, qualifier, value []byte) int {
-	return 20 + len(row) + len(family) + len(qualifier) + len(value)
-}
-
 // checkCells refuses a mutation carrying a cell over the limit, naming it,
 // before anything is sent.
 func checkCells(table string, m store.RowMutation, limit int) error {
@@ -101,7 +94,7 @@ func checkCells(table string, m store.RowMutation, limit int) error {
 		if x.Kind != store.Put {
 			continue
 		}
-		if n := cellSize(m.Row, x.Family, x.Qualifier, x.Value); n > limit {
+		if n := store.CellSize(m.Row, x.Family, x.Qualifier, x.Value); n > limit {
 			return &store.CellTooBigError{Table: table, Row: m.Row, Family: x.Family, Qualifier: x.Qualifier, Size: n, Limit: limit}
 		}
 	}

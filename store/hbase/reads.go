@@ -126,7 +126,7 @@ func rowFrom(r *hbase2.TResult_) store.Row {
 func rowSize(r store.Row) int {
 	n := 0
 	for _, c := range r.Cells {
-		n += cellSize(c.Row, c.Family, c.Qualifier, c.Value)
+		n += store.CellSize(c.Row, c.Family, c.Qualifier, c.Value)
 	}
 	return n
 }

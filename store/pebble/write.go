@@ -11,10 +11,6 @@ import (
 	"github.com/denorm/denorm/store"
 )
 
-// kvOverhead is the fixed part of an HBase KeyValue: key and value lengths,
-// row length, family length, timestamp and type.
-const kvOverhead = 20
-
 // Mutate applies one row's mutations in one Pebble batch.
 func (s *Store) Mutate(ctx context.Context, name string, m store.RowMutation) error {
 	errs, err := s.Batch(ctx, name, []store.RowMutation{m})
@@ -134,7 +130,7 @@ func (w *writer) validate(m *store.RowMutation) error {
 		if x.Kind != store.Put {
 			continue
 		}
-		size := kvOverhead + len(m.Row) + len(x.Family) + len(x.Qualifier) + len(x.Value)
+		size := store.CellSize(m.Row, x.Family, x.Qualifier, x.Value)
 		if size > w.s.opts.MaxCellSize {
 			return &store.CellTooBigError{Table: tn, Row: m.Row, Family: x.Family, Qualifier: x.Qualifier, Size: size, Limit: w.s.opts.MaxCellSize}
 		}
