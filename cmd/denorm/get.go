@@ -31,16 +31,7 @@ the family keeps.
 --format json prints the same document as scan (see README.md, "JSON
 output"), with zero or one row.
 
---schema FILE reads the table as the schema declares it: each row's key is
-printed once, by its parts (customerId=c1 placedAt=2026-10-01T05:34:58Z
-orderId=o9; a salt as salt=N, a hash as hash=HEX, a day as day=DATE and a
-counter's bucket byte as bucket=N), template qualifiers as their child key
-(i:{line=2}), and values in their declared types: items as their fields,
-counters as numbers, an index's or lookup's ref as the primary key it points
-at. --format json then adds a "decoded" object to each row (key parts: part,
-name, kind, field, type, value) and to each cell (column, kind, field,
-child_key, entity, value), beside the raw fields. --raw prints the stored
-form, as without --schema.`,
+` + schemaReadHelp,
 		Example: `  denorm get orders 'c42\x00\x7F'
   denorm get orders c42 --column d:s --column i --versions 3
   denorm get orders c42 --format json

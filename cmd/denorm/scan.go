@@ -41,16 +41,7 @@ any byte that is not printable ASCII, and for the backslash).
 "cells": [{"family", "qualifier", "qualifier_base64", "timestamp", "value",
 "value_base64"}]}], "count"}; README.md describes it.
 
---schema FILE reads the table as the schema declares it: each row's key is
-printed once, by its parts (customerId=c1 placedAt=2026-10-01T05:34:58Z
-orderId=o9; a salt as salt=N, a hash as hash=HEX, a day as day=DATE and a
-counter's bucket byte as bucket=N), template qualifiers as their child key
-(i:{line=2}), and values in their declared types: items as their fields,
-counters as numbers, an index's or lookup's ref as the primary key it points
-at. --format json then adds a "decoded" object to each row (key parts: part,
-name, kind, field, type, value) and to each cell (column, kind, field,
-child_key, entity, value), beside the raw fields. --raw prints the stored
-form, as without --schema.`,
+` + schemaReadHelp,
 		Example: `  denorm scan orders
   denorm scan orders --prefix c42 --limit 10
   denorm scan orders --start c40 --stop c50 --column d:s
