@@ -16,7 +16,10 @@
 //
 // A Plan (plan.go) cuts every derived table's key space into ranges of about
 // PlanOptions.RangeRows rows, placed from a sample of the primary table, and
-// the primary table into parts. The primary pass reads each entity's row,
+// the primary table into parts. A single-process run of one part needs no
+// agreement with other parts, so it skips the sample: it cuts each derived
+// table into ranges of at most RangeRows stored rows as it scans them
+// (cut.go), and derives the primary rows into those ranges afterwards. The primary pass reads each entity's row,
 // derives its copies, and adds a 128-bit hash of every expected cell (row,
 // family, qualifier, value; never the timestamp) to the checksum of the
 // range the cell falls in: a sum modulo 2^128, so that partial sums from any
@@ -29,8 +32,8 @@
 // copies falling in those ranges kept, then each range is scanned and
 // compared with them. State grows with the number of ranges, a chunk of rows
 // and caches of fixed size (refcache.go), never with the table. A clean run
-// reads each table once (plus, for a single-process run, the plan's sample
-// scan of the primary table); Report.RowsRead and Report.Gets say what a run
+// reads each table once (plus, for a sharded single-process run, the plan's
+// sample scan of the primary table); Report.RowsRead and Report.Gets say what a run
 // read.
 //
 // # Parts, and the three ways to run

@@ -21,7 +21,7 @@ func RunPart(ctx context.Context, sp *schema.Plan, st store.Store, p *Plan, part
 		return nil, fmt.Errorf("reconcile: part %d: the plan has parts 0 to %d", part, p.Parts-1)
 	}
 	ms := newMetered(st, opts.Rate)
-	out, err := runPart(ctx, sp, ms, p, part, opts, false)
+	out, err := runPart(ctx, sp, ms, p, part, opts, false, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -32,9 +32,11 @@ func RunPart(ctx context.Context, sp *schema.Plan, st store.Store, p *Plan, part
 // runPart is RunPart; with shard, the part reads every primary row and
 // keeps the expected checksums of its own ranges only, so that its result
 // is final alone (a single-process --shard run), while it checks the live
-// copies and counts the rows of its own primary range only.
-func runPart(ctx context.Context, sp *schema.Plan, ms *metered, p *Plan, part int, opts Options, shard bool) (*Partial, error) {
-	out := &Partial{Format: planFormat, Plan: p.ID(), Part: part, OwnedOnly: shard, Report: newReport(opts.DryRun)}
+// copies and counts the rows of its own primary range only. With cut > 0
+// (a plan of one part, made without sampling: see cut.go), it first cuts
+// the derived tables into ranges of cut stored rows, which completes p.
+func runPart(ctx context.Context, sp *schema.Plan, ms *metered, p *Plan, part int, opts Options, shard bool, cut int) (*Partial, error) {
+	out := &Partial{Format: planFormat, Part: part, OwnedOnly: shard, Report: newReport(opts.DryRun)}
 	if shard {
 		for i := 0; i < p.Parts; i++ {
 			out.PrimaryParts = append(out.PrimaryParts, i)
@@ -50,6 +52,12 @@ func runPart(ctx context.Context, sp *schema.Plan, ms *metered, p *Plan, part in
 		if err != nil {
 			return nil, err
 		}
+		var stored map[[2]int]Acc
+		if cut > 0 {
+			if stored, err = j.cutPass(ctx, part, cut); err != nil {
+				return nil, err
+			}
+		}
 		own, ok := pt.primaryPart(part)
 		keep := func(ti, ri int) bool { return !shard || p.owner(ri) == part }
 		scan := own
@@ -63,9 +71,10 @@ func runPart(ctx context.Context, sp *schema.Plan, ms *metered, p *Plan, part in
 				return nil, err
 			}
 		}
-		stored, err := j.storedPass(ctx, part)
-		if err != nil {
-			return nil, err
+		if cut == 0 {
+			if stored, err = j.storedPass(ctx, part); err != nil {
+				return nil, err
+			}
 		}
 		for ti, d := range j.derived {
 			for ri := range exp[ti] {
@@ -83,6 +92,8 @@ func runPart(ctx context.Context, sp *schema.Plan, ms *metered, p *Plan, part in
 			}
 		}
 	}
+	// After the cut, if any: it sets the plan's derived splits.
+	out.Plan = p.ID()
 	return out, nil
 }
 
@@ -257,36 +268,40 @@ func (j *job) storedRange(ctx context.Context, ti, ri int) (Acc, int64, error) {
 	var a Acc
 	var h hasher
 	var n int64
-	lookup := d.t.Role == schema.RoleLookup
 	for sc.Next(ctx) {
-		row := sc.Row()
 		n++
-		if d.counter() && !j.win.covers(d.t.Name, row.Key) {
-			continue
-		}
-		cells := int64(0)
-		for _, c := range row.Cells {
-			switch {
-			case d.exact:
-				storedExact(&a, &h, row.Key, c)
-			case d.fast:
-				storedFast(&a, &h, row.Key, c)
-			case lookup && notDerived(c.Qualifier):
-				// a reference row's own cells
-			default:
-				a.Sum.Add(h.cell(row.Key, c.Family, c.Qualifier, c.Value, true))
-				a.Cells++
-				cells++
-			}
-		}
-		if cells > 0 {
-			a.Copies++
-		}
+		j.storedRow(d, &a, &h, sc.Row())
 	}
 	if err := sc.Err(); err != nil {
 		return Acc{}, 0, fmt.Errorf("reconcile: scan %s: %w", d.t.Name, err)
 	}
 	return a, n, nil
+}
+
+// storedRow adds one stored row of derived table d to a.
+func (j *job) storedRow(d *derivedTable, a *Acc, h *hasher, row store.Row) {
+	if d.counter() && !j.win.covers(d.t.Name, row.Key) {
+		return
+	}
+	lookup := d.t.Role == schema.RoleLookup
+	cells := 0
+	for _, c := range row.Cells {
+		switch {
+		case d.exact:
+			storedExact(a, h, row.Key, c)
+		case d.fast:
+			storedFast(a, h, row.Key, c)
+		case lookup && notDerived(c.Qualifier):
+			// a reference row's own cells
+		default:
+			a.Sum.Add(h.cell(row.Key, c.Family, c.Qualifier, c.Value, true))
+			a.Cells++
+			cells++
+		}
+	}
+	if cells > 0 {
+		a.Copies++
+	}
 }
 
 // notDerived reports whether a lookup table cell belongs to the reference

@@ -87,10 +87,12 @@ func NewPlan(ctx context.Context, sp *schema.Plan, st store.Store, opts PlanOpti
 	if opts.Parts < 1 {
 		return nil, fmt.Errorf("reconcile: plan: parts %d: want at least 1", opts.Parts)
 	}
-	return newPlan(ctx, sp, newMetered(st, opts.Rate), opts)
+	return newPlan(ctx, sp, newMetered(st, opts.Rate), opts, true)
 }
 
-func newPlan(ctx context.Context, sp *schema.Plan, ms *metered, opts PlanOptions) (*Plan, error) {
+// newPlan is NewPlan; without sample, it makes a plan of one part whose
+// derived tables have no splits yet, for runPart to cut (cut.go).
+func newPlan(ctx context.Context, sp *schema.Plan, ms *metered, opts PlanOptions, sample bool) (*Plan, error) {
 	if opts.Sample <= 0 {
 		opts.Sample = defaultSample
 	}
@@ -108,6 +110,10 @@ func newPlan(ctx context.Context, sp *schema.Plan, ms *metered, opts PlanOptions
 			continue
 		}
 		found = true
+		if !sample {
+			p.Tables = append(p.Tables, bareTable(sp, ent, prim))
+			continue
+		}
 		pt, err := planTable(ctx, sp, ms, ent, prim, opts)
 		if err != nil {
 			return nil, err
@@ -159,6 +165,18 @@ func planTable(ctx context.Context, sp *schema.Plan, st store.Store, ent *schema
 		pt.Derived = append(pt.Derived, PlanRanges{Table: t.Name, Splits: quantiles(ks, r)})
 	}
 	return pt, nil
+}
+
+// bareTable is a primary table of one range and its derived tables, each
+// of one range until cut.
+func bareTable(sp *schema.Plan, ent *schema.Entity, prim *schema.Table) PlanTable {
+	pt := PlanTable{Primary: prim.Name}
+	for _, t := range sp.TablesOf(ent.Name) {
+		if t.Role != schema.RolePrimary {
+			pt.Derived = append(pt.Derived, PlanRanges{Table: t.Name})
+		}
+	}
+	return pt
 }
 
 // reservoir samples up to k rows of a table in one scan, and counts them.

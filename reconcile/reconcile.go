@@ -52,8 +52,10 @@ type Progress struct {
 }
 
 // Run reconciles the copies of the primary tables of plan in st in one
-// process: it plans (sampling the primary table), runs the part (the
-// shard's, or the only one), and merges, diffing the unequal ranges.
+// process: it plans, runs the part (the shard's, or the only one), and
+// merges, diffing the unequal ranges. A run of one part cuts its ranges
+// from the derived tables' stored rows (cut.go); a shard of several
+// samples the primary table for a plan every shard agrees on.
 func Run(ctx context.Context, plan *schema.Plan, st store.Store, opts Options) (*Report, error) {
 	ms := newMetered(st, opts.Rate)
 	po := opts.Plan
@@ -62,11 +64,21 @@ func Run(ctx context.Context, plan *schema.Plan, st store.Store, opts Options) (
 	if opts.Progress != nil {
 		opts.Progress(Progress{Part: opts.Shard.I, Phase: "plan"})
 	}
-	p, err := newPlan(ctx, plan, ms, po)
+	// One part: its ranges are cut from the stored side as it goes, which
+	// saves the sampling scan of the primary table. Shards must agree on
+	// their ranges beforehand: they sample, as a plan for several parts does.
+	cut := 0
+	if po.Parts == 1 {
+		cut = po.RangeRows
+		if cut <= 0 {
+			cut = defaultRangeRows
+		}
+	}
+	p, err := newPlan(ctx, plan, ms, po, cut == 0)
 	if err != nil {
 		return nil, err
 	}
-	part, err := runPart(ctx, plan, ms, p, opts.Shard.I, opts, true)
+	part, err := runPart(ctx, plan, ms, p, opts.Shard.I, opts, true, cut)
 	if err != nil {
 		return nil, err
 	}
