@@ -46,11 +46,14 @@ func (j *job) diff(ctx context.Context, rep *Report, todo []target) error {
 	if limit <= 0 {
 		limit = defaultDiffCells
 	}
+	todo = sliceTargets(todo, int64(limit))
 	for len(todo) > 0 {
 		n, cells := 0, int64(0)
 		for n < len(todo) {
-			c := max(todo[n].exp.Cells, todo[n].stored.Cells)
-			if n > 0 && cells+c > int64(limit) {
+			c := max(todo[n].exp.Cells, todo[n].stored.Cells) / int64(todo[n].slices)
+			// A slice is diffed alone: two slices of one range in a group
+			// would each take the other's copies for orphans.
+			if n > 0 && (cells+c > int64(limit) || todo[n].slices > 1 || todo[0].slices > 1) {
 				break
 			}
 			cells += c
@@ -66,9 +69,15 @@ func (j *job) diff(ctx context.Context, rep *Report, todo []target) error {
 
 // diffGroup diffs a group of unequal ranges.
 func (j *job) diffGroup(ctx context.Context, rep *Report, group []target) error {
-	in := map[[2]int]bool{}
+	in := map[[2]int]target{}
 	for _, tg := range group {
-		in[[2]int{tg.ti, tg.ri}] = true
+		in[[2]int{tg.ti, tg.ri}] = tg
+	}
+	// keeps reports whether a derived copy (a row, or a counter cell) is
+	// one the group diffs.
+	keeps := func(ti, ri int, row, qual []byte) bool {
+		tg, ok := in[[2]int{ti, ri}]
+		return ok && tg.has(row, qual)
 	}
 	want := map[string]*expect{}
 	sums := map[string]*fastSum{}
@@ -90,13 +99,13 @@ func (j *job) diffGroup(ctx context.Context, rep *Report, group []target) error 
 				return fmt.Errorf("reconcile: %s row %s: %w", j.prim.Name, store.Printable(row.Key), err)
 			}
 			for _, it := range d.Items {
-				if ti, ri, ok := j.slotOf(it.Table, it.Row); ok && in[[2]int{ti, ri}] {
+				if ti, ri, ok := j.slotOf(it.Table, it.Row); ok && keeps(ti, ri, it.Row, it.Qualifier) {
 					// A clone: the row's bytes belong to the chunk.
 					items[g] = append(items[g], &expect{item: it, v: state.Version, pk: bytes.Clone(row.Key)})
 				}
 			}
 			for _, inc := range d.Increments {
-				if ti, ri, ok := j.slotOf(inc.Table, inc.Row); ok && in[[2]int{ti, ri}] {
+				if ti, ri, ok := j.slotOf(inc.Table, inc.Row); ok && keeps(ti, ri, inc.Row, inc.Qualifier) {
 					incs[g] = append(incs[g], inc)
 				}
 			}
@@ -185,10 +194,16 @@ func (j *job) diffRange(ctx context.Context, rep *Report, tg target, want map[st
 		if d.counter() && !j.win.covers(t.Name, sc.Row().Key) {
 			continue
 		}
+		if !d.counter() && !tg.has(sc.Row().Key, nil) {
+			continue
+		}
 		row := copyRow(sc.Row())
 		switch {
 		case d.fast:
 			for _, cell := range row.Cells {
+				if !tg.has(row.Key, cell.Qualifier) {
+					continue
+				}
 				id := layout.Ref{Table: t.Name, Row: row.Key, Family: cell.Family, Qualifier: cell.Qualifier}.ID()
 				var total int64
 				if fs := sums[id]; fs != nil {
@@ -207,6 +222,9 @@ func (j *job) diffRange(ctx context.Context, rep *Report, tg target, want map[st
 			}
 		case d.exact:
 			for _, cell := range row.Cells {
+				if !tg.has(row.Key, cell.Qualifier) {
+					continue
+				}
 				ek, ok := contributionKey(cell.Qualifier)
 				if !ok {
 					continue // not a contribution: a folded total, left alone

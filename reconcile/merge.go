@@ -35,6 +35,9 @@ type slot struct {
 type target struct {
 	ti, ri      int
 	exp, stored Acc
+	// slice of slices: a range too large for one diff is diffed in
+	// slices, each taking the copies whose key hashes to it (slice.go).
+	slice, slices int
 }
 
 func merge(ctx context.Context, sp *schema.Plan, ms *metered, p *Plan, parts []*Partial, opts Options, all bool) (*Report, error) {
@@ -112,7 +115,7 @@ func merge(ctx context.Context, sp *schema.Plan, ms *metered, p *Plan, parts []*
 					continue
 				}
 				rep.Ranges.Unequal++
-				todo = append(todo, target{ti: ti, ri: ri, exp: s.exp, stored: s.stored})
+				todo = append(todo, target{ti: ti, ri: ri, exp: s.exp, stored: s.stored, slices: 1})
 			}
 		}
 		if err := j.diff(ctx, rep, todo); err != nil {
