@@ -52,10 +52,7 @@ func (j *job) cutPass(ctx context.Context, part, rows int) (map[[2]int]Acc, erro
 // storedCut scans derived table ti into ranges of at most rows rows: the
 // first key of every range after the first, and each range's checksum.
 func (j *job) storedCut(ctx context.Context, part, ti, rows int) ([][]byte, []Acc, error) {
-	d := j.derived[ti]
-	if d.t.Name != j.pt.Derived[ti].Table {
-		return nil, nil, fmt.Errorf("reconcile: plan: derived table %d is %s, not %s", ti, j.pt.Derived[ti].Table, d.t.Name)
-	}
+	d := j.derived[ti] // newJob keeps the plan's order: j.pt.Derived[ti] is d
 	sc, err := j.st.Scan(ctx, d.t.Name, store.Scan{Caching: 1000})
 	if err != nil {
 		return nil, nil, fmt.Errorf("reconcile: scan %s: %w", d.t.Name, err)
