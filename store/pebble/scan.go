@@ -174,10 +174,11 @@ func (sc *scanner) nextRow() (store.Row, bool, error) {
 	}
 	// Stepping backwards lands on a row's last key: go to its first key,
 	// read the row forwards, then continue before it.
-	if err := parseKey(it.Key(), &sc.rr.rk); err != nil {
+	prefix, err := splitRowPrefix(it.Key())
+	if err != nil {
 		return store.Row{}, false, err
 	}
-	sc.prefix = append(sc.prefix[:0], sc.rr.rk.rowPrefix...)
+	sc.prefix = append(sc.prefix[:0], prefix...)
 	if !it.SeekGE(sc.prefix) {
 		return store.Row{}, false, fmt.Errorf("row vanished from its own snapshot: %w", it.Error())
 	}
