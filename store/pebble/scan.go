@@ -84,13 +84,24 @@ type scanner struct {
 
 func (sc *scanner) Next(ctx context.Context) bool {
 	// Lock order, here and in the store's Close: the store's life lock,
-	// then the scanner's.
+	// then the scanner's. One unconditional defer and one return keep the
+	// defer open-coded: Next runs once per row.
 	entered := sc.s.enter()
-	if entered == nil {
-		defer sc.s.leave()
-	}
 	sc.mu.Lock()
-	defer sc.mu.Unlock()
+	defer sc.unlock(entered)
+	return sc.next(ctx, entered)
+}
+
+// unlock undoes Next's locking; entered is what the store's enter said.
+func (sc *scanner) unlock(entered error) {
+	sc.mu.Unlock()
+	if entered == nil {
+		sc.s.leave()
+	}
+}
+
+// next is Next under the locks.
+func (sc *scanner) next(ctx context.Context, entered error) bool {
 	if sc.err != nil || sc.done {
 		return false
 	}
