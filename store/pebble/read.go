@@ -67,7 +67,7 @@ type rowReader struct {
 	cur cursor
 
 	qualBuf []byte
-	// seekTo, when set, is where step moves next instead of the next key.
+	// seekTo, when set, is where read moves next instead of the next key.
 	seekTo  []byte
 	seekBuf []byte
 
@@ -93,15 +93,13 @@ func newRowReader(t *table, q *query, now int64) *rowReader {
 // a contribution per entity, read for one column) stop being read whole.
 const seekAfter = 8
 
-// step moves the iterator to the next key to look at: the seek target when
-// one was set, else the next key.
-func (r *rowReader) step(it *pdb.Iterator) bool {
-	if r.seekTo != nil {
-		target := r.seekTo
-		r.seekTo = nil
-		return it.SeekGE(target)
-	}
-	return it.Next()
+// seek moves the iterator to the seek target and clears it. read steps to
+// the next key itself when there is no target: a call per key costs more
+// than the test.
+func (r *rowReader) seek(it *pdb.Iterator) bool {
+	target := r.seekTo
+	r.seekTo = nil
+	return it.SeekGE(target)
 }
 
 // seekPastFamily sets the seek target past every key of the current
@@ -167,7 +165,8 @@ func (r *rowReader) read(it *pdb.Iterator) (store.Row, error) {
 	)
 	skipped := 0 // keys passed over in a row since the last seek or taken column
 	mv, first := moveFamily, true
-	for ok := it.Valid(); ok; ok = r.step(it) {
+	// The loop moves to the seek target when one was set, else to the next key.
+	for ok := it.Valid(); ok; ok = (r.seekTo == nil && it.Next()) || (r.seekTo != nil && r.seek(it)) {
 		key := it.Key()
 		if !first { // c.first placed the row's first key
 			var err error
