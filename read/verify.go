@@ -78,7 +78,7 @@ func (r *Reader) checkHit(qq *query, key []byte, prim store.Row) (map[string]any
 	if !st.Exists() {
 		return nil, false, "entity is deleted", nil
 	}
-	d, err := layout.DeriveCopies(r.plan, qq.ent, st.Values)
+	d, err := layout.DeriveTable(r.plan, qq.ent, qq.t, st.Values)
 	if err != nil {
 		return nil, false, "", fmt.Errorf("read: query %s: deriving index rows: %w", qq.q.Name, err)
 	}
