@@ -104,16 +104,26 @@ func EntityKey(ent *schema.Entity, vals map[string]any) ([]byte, error) {
 // state. state holds top-level fields by name and child lists as
 // []map[string]any.
 func Derive(plan *schema.Plan, ent *schema.Entity, state map[string]any) (*Derived, error) {
-	return derive(plan, ent, state, true)
+	return derive(plan, ent, state, true, nil)
 }
 
 // DeriveCopies is Derive without the primary row's cells (Primary is nil):
 // what a check of the copies needs, at about two thirds of the cost.
 func DeriveCopies(plan *schema.Plan, ent *schema.Entity, state map[string]any) (*Derived, error) {
-	return derive(plan, ent, state, false)
+	return derive(plan, ent, state, false, nil)
 }
 
-func derive(plan *schema.Plan, ent *schema.Entity, state map[string]any, withPrimary bool) (*Derived, error) {
+// DeriveTable is DeriveCopies for one table of the entity's: its Items are
+// the rows the state derives in t (Increments, for a counter table, its
+// contributions), exactly as DeriveCopies would list them for t. A reader
+// checking one index row needs no other table's rows.
+func DeriveTable(plan *schema.Plan, ent *schema.Entity, t *schema.Table, state map[string]any) (*Derived, error) {
+	return derive(plan, ent, state, false, t)
+}
+
+// derive derives the primary row (withPrimary) and the rows of every other
+// table of the entity, or of only when it is set.
+func derive(plan *schema.Plan, ent *schema.Entity, state map[string]any, withPrimary bool, only *schema.Table) (*Derived, error) {
 	prim := plan.Primary(ent.Name)
 	if prim == nil {
 		return nil, fmt.Errorf("layout: entity %s has no primary table", ent.Name)
@@ -138,7 +148,7 @@ func derive(plan *schema.Plan, ent *schema.Entity, state map[string]any, withPri
 	// place from one element to the next.
 	var elemVals rowkey.Values
 	for _, t := range plan.TablesOf(ent.Name) {
-		if t.Role == schema.RolePrimary {
+		if t.Role == schema.RolePrimary || (only != nil && t.Name != only.Name) {
 			continue
 		}
 		if t.Each == "" {

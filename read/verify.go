@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"sync"
 
 	"github.com/denorm/denorm/layout"
 	"github.com/denorm/denorm/store"
@@ -79,7 +78,7 @@ func (r *Reader) checkHit(qq *query, key []byte, prim store.Row) (map[string]any
 	if !st.Exists() {
 		return nil, false, "entity is deleted", nil
 	}
-	d, err := layout.DeriveCopies(r.plan, qq.ent, st.Values)
+	d, err := layout.DeriveTable(r.plan, qq.ent, qq.t, st.Values)
 	if err != nil {
 		return nil, false, "", fmt.Errorf("read: query %s: deriving index rows: %w", qq.q.Name, err)
 	}
@@ -99,14 +98,11 @@ func (r *Reader) checkHit(qq *query, key []byte, prim store.Row) (map[string]any
 	return st.Values, true, "", nil
 }
 
-// fetchParallel bounds the primary-row Gets of one page in flight at once:
-// the store has no multi-get, and one at a time would make a page of 100
-// thin hits cost 100 round trips on HBase.
-const fetchParallel = 16
-
-// fetchPrimaries reads, once each, the primary rows the hits point at.
+// fetchPrimaries reads, once each and in one multi-get, the primary rows
+// the hits point at: a page of 100 thin hits is one round trip on HBase
+// and one iterator on the embedded store, not 100 Gets.
 func (r *Reader) fetchPrimaries(ctx context.Context, qq *query, hits []store.Row) (map[string]store.Row, error) {
-	var keys []string
+	var gets []store.Get
 	primaries := map[string]store.Row{}
 	for _, h := range hits {
 		ref, ok := h.Latest(qq.t.Ref.Family, []byte(qq.t.Ref.Qualifier))
@@ -115,32 +111,15 @@ func (r *Reader) fetchPrimaries(ctx context.Context, qq *query, hits []store.Row
 		}
 		if _, seen := primaries[string(ref.Value)]; !seen {
 			primaries[string(ref.Value)] = store.Row{}
-			keys = append(keys, string(ref.Value))
+			gets = append(gets, store.Get{Row: ref.Value})
 		}
 	}
-	rows := make([]store.Row, len(keys))
-	errs := make([]error, len(keys))
-	sem := make(chan struct{}, fetchParallel)
-	var wg sync.WaitGroup
-	for i, k := range keys {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			row, err := r.st.Get(ctx, qq.primary.Name, store.Get{Row: []byte(k)})
-			if err != nil {
-				errs[i] = err
-				return
-			}
-			rows[i] = copyRow(row)
-		}()
+	rows, err := store.GetMany(ctx, r.st, qq.primary.Name, gets)
+	if err != nil {
+		return nil, fmt.Errorf("read: query %s: primary rows of %d index hits: %w", qq.q.Name, len(gets), err)
 	}
-	wg.Wait()
-	for i, k := range keys {
-		if errs[i] != nil {
-			return nil, fmt.Errorf("read: query %s: primary row of an index hit: %w", qq.q.Name, errs[i])
-		}
-		primaries[k] = rows[i]
+	for i, g := range gets {
+		primaries[string(g.Row)] = rows[i]
 	}
 	return primaries, nil
 }

@@ -73,3 +73,9 @@ func (p *Prefixed) Increment(ctx context.Context, t string, inc store.Increment)
 func (p *Prefixed) CheckAndMutate(ctx context.Context, t string, c store.Condition, m store.RowMutation) (bool, error) {
 	return p.Store.CheckAndMutate(ctx, p.Prefix+t, c, m)
 }
+
+// GetMany passes on to the store below's multi-get, or its Gets when it
+// has none.
+func (p *Prefixed) GetMany(ctx context.Context, t string, gets []store.Get) ([]store.Row, error) {
+	return store.GetMany(ctx, p.Store, p.Prefix+t, gets)
+}

@@ -26,9 +26,11 @@ type fakeGateway struct {
 	scanners map[int32]int      // open scanner id -> rows handed out
 	nextID   int32
 	closed   []int32
-	puts     int // rows accepted by put, putMultiple and mutateRow
-	multis   int // putMultiple calls
-	fetches  int // getScannerRows calls
+	puts     int   // rows accepted by put, putMultiple and mutateRow
+	multis   int   // putMultiple calls
+	fetches  int   // getScannerRows calls
+	multiGet []int // the size of every getMultiple call
+	short    bool  // getMultiple answers one result too few
 	getDelay time.Duration
 	inFlight int
 	maxIn    int
@@ -67,6 +69,31 @@ func (f *fakeGateway) Get(ctx context.Context, table []byte, g *hbase2.TGet) (*h
 	return &hbase2.TResult_{Row: g.Row, ColumnValues: []*hbase2.TColumnValue{
 		{Family: []byte("f"), Qualifier: []byte("q"), Value: []byte("v"), Timestamp: &ts},
 	}}, nil
+}
+
+// GetMultiple answers as Get does for each row, with an empty result for
+// rows whose key starts with "missing".
+func (f *fakeGateway) GetMultiple(ctx context.Context, table []byte, gs []*hbase2.TGet) ([]*hbase2.TResult_, error) {
+	f.mu.Lock()
+	f.multiGet = append(f.multiGet, len(gs))
+	short := f.short
+	f.mu.Unlock()
+	out := make([]*hbase2.TResult_, 0, len(gs))
+	for _, g := range gs {
+		if strings.HasPrefix(string(g.Row), "missing") {
+			out = append(out, &hbase2.TResult_{})
+			continue
+		}
+		r, err := f.Get(ctx, table, g)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	if short && len(out) > 0 {
+		out = out[:len(out)-1]
+	}
+	return out, nil
 }
 
 func (f *fakeGateway) checkPut(table []byte, p *hbase2.TPut) error {

@@ -67,7 +67,7 @@ func (s *Store) MajorCompact(ctx context.Context, name string) error {
 			vis.startRow()
 		}
 		vis.position(&rk)
-		if vis.judge(&rk) == vVisible {
+		if vis.judge(rk.ts, rk.typ) == vVisible {
 			continue
 		}
 		_ = b.Delete(key, nil)

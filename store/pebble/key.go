@@ -203,15 +203,25 @@ type rawKey struct {
 }
 
 func parseKey(key []byte, rk *rawKey) error {
+	prefix, err := splitRowPrefix(key)
+	if err != nil {
+		return err
+	}
+	rk.rowPrefix = prefix
+	return parseColumn(key, key[len(prefix):], rk)
+}
+
+// splitRowPrefix returns the row prefix of a cell key: table prefix and
+// esc(row), terminator included.
+func splitRowPrefix(key []byte) ([]byte, error) {
 	if len(key) < tablePfx || key[0] != spaceData {
-		return fmt.Errorf("not a cell key: %x", key)
+		return nil, fmt.Errorf("not a cell key: %x", key)
 	}
 	_, rest, _, err := splitEscaped(key[tablePfx:])
 	if err != nil {
-		return fmt.Errorf("cell key %x: row: %w", key, err)
+		return nil, fmt.Errorf("cell key %x: row: %w", key, err)
 	}
-	rk.rowPrefix = key[:len(key)-len(rest)]
-	return parseColumn(key, rest, rk)
+	return key[:len(key)-len(rest)], nil
 }
 
 // parseColumn parses what follows the row prefix in key; rk.rowPrefix must

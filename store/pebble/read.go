@@ -64,11 +64,10 @@ func newQuery(t *table, cols []store.Column, maxVersions int, tr store.TimeRange
 type rowReader struct {
 	q   *query
 	vis visibility
-	rk  rawKey
+	cur cursor
 
-	rowPrefix []byte
-	qualBuf   []byte
-	// seekTo, when set, is where step moves next instead of the next key.
+	qualBuf []byte
+	// seekTo, when set, is where read moves next instead of the next key.
 	seekTo  []byte
 	seekBuf []byte
 
@@ -94,15 +93,13 @@ func newRowReader(t *table, q *query, now int64) *rowReader {
 // a contribution per entity, read for one column) stop being read whole.
 const seekAfter = 8
 
-// step moves the iterator to the next key to look at: the seek target when
-// one was set, else the next key.
-func (r *rowReader) step(it *pdb.Iterator) bool {
-	if r.seekTo != nil {
-		target := r.seekTo
-		r.seekTo = nil
-		return it.SeekGE(target)
-	}
-	return it.Next()
+// seek moves the iterator to the seek target and clears it. read steps to
+// the next key itself when there is no target: a call per key costs more
+// than the test.
+func (r *rowReader) seek(it *pdb.Iterator) bool {
+	target := r.seekTo
+	r.seekTo = nil
+	return it.SeekGE(target)
 }
 
 // seekPastFamily sets the seek target past every key of the current
@@ -111,9 +108,9 @@ func (r *rowReader) step(it *pdb.Iterator) bool {
 // family name that starts the same way (whose next byte is 0x00 0xFF or
 // non-zero).
 func (r *rowReader) seekPastFamily() {
-	k := append(r.seekBuf[:0], r.rowPrefix...)
-	k = append(k, r.rk.family...)
-	r.seekBuf = append(k, escByte, escEnd+1)
+	part := r.cur.familyPart()
+	k := append(r.seekBuf[:0], part[:len(part)-1]...)
+	r.seekBuf = append(k, escEnd+1)
 	r.seekTo = r.seekBuf
 }
 
@@ -121,8 +118,8 @@ func (r *rowReader) seekPastFamily() {
 // qualifier of the current family after the current one, or past the family
 // when none is left. The target is always beyond the current key.
 func (r *rowReader) seekNextColumn(fs *famSel) {
-	q := r.rk.qualifier
-	if r.rk.qualEsc {
+	q := r.cur.qualifier()
+	if r.cur.qualEsc {
 		r.qualBuf = appendUnescaped(r.qualBuf[:0], q)
 		q = r.qualBuf
 	}
@@ -131,9 +128,7 @@ func (r *rowReader) seekNextColumn(fs *famSel) {
 		r.seekPastFamily()
 		return
 	}
-	k := append(r.seekBuf[:0], r.rowPrefix...)
-	k = append(k, r.rk.family...)
-	k = append(k, escByte, escEnd)
+	k := append(r.seekBuf[:0], r.cur.familyPart()...)
 	r.seekBuf = appendEscaped(k, fs.sorted[i])
 	r.seekTo = r.seekBuf
 }
@@ -142,11 +137,10 @@ func (r *rowReader) seekNextColumn(fs *famSel) {
 // leaves the iterator at the first key past the row (or exhausted). The
 // returned row may have no cells.
 func (r *rowReader) read(it *pdb.Iterator) (store.Row, error) {
-	if err := parseKey(it.Key(), &r.rk); err != nil {
+	c := &r.cur
+	if err := c.first(it.Key()); err != nil {
 		return store.Row{}, err
 	}
-	r.rowPrefix = append(r.rowPrefix[:0], r.rk.rowPrefix...)
-	r.rk.rowPrefix = r.rowPrefix
 	var arena []byte
 	var row store.Row
 	if r.reuse {
@@ -157,9 +151,8 @@ func (r *rowReader) read(it *pdb.Iterator) (store.Row, error) {
 			row.Cells = make([]store.Cell, 0, r.cellsHint)
 		}
 	}
-	arena = rowOfPrefix(arena, r.rowPrefix)
+	arena = rowOfPrefix(arena, c.rowPrefix())
 	row.Key = arena[:len(arena):len(arena)]
-	first := true
 	r.vis.startRow()
 
 	var (
@@ -171,14 +164,17 @@ func (r *rowReader) read(it *pdb.Iterator) (store.Row, error) {
 		returned int  // versions returned of this column
 	)
 	skipped := 0 // keys passed over in a row since the last seek or taken column
-	for ok := it.Valid(); ok; ok = r.step(it) {
+	mv, first := moveFamily, true
+	// The loop moves to the seek target when one was set, else to the next key.
+	for ok := it.Valid(); ok; ok = (r.seekTo == nil && it.Next()) || (r.seekTo != nil && r.seek(it)) {
 		key := it.Key()
-		if !first {
-			if !bytes.HasPrefix(key, r.rowPrefix) {
-				break
-			}
-			if err := parseColumn(key, key[len(r.rowPrefix):], &r.rk); err != nil {
+		if !first { // c.first placed the row's first key
+			var err error
+			if mv, err = c.next(key); err != nil {
 				return store.Row{}, err
+			}
+			if mv == moveOut {
+				break
 			}
 		}
 		first = false
@@ -190,8 +186,9 @@ func (r *rowReader) read(it *pdb.Iterator) (store.Row, error) {
 		if raw > r.q.maxRow {
 			return store.Row{}, &store.RowTooBigError{Table: r.q.table, Row: row.Key, Limit: r.q.maxRow}
 		}
-		newFam, newCol := r.vis.position(&r.rk)
-		if newFam {
+		switch mv {
+		case moveFamily:
+			r.vis.enterFamily(c.family(), c.famEsc)
 			fi := r.vis.fi
 			famOn = fi != nil
 			fs = nil
@@ -202,9 +199,9 @@ func (r *rowReader) read(it *pdb.Iterator) (store.Row, error) {
 			if famOn {
 				versions = min(r.q.maxVersions, fi.versions)
 			}
-		}
-		if newFam {
 			skipped = 0
+		case moveColumn:
+			r.vis.enterColumn()
 		}
 		if !famOn {
 			if skipped++; skipped >= seekAfter {
@@ -213,12 +210,12 @@ func (r *rowReader) read(it *pdb.Iterator) (store.Row, error) {
 			}
 			continue
 		}
-		if newCol {
+		if mv != moveVersion {
 			returned = 0
 			colOn = true
 			if fs != nil && !fs.all {
-				q := r.rk.qualifier
-				if r.rk.qualEsc {
+				q := c.qualifier()
+				if c.qualEsc {
 					r.qualBuf = appendUnescaped(r.qualBuf[:0], q)
 					q = r.qualBuf
 				}
@@ -230,22 +227,22 @@ func (r *rowReader) read(it *pdb.Iterator) (store.Row, error) {
 		}
 		// Family markers carry the empty qualifier: never seek away from
 		// it, or the markers after the first would go unseen.
-		if !colOn && len(r.rk.qualifier) > 0 {
+		if !colOn && len(c.qualifier()) > 0 {
 			if skipped++; skipped >= seekAfter {
 				r.seekNextColumn(fs)
 				skipped = 0
 			}
 			continue
 		}
-		if r.vis.judge(&r.rk) != vVisible || !colOn || returned >= versions || !r.q.tr.Contains(r.rk.ts) {
+		if r.vis.judge(c.ts, c.typ) != vVisible || !colOn || returned >= versions || !r.q.tr.Contains(c.ts) {
 			continue
 		}
 		returned++
 		start := len(arena)
-		if r.rk.qualEsc {
-			arena = appendUnescaped(arena, r.rk.qualifier)
+		if c.qualEsc {
+			arena = appendUnescaped(arena, c.qualifier())
 		} else {
-			arena = append(arena, r.rk.qualifier...)
+			arena = append(arena, c.qualifier()...)
 		}
 		qual := arena[start:len(arena):len(arena)]
 		start = len(arena)
@@ -254,7 +251,7 @@ func (r *rowReader) read(it *pdb.Iterator) (store.Row, error) {
 			Row:       row.Key,
 			Family:    r.vis.fi.name,
 			Qualifier: qual,
-			Timestamp: r.rk.ts,
+			Timestamp: c.ts,
 			Value:     arena[start:len(arena):len(arena)],
 		})
 	}

@@ -84,13 +84,24 @@ type scanner struct {
 
 func (sc *scanner) Next(ctx context.Context) bool {
 	// Lock order, here and in the store's Close: the store's life lock,
-	// then the scanner's.
+	// then the scanner's. One unconditional defer and one return keep the
+	// defer open-coded: Next runs once per row.
 	entered := sc.s.enter()
-	if entered == nil {
-		defer sc.s.leave()
-	}
 	sc.mu.Lock()
-	defer sc.mu.Unlock()
+	defer sc.unlock(entered)
+	return sc.next(ctx, entered)
+}
+
+// unlock undoes Next's locking; entered is what the store's enter said.
+func (sc *scanner) unlock(entered error) {
+	sc.mu.Unlock()
+	if entered == nil {
+		sc.s.leave()
+	}
+}
+
+// next is Next under the locks.
+func (sc *scanner) next(ctx context.Context, entered error) bool {
 	if sc.err != nil || sc.done {
 		return false
 	}
@@ -174,10 +185,11 @@ func (sc *scanner) nextRow() (store.Row, bool, error) {
 	}
 	// Stepping backwards lands on a row's last key: go to its first key,
 	// read the row forwards, then continue before it.
-	if err := parseKey(it.Key(), &sc.rr.rk); err != nil {
+	prefix, err := splitRowPrefix(it.Key())
+	if err != nil {
 		return store.Row{}, false, err
 	}
-	sc.prefix = append(sc.prefix[:0], sc.rr.rk.rowPrefix...)
+	sc.prefix = append(sc.prefix[:0], prefix...)
 	if !it.SeekGE(sc.prefix) {
 		return store.Row{}, false, fmt.Errorf("row vanished from its own snapshot: %w", it.Error())
 	}

@@ -37,7 +37,19 @@ type visibility struct {
 	kept      int      // puts of this column judged visible or out of range so far
 	famBuf    []byte
 	newFamily bool
+	// recent caches the families met so far by their stored name, so that
+	// a scan does not hash a family name at every row. A table has a few
+	// families; a key naming more (unknown ones) than recentFams falls back
+	// to the table's map.
+	recent []recentFam
 }
+
+type recentFam struct {
+	stored []byte
+	fi     *famInfo
+}
+
+const recentFams = 8
 
 func (v *visibility) startRow() {
 	v.fam = v.fam[:0]
@@ -61,34 +73,60 @@ func (v *visibility) resetColumn() {
 }
 
 // position moves the walk to the key's column and reports whether the family
-// or the column changed.
+// or the column changed. It compares the key with copies of the last family
+// and qualifier; a reader that already knows where the key stands calls
+// enterFamily and enterColumn instead.
 func (v *visibility) position(rk *rawKey) (newFam, newCol bool) {
 	if v.newFamily || !bytes.Equal(rk.family, v.fam) {
-		v.newFamily = false
 		v.fam = append(v.fam[:0], rk.family...)
-		name := rk.family
-		if rk.famEsc {
-			v.famBuf = appendUnescaped(v.famBuf[:0], rk.family)
-			name = v.famBuf
-		}
-		v.fi = v.t.fams[string(name)]
-		v.resetFamily()
+		v.enterFamily(rk.family, rk.famEsc)
 		v.qual = append(v.qual[:0], rk.qualifier...)
 		return true, true
 	}
 	if !bytes.Equal(rk.qualifier, v.qual) {
-		v.resetColumn()
+		v.enterColumn()
 		v.qual = append(v.qual[:0], rk.qualifier...)
 		return false, true
 	}
 	return false, false
 }
 
-// judge records a marker or decides a put. position must have been called
-// for the key first.
-func (v *visibility) judge(rk *rawKey) verdict {
-	ts := rk.ts
-	switch rk.typ {
+// enterFamily starts the walk of a family, given as stored (escaped when
+// esc is set): its markers and column state start afresh.
+func (v *visibility) enterFamily(family []byte, esc bool) {
+	v.newFamily = false
+	v.fi = v.lookup(family, esc)
+	v.resetFamily()
+}
+
+// lookup finds a family's settings by its stored name; nil means the table
+// has no such family.
+func (v *visibility) lookup(family []byte, esc bool) *famInfo {
+	for _, r := range v.recent {
+		if string(r.stored) == string(family) {
+			return r.fi
+		}
+	}
+	name := family
+	if esc {
+		v.famBuf = appendUnescaped(v.famBuf[:0], family)
+		name = v.famBuf
+	}
+	fi := v.t.fams[string(name)]
+	if len(v.recent) < recentFams {
+		v.recent = append(v.recent, recentFam{stored: append([]byte(nil), family...), fi: fi})
+	}
+	return fi
+}
+
+// enterColumn starts the walk of the next column of the current family.
+func (v *visibility) enterColumn() { v.resetColumn() }
+
+// judge records a marker or decides a put, given the key's timestamp and
+// type. position (or enterFamily and enterColumn) must have placed the key
+// first.
+func (v *visibility) judge(ts int64, typ byte) verdict {
+	switch typ {
 	case typePut:
 	case typeDeleteFamily:
 		if ts > v.famDel {

@@ -166,6 +166,8 @@ func testMissingTable(t *testing.T, e *env) {
 	check("MajorCompact", e.st.MajorCompact(e.ctx, name))
 	_, err = e.st.Get(e.ctx, name, store.Get{Row: row})
 	check("Get", err)
+	_, err = store.GetMany(e.ctx, e.st, name, []store.Get{{Row: row}, {Row: []byte("s")}})
+	check("GetMany", err)
 	_, err = scanAll(e.ctx, e.st, name, store.Scan{})
 	check("Scan", err)
 	check("Mutate", e.st.Mutate(e.ctx, name, put))
@@ -198,6 +200,9 @@ func testUnknownFamily(t *testing.T, e *env) {
 	}
 	_, err = e.st.Get(e.ctx, name, store.Get{Row: row, Columns: []store.Column{fam("nope")}})
 	check("Get", err)
+	// One good Get and one naming the unknown family: the call fails whole.
+	_, err = store.GetMany(e.ctx, e.st, name, []store.Get{{Row: row}, {Row: row, Columns: []store.Column{fam("nope")}}})
+	check("GetMany", err)
 	_, err = scanAll(e.ctx, e.st, name, store.Scan{Columns: []store.Column{col("nope", "q")}})
 	check("Scan", err)
 	_, err = e.st.Increment(e.ctx, name, store.Increment{Row: row, Columns: []store.IncrementColumn{{Family: "nope", Qualifier: []byte("c"), Delta: 1}}})

@@ -52,6 +52,8 @@ func testClosedStore(t *testing.T, e *env) {
 	}
 	_, err = st.Get(e.ctx, name, store.Get{Row: []byte("a")})
 	check("Get", err)
+	_, err = store.GetMany(e.ctx, st, name, []store.Get{{Row: []byte("a")}, {Row: []byte("b")}})
+	check("GetMany", err)
 	check("Mutate", st.Mutate(e.ctx, name, rowPut("d", "f", "d")))
 	_, err = st.ListTables(e.ctx)
 	check("ListTables", err)

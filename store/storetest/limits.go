@@ -70,6 +70,10 @@ func testRowTooBig(t *testing.T, e *env) {
 	} else if !strings.Contains(err.Error(), store.Printable(row)) {
 		t.Errorf("the error %q does not name the row %s", err, store.Printable(row))
 	}
+	_, err = store.GetMany(e.ctx, e.st, name, []store.Get{{Row: []byte("small")}, {Row: row}})
+	if !errors.Is(err, store.ErrRowTooBig) {
+		t.Errorf("GetMany of the small row and a row of %d bytes with a %d-byte limit: err = %v, want ErrRowTooBig", written, limit, err)
+	}
 	_, err = scanAll(e.ctx, e.st, name, store.Scan{})
 	if !errors.Is(err, store.ErrRowTooBig) {
 		t.Errorf("Scan over a row of %d bytes with a %d-byte limit: err = %v, want ErrRowTooBig", written, limit, err)

@@ -130,6 +130,7 @@ var suite = concat(
 	rowTests,
 	scanTests,
 	getTests,
+	getManyTests,
 	wideTests,
 	versionTests,
 	deleteTests,
