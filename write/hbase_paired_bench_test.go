@@ -1,0 +1,135 @@
+package write
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/denorm/denorm/store"
+)
+
+// rowLog keeps, per table, every row mutation a writer sent (copied), so a
+// baseline can send the same ones. Increments are not row mutations: the
+// orders example's counters are written as cells.
+type rowLog struct {
+	store.Store
+	mu     sync.Mutex
+	tables []string
+	rows   map[string][]store.RowMutation
+}
+
+func (l *rowLog) keep(table string, m store.RowMutation) {
+	if _, ok := l.rows[table]; !ok {
+		l.tables = append(l.tables, table)
+	}
+	c := store.RowMutation{Row: append([]byte(nil), m.Row...), Durability: m.Durability}
+	for _, x := range m.Mutations {
+		x.Qualifier = append([]byte(nil), x.Qualifier...)
+		x.Value = append([]byte(nil), x.Value...)
+		c.Mutations = append(c.Mutations, x)
+	}
+	l.rows[table] = append(l.rows[table], c)
+}
+
+func (l *rowLog) Mutate(ctx context.Context, table string, m store.RowMutation) error {
+	l.mu.Lock()
+	l.keep(table, m)
+	l.mu.Unlock()
+	return l.Store.Mutate(ctx, table, m)
+}
+
+func (l *rowLog) Batch(ctx context.Context, table string, ms []store.RowMutation) ([]error, error) {
+	l.mu.Lock()
+	for _, m := range ms {
+		l.keep(table, m)
+	}
+	l.mu.Unlock()
+	return l.Store.Batch(ctx, table, ms)
+}
+
+func (l *rowLog) cells() int {
+	n := 0
+	for _, ms := range l.rows {
+		for _, m := range ms {
+			n += len(m.Mutations)
+		}
+	}
+	return n
+}
+
+// BenchmarkApplyHBasePaired alternates, inside every iteration and on the
+// same real HBase, the writer applying the first 5,000 events of the
+// benchmark stream (batches of 1,000) to fresh tables and HBase's buffered
+// mutator writing the very row mutations the writer sent (recorded on the
+// embedded store, where the writer sends the same ones) to other fresh
+// tables, one mutator per table, all tables at once. ratio is writer
+// cells/s over buffered cells/s; cells are cells and delete markers.
+//
+//	export $(bash testenv/hbase.sh env)
+//	go test ./write -run '^$' -bench ApplyHBasePaired -benchtime 3x
+func BenchmarkApplyHBasePaired(b *testing.B) {
+	evs := benchStream(b)[:5000]
+	plan := hbasePlan(b)
+	ctx := context.Background()
+	const per = 1000
+	pst := openBench(b)
+	defer pst.Close()
+	log := &rowLog{Store: pst, rows: map[string][]store.RowMutation{}}
+	rec := New(plan, log, Options{})
+	for off := 0; off < len(evs); off += per {
+		if _, _, err := rec.Apply(ctx, evs[off:min(off+per, len(evs))]); err != nil {
+			b.Fatal(err)
+		}
+	}
+	var tWriter, tBuffered time.Duration
+	for b.Loop() {
+		b.StopTimer()
+		hb := liveHBase(b)
+		w := New(plan, hb, Options{})
+		b.StartTimer()
+		start := time.Now()
+		for off := 0; off < len(evs); off += per {
+			if _, _, err := w.Apply(ctx, evs[off:min(off+per, len(evs))]); err != nil {
+				b.Fatal(err)
+			}
+		}
+		tWriter += time.Since(start)
+
+		b.StopTimer()
+		raw := liveHBase(b)
+		b.StartTimer()
+		start = time.Now()
+		errs := make([]error, len(log.tables))
+		var wg sync.WaitGroup
+		for i, t := range log.tables {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				bm := store.NewBufferedMutator(raw, t, store.BufferedOptions{})
+				for _, m := range log.rows[t] {
+					if err := bm.Mutate(ctx, m); err != nil {
+						errs[i] = err
+						break
+					}
+				}
+				if err := bm.Close(ctx); err != nil && errs[i] == nil {
+					errs[i] = err
+				}
+			}()
+		}
+		wg.Wait()
+		tBuffered += time.Since(start)
+		for _, err := range errs {
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	cells := float64(b.N * log.cells())
+	b.ReportMetric(float64(b.N*len(evs))/tWriter.Seconds(), "events/s")
+	b.ReportMetric(cells/tWriter.Seconds(), "writer-cells/s")
+	b.ReportMetric(cells/tBuffered.Seconds(), "buffered-cells/s")
+	b.ReportMetric(tBuffered.Seconds()/tWriter.Seconds(), "ratio")
+	b.ReportMetric(0, "ns/op")
+}
