@@ -29,21 +29,27 @@ func (w *Writer) liveSources(ctx context.Context, plans []*entityPlan) (map[stri
 	for k := range need {
 		keys = append(keys, k)
 	}
+	// Sorted, so each lookup table's rows are together: one getRows each.
 	sort.Strings(keys)
 	out := make(map[string]store.Row, len(keys))
-	var mu sync.Mutex
-	err := w.each(ctx, len(keys), func(ctx context.Context, i int) error {
-		lr := need[keys[i]]
-		row, err := w.st.Get(ctx, lr.Lookup.Name, store.Get{Row: lr.Row})
-		if err != nil {
-			return fmt.Errorf("write: read reference row %s of %s: %w", store.Printable(lr.Row), lr.Lookup.Name, err)
+	for lo := 0; lo < len(keys); {
+		table := need[keys[lo]].Lookup.Name
+		hi := lo
+		var rows [][]byte
+		for hi < len(keys) && need[keys[hi]].Lookup.Name == table {
+			rows = append(rows, need[keys[hi]].Row)
+			hi++
 		}
-		mu.Lock()
-		out[keys[i]] = row
-		mu.Unlock()
-		return nil
-	})
-	return out, err
+		got, err := w.getRows(ctx, table, rows)
+		if err != nil {
+			return nil, fmt.Errorf("write: read reference rows of %s: %w", table, err)
+		}
+		for k, row := range got {
+			out[keys[lo+k]] = row
+		}
+		lo = hi
+	}
+	return out, nil
 }
 
 // newLiveRefs lists the live references of an entity's final state that

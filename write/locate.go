@@ -2,8 +2,6 @@ package write
 
 import (
 	"bytes"
-	"context"
-	"fmt"
 
 	"github.com/denorm/denorm/layout"
 	"github.com/denorm/denorm/schema"
@@ -27,21 +25,6 @@ func (l *location) lists(key []byte) bool {
 		}
 	}
 	return false
-}
-
-// readLocation reads the locator row of the entity an event key names.
-func (w *Writer) readLocation(ctx context.Context, lt *schema.Table, key map[string]any) (*location, error) {
-	row, err := lt.Key.Encode(key)
-	if err != nil {
-		return nil, fmt.Errorf("write: locator key of %s: %w", lt.Entity, err)
-	}
-	r, err := w.st.Get(ctx, lt.Name, store.Get{Row: row})
-	if err != nil {
-		return nil, fmt.Errorf("write: read locator row %s of %s: %w", store.Printable(row), lt.Name, err)
-	}
-	loc := &location{table: lt, row: row}
-	loc.at, loc.tomb = layout.ReadLocation(lt, r)
-	return loc, nil
 }
 
 // locatorMutations keep the locator in step with an entity plan. The first

@@ -375,40 +375,129 @@ func (w *Writer) checkReference(ev *event.Event, referrers []layout.Referrer) er
 }
 
 // readStates reads, for every group, the locator row (when the entity has
-// one) and then every primary row the entity may live in, several groups
-// at a time.
+// one) and then every primary row the entity may live in. Each step reads
+// the rows of every group at once, one multi-get per table and chunk
+// (getRows): on HBase a Get is a round trip, and a batch's groups would
+// otherwise wait on a few thousand of them.
 func (w *Writer) readStates(ctx context.Context, groups []*group) error {
-	return w.each(ctx, len(groups), func(ctx context.Context, i int) error {
-		g := groups[i]
-		var cands [][]byte
-		if lt := w.plan.Locator(g.ent.Name); lt != nil {
-			loc, err := w.readLocation(ctx, lt, g.events[0].ev.Key)
-			if err != nil {
-				return err
-			}
-			g.loc = loc
-			for _, x := range loc.at {
-				cands = appendKey(cands, x.Key)
+	if err := w.readLocations(ctx, groups); err != nil {
+		return err
+	}
+	type cand struct {
+		g   int
+		key []byte
+	}
+	var tables []*schema.Table
+	cands := map[*schema.Table][]cand{}
+	for i, g := range groups {
+		var keys [][]byte
+		if g.loc != nil {
+			for _, x := range g.loc.at {
+				keys = appendKey(keys, x.Key)
 			}
 		}
 		for _, p := range g.events {
-			cands = appendKey(cands, p.primKey)
+			keys = appendKey(keys, p.primKey)
 		}
-		var found []located
-		for _, key := range cands {
-			row, err := w.st.Get(ctx, g.prim.Name, store.Get{Row: key})
-			var st *layout.State
-			if err == nil {
-				st, err = layout.ReadState(w.plan, g.ent, g.prim, row)
-			}
+		if _, ok := cands[g.prim]; !ok {
+			tables = append(tables, g.prim)
+		}
+		for _, k := range keys {
+			cands[g.prim] = append(cands[g.prim], cand{i, k})
+		}
+	}
+	found := make([][]located, len(groups))
+	for _, t := range tables {
+		cs := cands[t]
+		keys := make([][]byte, len(cs))
+		for k, c := range cs {
+			keys[k] = c.key
+		}
+		rows, err := w.getRows(ctx, t.Name, keys)
+		if err != nil {
+			return fmt.Errorf("write: read primary rows of %s: %w", t.Name, err)
+		}
+		// Decoding the rows is CPU work, one row at a time.
+		states := make([]*layout.State, len(cs))
+		if err := w.each(ctx, len(cs), func(_ context.Context, k int) error {
+			st, err := layout.ReadState(w.plan, groups[cs[k].g].ent, t, rows[k])
 			if err != nil {
-				return fmt.Errorf("write: read primary row %s of %s: %w", store.Printable(key), g.prim.Name, err)
+				return fmt.Errorf("write: read primary row %s of %s: %w", store.Printable(cs[k].key), t.Name, err)
 			}
-			found = append(found, located{key: key, state: st})
+			states[k] = st
+			return nil
+		}); err != nil {
+			return err
 		}
-		g.settle(found)
+		for k, c := range cs {
+			found[c.g] = append(found[c.g], located{key: c.key, state: states[k]})
+		}
+	}
+	for i, g := range groups {
+		g.settle(found[i])
+	}
+	return nil
+}
+
+// readLocations reads the locator row of every group whose entity has one.
+func (w *Writer) readLocations(ctx context.Context, groups []*group) error {
+	var tables []*schema.Table
+	byTable := map[*schema.Table][]int{}
+	for i, g := range groups {
+		if lt := w.plan.Locator(g.ent.Name); lt != nil {
+			if _, ok := byTable[lt]; !ok {
+				tables = append(tables, lt)
+			}
+			byTable[lt] = append(byTable[lt], i)
+		}
+	}
+	for _, lt := range tables {
+		idx := byTable[lt]
+		keys := make([][]byte, len(idx))
+		for k, i := range idx {
+			row, err := lt.Key.Encode(groups[i].events[0].ev.Key)
+			if err != nil {
+				return fmt.Errorf("write: locator key of %s: %w", lt.Entity, err)
+			}
+			keys[k] = row
+		}
+		rows, err := w.getRows(ctx, lt.Name, keys)
+		if err != nil {
+			return fmt.Errorf("write: read locator rows of %s: %w", lt.Name, err)
+		}
+		for k, i := range idx {
+			loc := &location{table: lt, row: keys[k]}
+			loc.at, loc.tomb = layout.ReadLocation(lt, rows[k])
+			groups[i].loc = loc
+		}
+	}
+	return nil
+}
+
+// readChunk is the rows one multi-get of getRows asks for: large enough
+// that a round trip carries many rows, small enough that a batch's reads
+// spread over several connections.
+const readChunk = 128
+
+// getRows reads the rows of keys from table, in the order of keys, in
+// multi-gets of readChunk rows, Readers of them at a time.
+func (w *Writer) getRows(ctx context.Context, table string, keys [][]byte) ([]store.Row, error) {
+	rows := make([]store.Row, len(keys))
+	chunks := (len(keys) + readChunk - 1) / readChunk
+	err := w.each(ctx, chunks, func(ctx context.Context, c int) error {
+		lo, hi := c*readChunk, min(len(keys), (c+1)*readChunk)
+		gets := make([]store.Get, hi-lo)
+		for k := range gets {
+			gets[k] = store.Get{Row: keys[lo+k]}
+		}
+		got, err := store.GetMany(ctx, w.st, table, gets)
+		if err != nil {
+			return err
+		}
+		copy(rows[lo:hi], got)
 		return nil
 	})
+	return rows, err
 }
 
 // settle picks the entity's current state among the rows read: the newest
