@@ -28,13 +28,13 @@ func checkCounters(r *reviewer) {
 func (r *reviewer) checkCounterMode(t *schema.Table) {
 	where := at{table: t.Name, line: firstLine(t.Lines["mode"], t.Line)}
 	switch t.Counter.Mode {
-	case schema.CounterExact:
+	case schema.CounterExact, schema.CounterBounded:
 	case schema.CounterFast:
 		r.add("counter-not-idempotent", where, fmt.Sprintf(
 			"counter table %s uses mode fast: a retried or replayed event is counted again, and the counts stay off until reconcile recomputes them (the schema cannot say whether reconcile is scheduled)", t.Name))
 	default:
 		r.add("counter-not-idempotent", where, fmt.Sprintf(
-			"counter table %s does not declare a mode: without mode exact, a retried or replayed event is counted again", t.Name))
+			"counter table %s does not declare a mode: without mode exact or bounded, a retried or replayed event is counted again", t.Name))
 	}
 }
 

@@ -481,6 +481,20 @@ func (s refuseStore) Mutate(ctx context.Context, table string, m store.RowMutati
 	return s.Store.Mutate(ctx, table, m)
 }
 
+func (c *crashStore) CheckAndMutate(ctx context.Context, table string, cond store.Condition, m store.RowMutation) (bool, error) {
+	c.mu.Lock()
+	if c.budget == 0 {
+		c.mu.Unlock()
+		return false, errCrash
+	}
+	if c.budget > 0 {
+		c.budget--
+	}
+	c.writes++
+	c.mu.Unlock()
+	return c.Store.CheckAndMutate(ctx, table, cond, m)
+}
+
 func (c *crashStore) Increment(ctx context.Context, table string, inc store.Increment) ([]int64, error) {
 	c.mu.Lock()
 	if c.budget == 0 {

@@ -32,6 +32,8 @@ type Writer struct {
 	opts Options
 	// unsupported is Supports(plan), worked out once.
 	unsupported error
+	// bounded: the entities that count in a bounded counter.
+	bounded map[string]bool
 }
 
 // New returns a writer for the plan's tables in st.
@@ -45,7 +47,13 @@ func New(plan *schema.Plan, st store.Store, opts Options) *Writer {
 	if opts.BatchRows <= 0 {
 		opts.BatchRows = 1000
 	}
-	return &Writer{plan: plan, st: st, opts: opts, unsupported: Supports(plan)}
+	w := &Writer{plan: plan, st: st, opts: opts, unsupported: Supports(plan), bounded: map[string]bool{}}
+	for _, e := range plan.Entities {
+		if len(layout.BoundedTables(plan, e.Name)) > 0 {
+			w.bounded[e.Name] = true
+		}
+	}
+	return w
 }
 
 // Supports reports whether the writer can keep every table of the plan:
@@ -81,6 +89,7 @@ type Stats struct {
 	Cells      map[string]int // cells put, per table
 	Deletes    map[string]int // delete markers written, per table
 	Increments int            // fast-mode counter increments
+	Counted    int            // bounded counter rows written
 }
 
 // Add accumulates another batch's stats.
@@ -92,6 +101,7 @@ func (s *Stats) Add(o Stats) {
 	s.Refreshed += o.Refreshed
 	s.Rejected += o.Rejected
 	s.Increments += o.Increments
+	s.Counted += o.Counted
 	if s.Cells == nil {
 		s.Cells, s.Deletes = map[string]int{}, map[string]int{}
 	}
@@ -248,6 +258,11 @@ func (w *Writer) prepare(i int, ev *event.Event) (*pending, error) {
 		return nil, fmt.Errorf("entity %s has no primary table, and no other entity copies its fields live", ev.Entity)
 	}
 	p := &pending{idx: i, ev: ev, ent: ent}
+	if ev.Stream == "" && w.bounded[ent.Name] {
+		// Without a position the writer cannot tell a replay from a new
+		// event in the counter rows' sequences.
+		return nil, fmt.Errorf("entity %s counts in a bounded counter, which needs the event's log position: apply it through a log (write.Run, denorm apply, denorm sink)", ent.Name)
+	}
 	if w.plan.Locator(ent.Name) != nil {
 		k, err := layout.EntityKey(ent, ev.Key)
 		if err != nil {
