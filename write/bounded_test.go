@@ -49,6 +49,21 @@ func positioned(log []*event.Event, stream string) []*event.Event {
 	return out
 }
 
+// partitioned spreads a log over two streams by entity, as a keyed Kafka
+// topic with two partitions does: each stream's offsets grow in log order.
+func partitioned(log []*event.Event) []*event.Event {
+	out := make([]*event.Event, len(log))
+	next := map[string]int64{}
+	for i, e := range log {
+		c := *e
+		c.Stream = fmt.Sprintf("part-%d", rowkey.SaltBucket([]byte(entityOf(e)), 2))
+		c.Offset = next[c.Stream]
+		next[c.Stream]++
+		out[i] = &c
+	}
+	return out
+}
+
 // boundedUnits reads every bounded daily_units row: the totals its state
 // cell holds, by "day|sku" summed over buckets. It fails the test when a
 // row holds more than its state cell and one total cell per add column, or
@@ -172,7 +187,7 @@ func convergeBounded(t *testing.T, f *fixture, seed int64, h int) {
 	for _, lg := range []struct {
 		name string
 		log  []*event.Event
-	}{{"in order", inOrder}, {"shuffled", shuffled}} {
+	}{{"in order", inOrder}, {"shuffled", shuffled}, {"two streams", partitioned(shuffled)}} {
 		cs := &crashStore{Store: refuseStore{f.ns}, budget: -1}
 		f.reset(t, ctx)
 		run(t, ctx, New(f.plan, withSyncOf(cs, f.st), Options{}), lg.log, rand.New(rand.NewSource(int64(h))))
