@@ -147,10 +147,15 @@ func DecodeCounted(b []byte) (*Counted, error) {
 }
 
 // Seq is how far a counter row has counted one stream: every event of the
-// stream at or below Offset is in the row's totals, none above it.
+// stream at or below Offset is in the row's totals, none above it. Settled
+// is what the writer knew, when it last wrote the row, of the whole
+// stream: every event below Settled is counted in every row it counts in
+// (the batch began there, and the batches before it completed). It tells
+// reconcile which records are no longer in flight.
 type Seq struct {
-	Stream uint64
-	Offset int64
+	Stream  uint64
+	Offset  int64
+	Settled int64
 }
 
 // Total is one add column's total in a bounded counter row.
@@ -177,12 +182,31 @@ func (s *CounterState) Seq(stream uint64) int64 {
 
 // Advance raises a stream's sequence to at least off.
 func (s *CounterState) Advance(stream uint64, off int64) {
+	q := s.seq(stream)
+	q.Offset = max(q.Offset, off)
+}
+
+// Settle raises what the row says of a stream's settled position.
+func (s *CounterState) Settle(stream uint64, settled int64) {
+	q := s.seq(stream)
+	q.Settled = max(q.Settled, settled)
+}
+
+// Settled returns the row's settled position of a stream, -1 when none.
+func (s *CounterState) Settled(stream uint64) int64 {
 	i, ok := slices.BinarySearchFunc(s.Seqs, stream, func(x Seq, id uint64) int { return cmpU64(x.Stream, id) })
-	if ok {
-		s.Seqs[i].Offset = max(s.Seqs[i].Offset, off)
-		return
+	if !ok {
+		return -1
 	}
-	s.Seqs = slices.Insert(s.Seqs, i, Seq{Stream: stream, Offset: off})
+	return s.Seqs[i].Settled
+}
+
+func (s *CounterState) seq(stream uint64) *Seq {
+	i, ok := slices.BinarySearchFunc(s.Seqs, stream, func(x Seq, id uint64) int { return cmpU64(x.Stream, id) })
+	if !ok {
+		s.Seqs = slices.Insert(s.Seqs, i, Seq{Stream: stream, Offset: -1, Settled: -1})
+	}
+	return &s.Seqs[i]
 }
 
 // Total returns an add column's total (0 when the row has none).
@@ -244,6 +268,7 @@ func EncodeCounterState(s *CounterState) []byte {
 	for _, q := range s.Seqs {
 		out = binary.BigEndian.AppendUint64(out, q.Stream)
 		out = binary.AppendVarint(out, q.Offset)
+		out = binary.AppendVarint(out, q.Settled)
 	}
 	return out
 }
@@ -298,7 +323,12 @@ func DecodeCounterState(b []byte) (*CounterState, error) {
 			return nil, fmt.Errorf("counter state: sequence %d is truncated", i)
 		}
 		b = b[8+k:]
-		s.Seqs = append(s.Seqs, Seq{Stream: id, Offset: off})
+		settled, k := binary.Varint(b)
+		if k <= 0 {
+			return nil, fmt.Errorf("counter state: sequence %d is truncated", i)
+		}
+		b = b[k:]
+		s.Seqs = append(s.Seqs, Seq{Stream: id, Offset: off, Settled: settled})
 	}
 	if len(b) != 0 {
 		return nil, fmt.Errorf("counter state: %d bytes after the last sequence", len(b))

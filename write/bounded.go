@@ -42,6 +42,7 @@ type boundedRow struct {
 	// What the batch does to it.
 	deltas  map[string]int64 // family \x00 qualifier -> delta
 	streams map[uint64]int64 // stream -> offset to raise its sequence to
+	settled map[uint64]int64 // stream -> where the batch began
 }
 
 // boundedBatch is the bounded-counter work of one batch.
@@ -106,7 +107,7 @@ func boundedCounts(ep *entityPlan) []layout.Increment {
 // ep.counted). It runs before anything of the batch is written.
 func (w *Writer) planBounded(ctx context.Context, plans []*entityPlan) (*boundedBatch, error) {
 	bb := &boundedBatch{rows: map[string]*boundedRow{}}
-	maxOff := map[uint64]int64{}
+	maxOff, minOff := map[uint64]int64{}, map[uint64]int64{}
 	var eps []*entityPlan
 	for _, ep := range plans {
 		if !w.hasBounded(ep.g.ent.Name) {
@@ -125,12 +126,15 @@ func (w *Writer) planBounded(ctx context.Context, plans []*entityPlan) (*bounded
 			if o, ok := maxOff[id]; !ok || p.ev.Offset > o {
 				maxOff[id] = p.ev.Offset
 			}
+			if o, ok := minOff[id]; !ok || p.ev.Offset < o {
+				minOff[id] = p.ev.Offset
+			}
 		}
 		old, _ := newestCounted(ep.g)
 		add := func(table string, row []byte) {
 			k := boundedKey(table, row)
 			if bb.rows[k] == nil {
-				bb.rows[k] = &boundedRow{table: table, row: row, deltas: map[string]int64{}, streams: map[uint64]int64{}}
+				bb.rows[k] = &boundedRow{table: table, row: row, deltas: map[string]int64{}, streams: map[uint64]int64{}, settled: map[uint64]int64{}}
 				bb.keys = append(bb.keys, k)
 			}
 		}
@@ -189,6 +193,10 @@ func (w *Writer) planBounded(ctx context.Context, plans []*entityPlan) (*bounded
 			// row's sequence is at or past the offset of every record it
 			// holds the Now of (docs/writer.md, "bounded counters").
 			br.streams[s] = maxOff[s]
+			// Everything of the stream before this batch is counted: the
+			// batches before it completed (or it replays from the
+			// committed position, which only moves past completed ones).
+			br.settled[s] = minOff[s]
 		}
 		if old == nil && len(rec.Counts) == 0 {
 			continue // counts nothing, and never did
@@ -312,6 +320,11 @@ func (w *Writer) casBounded(ctx context.Context, br *boundedRow) (bool, error) {
 			if next.Seq(s) < off {
 				next.Advance(s, off)
 				changed = true
+			}
+		}
+		for s, off := range br.settled {
+			if next.Settled(s) < off && changed {
+				next.Settle(s, off) // news for reconcile only: not worth a write alone
 			}
 		}
 		if !changed {
