@@ -21,7 +21,7 @@ func TestDailyUnitsFastMode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	text := strings.Replace(string(src), "mode: exact", "mode: fast", 1)
+	text := strings.Replace(string(src), "mode: bounded", "mode: fast", 1)
 	plan, err := schema.Parse("orders_fast.yaml", []byte(text))
 	if err != nil {
 		t.Fatal(err)
@@ -78,13 +78,12 @@ func TestDailyUnitsBoundedMode(t *testing.T) {
 	}
 	for _, buckets := range []string{"4", "1"} {
 		t.Run("buckets"+buckets, func(t *testing.T) {
-			text := strings.Replace(string(src), "mode: exact", "mode: bounded", 1)
-			text = strings.Replace(text, "buckets: 4", "buckets: "+buckets, 1)
+			text := strings.Replace(string(src), "buckets: 1", "buckets: "+buckets, 1)
 			plan, err := schema.Parse("orders_bounded.yaml", []byte(text))
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !plan.Table("daily_units").Counter.Bounded() {
+			if !plan.Table("daily_units").Counter.Bounded() || plan.Table("daily_units").Counter.Buckets != int(buckets[0]-'0') {
 				t.Fatal("the counter is not bounded")
 			}
 			dir := t.TempDir()

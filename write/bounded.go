@@ -114,20 +114,20 @@ func (w *Writer) planBounded(ctx context.Context, plans []*entityPlan) (*bounded
 			continue
 		}
 		win := winner(ep)
-		if win == nil || win.ev.Stream == "" {
-			return nil, fmt.Errorf("write: %s %s: a bounded counter needs the log position of the event it counts (write.Run sets it)", ep.g.ent.Name, store.Printable(ep.g.events[0].groupKey))
+		if win == nil || win.stream == "" {
+			return nil, fmt.Errorf("write: %s %s: no position for the event a bounded counter counts", ep.g.ent.Name, store.Printable(ep.g.events[0].groupKey))
 		}
 		eps = append(eps, ep)
 		for _, p := range ep.g.events {
-			if p.ev.Stream == "" {
+			if p.stream == "" {
 				continue
 			}
-			id := layout.StreamID(p.ev.Stream)
-			if o, ok := maxOff[id]; !ok || p.ev.Offset > o {
-				maxOff[id] = p.ev.Offset
+			id := layout.StreamID(p.stream)
+			if o, ok := maxOff[id]; !ok || p.offset > o {
+				maxOff[id] = p.offset
 			}
-			if o, ok := minOff[id]; !ok || p.ev.Offset < o {
-				minOff[id] = p.ev.Offset
+			if o, ok := minOff[id]; !ok || p.offset < o {
+				minOff[id] = p.offset
 			}
 		}
 		old, _ := newestCounted(ep.g)
@@ -158,7 +158,7 @@ func (w *Writer) planBounded(ctx context.Context, plans []*entityPlan) (*bounded
 	}
 	for _, ep := range eps {
 		win := winner(ep)
-		s := layout.StreamID(win.ev.Stream)
+		s := layout.StreamID(win.stream)
 		old, oldRow := newestCounted(ep.g)
 		now := map[string]layout.Increment{}
 		var refs []layout.Ref
@@ -175,7 +175,7 @@ func (w *Writer) planBounded(ctx context.Context, plans []*entityPlan) (*bounded
 			}
 		}
 		slices.SortFunc(refs, func(a, b layout.Ref) int { return a.Compare(b) })
-		rec := &layout.Counted{Stream: s, Offset: win.ev.Offset}
+		rec := &layout.Counted{Stream: s, Offset: win.offset}
 		for _, r := range refs {
 			br := bb.rows[boundedKey(r.Table, r.Row)]
 			var inc int64

@@ -34,6 +34,8 @@ type Writer struct {
 	unsupported error
 	// bounded: the entities that count in a bounded counter.
 	bounded map[string]bool
+	// lanes position the events that come from no log (lanes.go).
+	lanes lanes
 }
 
 // New returns a writer for the plan's tables in st.
@@ -126,6 +128,10 @@ type pending struct {
 	// groupKey identifies the entity in the batch: the entity key when a
 	// locator follows it from row to row, else the primary row key.
 	groupKey []byte
+	// stream and offset are where bounded counters take the event to be:
+	// its log position, or its place in the Apply on the writer's lane.
+	stream string
+	offset int64
 }
 
 // group is every event of one entity in a batch, in log order.
@@ -165,6 +171,19 @@ func (w *Writer) Apply(ctx context.Context, evs []*event.Event) (Stats, []Reject
 	if w.unsupported != nil {
 		return stats, nil, w.unsupported
 	}
+	var ln *lane
+	if w.needsLane(evs) {
+		var err error
+		if ln, err = w.lanes.take(); err != nil {
+			return stats, nil, err
+		}
+	}
+	st, rej, err := w.apply(ctx, evs, ln, stats)
+	w.lanes.done(ln, len(evs), err == nil)
+	return st, rej, err
+}
+
+func (w *Writer) apply(ctx context.Context, evs []*event.Event, ln *lane, stats Stats) (Stats, []Rejected, error) {
 	var rejected []Rejected
 	var groups []*group
 	byKey := map[string]*group{}
@@ -200,6 +219,10 @@ func (w *Writer) Apply(ctx context.Context, evs []*event.Event) (Stats, []Reject
 		if perrs[k] != nil {
 			rejected = append(rejected, Rejected{Index: i, Event: ev, Reason: perrs[k]})
 			continue
+		}
+		p.stream, p.offset = ev.Stream, ev.Offset
+		if p.stream == "" && ln != nil {
+			p.stream, p.offset = ln.stream, ln.next+int64(i)
 		}
 		id := ev.Entity + "\x00" + string(p.groupKey)
 		g := byKey[id]
@@ -258,11 +281,6 @@ func (w *Writer) prepare(i int, ev *event.Event) (*pending, error) {
 		return nil, fmt.Errorf("entity %s has no primary table, and no other entity copies its fields live", ev.Entity)
 	}
 	p := &pending{idx: i, ev: ev, ent: ent}
-	if ev.Stream == "" && w.bounded[ent.Name] {
-		// Without a position the writer cannot tell a replay from a new
-		// event in the counter rows' sequences.
-		return nil, fmt.Errorf("entity %s counts in a bounded counter, which needs the event's log position: apply it through a log (write.Run, denorm apply, denorm sink)", ent.Name)
-	}
 	if w.plan.Locator(ent.Name) != nil {
 		k, err := layout.EntityKey(ent, ev.Key)
 		if err != nil {
