@@ -35,16 +35,16 @@ func skewEvents() int {
 // skewStore is one mode's store with the skewed stream applied through a
 // log (write.Run, as denorm apply does), and its busiest counter row.
 type skewStore struct {
-	plan       *schema.Plan
-	st         store.Store
-	busiest    []byte // the daily_units row with the most cells
-	cells      int
-	bytes      int
-	sku        string
-	placedAt   int64
-	applySecs  float64
-	rows       int // daily_units rows
-	maxCells   int // the most cells of any of them
+	plan      *schema.Plan
+	st        store.Store
+	busiest   []byte // the daily_units row with the most cells
+	cells     int
+	bytes     int
+	sku       string
+	placedAt  int64
+	applySecs float64
+	rows      int // daily_units rows
+	maxCells  int // the most cells of any of them
 }
 
 var (
