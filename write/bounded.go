@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/denorm/denorm/layout"
-	"github.com/denorm/denorm/schema"
 	"github.com/denorm/denorm/store"
 )
 
@@ -365,4 +364,3 @@ func (w *Writer) casBounded(ctx context.Context, br *boundedRow) (bool, error) {
 	}
 }
 
-var _ = schema.CounterBounded
