@@ -363,4 +363,3 @@ func (w *Writer) casBounded(ctx context.Context, br *boundedRow) (bool, error) {
 		}
 	}
 }
-
