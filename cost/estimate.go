@@ -31,7 +31,8 @@ type TableEstimate struct {
 	Bytes          float64  `json:"bytes"`            // KeyValues: 20 + row + family + qualifier + value per cell
 	Overhead       float64  `json:"overhead"`         // Bytes / ValueBytes; 0 when there are no value bytes
 	Replicated     float64  `json:"bytes_replicated"` // Bytes x replication
-	Shared         bool     `json:"shared"`           // counter rows, shared by many records: not in the entity total
+	Shared         bool     `json:"shared"`           // fast counter rows, shared by many records: not in the entity total
+	CounterMode    string   `json:"counter_mode,omitempty"`
 	Assumptions    []string `json:"assumptions"`
 }
 
@@ -55,7 +56,9 @@ type Estimate struct {
 	Tables      []TableEstimate `json:"tables"`
 	Entities    []EntityTotal   `json:"entities"`
 	// TotalBytes sums every entity's records (those the workload counts):
-	// the whole data set, counters aside, before and after replication.
+	// the whole data set, fast counters aside (exact contributions and
+	// bounded records grow with the records and are in), before and after
+	// replication.
 	TotalBytes      float64 `json:"total_bytes"`
 	TotalReplicated float64 `json:"total_bytes_replicated"`
 }
@@ -77,7 +80,13 @@ func EstimatePlan(p *schema.Plan, opts Options) (Estimate, error) {
 		te := TableEstimate{
 			Table: t.Name, Entity: t.Entity, Role: string(t.Role), Line: t.Line,
 			RowsPerRecord: l.RowsPerRecord, CellsPerRecord: l.CellsPerRecord(), KeyBytes: l.KeyBytes,
-			Shared: t.Role == schema.RoleCounter, Assumptions: append([]string{}, l.Assumed...),
+			Shared: SharedCounter(t), Assumptions: append([]string{}, l.Assumed...),
+		}
+		if t.Counter != nil {
+			te.CounterMode = string(t.Counter.Mode)
+			if te.CounterMode == "" {
+				te.CounterMode = string(schema.CounterFast)
+			}
 		}
 		for _, c := range l.Cells {
 			n := c.PerRow * l.RowsPerRecord

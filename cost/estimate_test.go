@@ -127,17 +127,18 @@ func TestEstimateByHand(t *testing.T) {
 	if q.KeyBytes != 20 || !near(q.RowsPerRecord, 4) || !near(q.Bytes, 4*104) {
 		t.Errorf("by_qty: %+v", q)
 	}
-	// counts: shared rows; key 6+2 + 1 bucket byte = 9, one 8-byte cell per
-	// bucket row: 2 * (20+9+1+1+8).
+	// counts, mode exact: one contribution per record, growing with the
+	// records, so in the totals; key 6+2 + 1 bucket byte = 9, qualifier
+	// "n" + 0 + the 12-byte entity key, an 8-byte value: 20+9+1+14+8 = 52.
 	c := byName["counts"]
-	if !c.Shared || c.KeyBytes != 9 || !near(c.Bytes, 2*39) {
+	if c.Shared || c.CounterMode != "exact" || c.KeyBytes != 9 || !near(c.Bytes, 52) {
 		t.Errorf("counts: %+v", c)
 	}
 	if len(est.Entities) != 1 {
 		t.Fatalf("entities: %+v", est.Entities)
 	}
 	e := est.Entities[0]
-	total := o.Bytes + s.Bytes + q.Bytes
+	total := o.Bytes + s.Bytes + q.Bytes + c.Bytes
 	if !near(e.Bytes, total) || !near(e.Replicated, 3*total) || e.Records != 1000 || !near(e.TotalBytes, 1000*total) {
 		t.Errorf("entity total: %+v, want bytes %.0f", e, total)
 	}
@@ -146,6 +147,38 @@ func TestEstimateByHand(t *testing.T) {
 	}
 	if !near(e.Overhead, total/e.ValueBytes) {
 		t.Errorf("overhead %.3f", e.Overhead)
+	}
+}
+
+// Per mode, a counter costs what it stores: fast, one shared row per
+// bucket (out of the totals); exact, a contribution per record; bounded,
+// the Counted record per record, its counter rows of fixed size noted.
+func TestEstimateCounterModes(t *testing.T) {
+	get := func(mode string) TableEstimate {
+		est, err := EstimatePlan(parse(t, strings.Replace(ordersSrc, "mode: exact", "mode: "+mode, 1)), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, te := range est.Tables {
+			if te.Table == "counts" {
+				return te
+			}
+		}
+		t.Fatal("no counts table")
+		return TableEstimate{}
+	}
+	fast, exact, bounded := get("fast"), get("exact"), get("bounded")
+	// fast: key 9, one 8-byte cell per bucket row: 2 * (20+9+1+1+8).
+	if !fast.Shared || !near(fast.Bytes, 2*39) {
+		t.Errorf("fast: %+v", fast)
+	}
+	if exact.Shared || !near(exact.Bytes, 52) {
+		t.Errorf("exact: %+v", exact)
+	}
+	// bounded: the record in the primary row (key 12, family d, "\x00c"):
+	// 8+4+1 and one count of 4+6+9+1+1+4 = 25 bytes: 20+12+1+2+38 = 73.
+	if bounded.Shared || bounded.CounterMode != "bounded" || !near(bounded.Bytes, 73) || len(bounded.Assumptions) == 0 {
+		t.Errorf("bounded: %+v", bounded)
 	}
 }
 
@@ -220,7 +253,7 @@ func TestOutputs(t *testing.T) {
 	if err := WriteText(&text, est); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"by_qty", "counts *", "x2 replicas", "order: 753 bytes per record", "1000 records"} {
+	for _, want := range []string{"by_qty", "counts (counter, mode exact): one contribution cell per record", "x2 replicas", "order: 805 bytes per record", "1000 records"} {
 		if !strings.Contains(text.String(), want) {
 			t.Errorf("text lacks %q:\n%s", want, text.String())
 		}

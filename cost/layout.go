@@ -29,8 +29,9 @@ type CellShape struct {
 type Layout struct {
 	Table *schema.Table
 	// RowsPerRecord is 1, or the expected child count for tables with one
-	// row per child element. For counter tables it is the rows one counter
-	// occupies (its buckets); they are shared by many records.
+	// row per child element. For fast counters it is the rows one counter
+	// occupies (its buckets), shared by many records; exact and bounded
+	// counters store per record (counters.go).
 	RowsPerRecord float64
 	KeyBytes      int64
 	Cells         []CellShape
@@ -167,13 +168,8 @@ func TableLayout(p *schema.Plan, t *schema.Table) Layout {
 		}
 	}
 	if t.Counter != nil {
-		l.RowsPerRecord = 1
-		if t.Counter.Buckets > 1 {
-			l.RowsPerRecord = float64(t.Counter.Buckets)
-		}
-		for _, a := range t.Counter.Adds {
-			l.Cells = append(l.Cells, CellShape{Family: a.Family, Qualifier: a.Qualifier, QualBytes: int64(len(a.Qualifier)), ValBytes: 8, PerRow: 1})
-		}
+		l.Assumed = nil // counterLayout counts the children itself
+		counterLayout(p, t, e, &l)
 		return l
 	}
 	for _, c := range t.Columns {

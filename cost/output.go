@@ -39,8 +39,16 @@ func WriteText(w io.Writer, est Estimate) error {
 	b.WriteString("\nBytes are KeyValues before block encoding and compression: 20 + row + family + qualifier + value per cell.\n")
 	for _, t := range est.Tables {
 		if t.Shared {
-			b.WriteString("* counter rows are shared by many records: the figure is one counter's rows, not in the totals.\n")
+			b.WriteString("* fast counter rows are shared by many records: the figure is one counter's rows, not in the totals.\n")
 			break
+		}
+	}
+	for _, t := range est.Tables {
+		switch t.CounterMode {
+		case "exact":
+			fmt.Fprintf(&b, "%s (counter, mode exact): one contribution cell per record in the counter rows; they grow with the records and are in the totals.\n", t.Table)
+		case "bounded":
+			fmt.Fprintf(&b, "%s (counter, mode bounded): the figure is the record each primary row keeps of its counts (in the totals); the counter rows themselves stay one state cell and a total per add, whatever the traffic.\n", t.Table)
 		}
 	}
 	for _, e := range est.Entities {
@@ -51,7 +59,7 @@ func WriteText(w io.Writer, est Estimate) error {
 		}
 	}
 	if est.TotalBytes > 0 && len(est.Entities) > 1 {
-		fmt.Fprintf(&b, "\nall entities: %s, %s at replication %d (counters aside)\n", human(est.TotalBytes), human(est.TotalReplicated), est.Replication)
+		fmt.Fprintf(&b, "\nall entities: %s, %s at replication %d (fast counters aside)\n", human(est.TotalBytes), human(est.TotalReplicated), est.Replication)
 	}
 	var notes []string
 	for _, t := range est.Tables {

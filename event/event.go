@@ -37,6 +37,12 @@ type Event struct {
 	// Hints are the previous values of indexed fields, when the producer
 	// knows them; nil otherwise.
 	Hints map[string]any
+	// Stream and Offset say where the event was read: the log (a file, a
+	// Kafka topic partition) and its position there, set by write.Run from
+	// the source record. Bounded counters count each stream's events once
+	// by them; Stream is empty for an event that came from no log.
+	Stream string
+	Offset int64
 }
 
 // KeyString renders the key for logs and grouping: the values of the key

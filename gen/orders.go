@@ -26,6 +26,10 @@ type OrdersOptions struct {
 	// Renames is the share of events that rename a product, whose name
 	// orders copy live; 0 means none.
 	Renames float64
+	// HotSKU is the share of order items on one SKU (sku00000), on top of
+	// the zipf spread: a best seller, the skew that makes one counter row
+	// take a large share of the traffic. 0 means none.
+	HotSKU float64
 }
 
 // order is one order's evolving state.
@@ -75,6 +79,8 @@ func Orders(w io.Writer, opts OrdersOptions) error {
 	// Reordering and duplication draw from their own source, so that the
 	// same seed gives the same orders with or without them.
 	mess := rand.New(rand.NewSource(opts.Seed ^ 0x5eed))
+	// The best seller draws from its own source too.
+	hot := rand.New(rand.NewSource(opts.Seed ^ 0x407))
 	bw := bufio.NewWriterSize(w, 1<<20)
 	var live []*order
 	clock := opts.Start.UnixMilli()
@@ -134,6 +140,9 @@ func Orders(w io.Writer, opts OrdersOptions) error {
 			for i := 0; i < 1+r.Intn(10); i++ {
 				line++
 				sku := fmt.Sprintf("sku%05d", skuZipf.Uint64())
+				if opts.HotSKU > 0 && hot.Float64() < opts.HotSKU {
+					sku = "sku00000"
+				}
 				q := int64(1 + r.Intn(5))
 				price := int64(100 + r.Intn(9900))
 				o.items = append(o.items, map[string]any{"line": line, "sku": sku, "quantity": q,

@@ -65,6 +65,8 @@ type Increment struct {
 	Family    string
 	Qualifier []byte
 	Delta     int64
+	// Bounded: a count in a bounded-mode counter, not a fast increment.
+	Bounded bool
 }
 
 // Derived is everything one entity state puts in the store.
@@ -75,7 +77,9 @@ type Derived struct {
 	// Items are index rows, lookup rows and exact-mode counter
 	// contributions, sorted by ID.
 	Items []Item
-	// Increments are fast-mode counter additions, applied once per entity.
+	// Increments are fast-mode counter additions, applied once per entity,
+	// and the state's counts in bounded-mode counters (Bounded set), which
+	// the writer counts through each row's totals.
 	Increments []Increment
 }
 
@@ -300,7 +304,7 @@ func deriveRow(plan *schema.Plan, ent *schema.Entity, t *schema.Table, vals map[
 				}
 			}
 			if !merged {
-				d.Increments = append(d.Increments, Increment{Table: t.Name, Row: row, Family: a.Family, Qualifier: []byte(a.Qualifier), Delta: delta})
+				d.Increments = append(d.Increments, Increment{Table: t.Name, Row: row, Family: a.Family, Qualifier: []byte(a.Qualifier), Delta: delta, Bounded: t.Counter.Bounded()})
 			}
 		}
 	}

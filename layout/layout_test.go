@@ -3,7 +3,9 @@ package layout
 import (
 	"fmt"
 	"math/rand"
+	"os"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/denorm/denorm/schema"
@@ -13,6 +15,22 @@ import (
 func ordersPlan(t testing.TB) *schema.Plan {
 	t.Helper()
 	p, err := schema.Load("../examples/orders.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// exactPlan is the orders example with daily_units keeping one contribution
+// per order (mode exact) in 4 bucket rows.
+func exactPlan(t testing.TB) *schema.Plan {
+	t.Helper()
+	b, err := os.ReadFile("../examples/orders.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := strings.Replace(strings.Replace(string(b), "mode: bounded", "mode: exact", 1), "buckets: 1", "buckets: 4", 1)
+	p, err := schema.Parse("orders_exact.yaml", []byte(src))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +110,7 @@ func TestDeriveReadStateRoundTrip(t *testing.T) {
 }
 
 func TestDeriveOrders(t *testing.T) {
-	p := ordersPlan(t)
+	p := exactPlan(t)
 	ent := p.Entity("order")
 	st := map[string]any{"orderId": "o-1", "customerId": "c-1", "status": "OPEN", "placedAt": int64(86_400_000 * 3),
 		"items": []map[string]any{
@@ -200,4 +218,43 @@ func FuzzDecodeRefs(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		_, _ = DecodeRefs(b)
 	})
+}
+
+// In mode bounded (the example's), a state's counts are no cells of its
+// own but bounded increments, one per counter cell, merged per row: what
+// the writer records in the Counted record and adds through the totals.
+func TestDeriveBoundedCounts(t *testing.T) {
+	p := ordersPlan(t)
+	st := map[string]any{"orderId": "o-1", "customerId": "c-1", "status": "OPEN", "placedAt": int64(86_400_000 * 3),
+		"items": []map[string]any{
+			{"line": int32(1), "sku": "a", "quantity": int64(2)},
+			{"line": int32(2), "sku": "a", "quantity": int64(5)},
+			{"line": int32(3), "sku": "b", "quantity": int64(1)},
+		}}
+	d, err := Derive(p, p.Entity("order"), st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, it := range d.Items {
+		if it.Table == "daily_units" {
+			t.Fatalf("a bounded counter derived a cell: %+v", it)
+		}
+	}
+	got := map[string]int64{}
+	for _, in := range d.Increments {
+		if in.Table != "daily_units" || !in.Bounded {
+			t.Fatalf("increment %+v", in)
+		}
+		got[string(in.Row)] += in.Delta
+	}
+	if len(got) != 2 || len(d.Increments) != 2 {
+		t.Fatalf("counts %v, want one per (day, sku)", got)
+	}
+	var total int64
+	for _, n := range got {
+		total += n
+	}
+	if total != 8 {
+		t.Fatalf("counts %v, want 8 in all", got)
+	}
 }

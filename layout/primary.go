@@ -38,6 +38,11 @@ type State struct {
 	Values map[string]any
 	// Pending: the refs the version's write was to delete.
 	Pending []Ref
+	// Counted is what bounded counters hold of the entity, as the row's
+	// newest Counted record says (nil when it has none); CountedAt is that
+	// record's timestamp.
+	Counted   *Counted
+	CountedAt int64
 	// Live holds the live-copy cells (qualifier -> cell), which carry the
 	// referenced entities' versions and are not part of Version.
 	Live map[string]store.Cell
@@ -86,6 +91,12 @@ func ReadState(plan *schema.Plan, ent *schema.Entity, t *schema.Table, row store
 			continue
 		}
 		if c.Family == book && IsBookkeeping(c.Qualifier) {
+			if bytes.Equal(c.Qualifier, QualCounted) && (st.Counted == nil || c.Timestamp > st.CountedAt) {
+				if st.Counted, err = DecodeCounted(c.Value); err != nil {
+					return nil, fmt.Errorf("layout: counted record of %s row %s: %w", t.Name, store.Printable(row.Key), err)
+				}
+				st.CountedAt = c.Timestamp
+			}
 			if bytes.Equal(c.Qualifier, QualPending) && c.Timestamp == st.Version {
 				if st.Pending, err = DecodeRefs(c.Value); err != nil {
 					return nil, fmt.Errorf("layout: pending refs of %s row %s: %w", t.Name, store.Printable(row.Key), err)

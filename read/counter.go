@@ -6,12 +6,14 @@ import (
 
 	"github.com/denorm/denorm/layout"
 	"github.com/denorm/denorm/schema"
+	"github.com/denorm/denorm/store"
 )
 
 // counterRow sums a counter over its bucket rows. In exact mode each
 // entity's contribution is its own cell (qualifier, a zero byte, the entity
 // key) and the value is their sum, plus any total cell under the bare
-// qualifier; in fast mode the bare cell is the value.
+// qualifier; in fast mode the bare cell is the value; in bounded mode the
+// row's state cell holds the totals.
 func (r *Reader) counterRow(qq *query, it *item) (map[string]any, error) {
 	key := it.last
 	if qq.t.Counter.Buckets > 1 {
@@ -24,6 +26,9 @@ func (r *Reader) counterRow(qq *query, it *item) (map[string]any, error) {
 	out := make(map[string]any, len(vals)+len(qq.t.Counter.Adds))
 	for k, v := range vals {
 		out[k] = v
+	}
+	if qq.t.Counter.Bounded() {
+		return out, boundedTotals(qq.t, it.rows, out)
 	}
 	exact := qq.t.Counter.Mode == schema.CounterExact
 	for _, a := range qq.t.Counter.Adds {
@@ -48,4 +53,29 @@ func (r *Reader) counterRow(qq *query, it *item) (map[string]any, error) {
 		out[a.Family+":"+a.Qualifier] = sum
 	}
 	return out, nil
+}
+
+// boundedTotals sums a bounded counter's totals over its bucket rows, from
+// each row's state cell: the cell every write changes at once, so totals of
+// one row are always read as of one batch. A row without one counts 0.
+func boundedTotals(t *schema.Table, rows []store.Row, out map[string]any) error {
+	fam := layout.CounterStateFamily(t)
+	sums := make([]int64, len(t.Counter.Adds))
+	for _, row := range rows {
+		c, ok := row.Latest(fam, layout.QualCounterState)
+		if !ok {
+			continue
+		}
+		st, err := layout.DecodeCounterState(c.Value)
+		if err != nil {
+			return fmt.Errorf("read: counter %s row %s: %w", t.Name, store.Printable(row.Key), err)
+		}
+		for i, a := range t.Counter.Adds {
+			sums[i] += st.Total(a.Family, []byte(a.Qualifier))
+		}
+	}
+	for i, a := range t.Counter.Adds {
+		out[a.Family+":"+a.Qualifier] = sums[i]
+	}
+	return nil
 }

@@ -21,7 +21,7 @@ func TestDailyUnitsFastMode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	text := strings.Replace(string(src), "mode: exact", "mode: fast", 1)
+	text := strings.Replace(string(src), "mode: bounded", "mode: fast", 1)
 	plan, err := schema.Parse("orders_fast.yaml", []byte(text))
 	if err != nil {
 		t.Fatal(err)
@@ -49,5 +49,69 @@ func TestDailyUnitsFastMode(t *testing.T) {
 		if len(res.Rows) != 1 || res.Rows[0]["c:u"] != sum {
 			t.Fatalf("%v: got %+v, want %d", k, res.Rows, sum)
 		}
+	}
+}
+
+// getCounter counts the store calls a read makes.
+type getCounter struct {
+	store.Store
+	gets, scans int
+}
+
+func (g *getCounter) Get(ctx context.Context, table string, get store.Get) (store.Row, error) {
+	g.gets++
+	return g.Store.Get(ctx, table, get)
+}
+
+func (g *getCounter) Scan(ctx context.Context, table string, sc store.Scan) (store.Scanner, error) {
+	g.scans++
+	return g.Store.Scan(ctx, table, sc)
+}
+
+// In bounded mode a counter is the total in its rows' state cells: exact
+// on a stream with replays and duplicates, and, in one bucket, one Get of a
+// row of at most 1 + adds cells.
+func TestDailyUnitsBoundedMode(t *testing.T) {
+	src, err := os.ReadFile("../examples/orders.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, buckets := range []string{"4", "1"} {
+		t.Run("buckets"+buckets, func(t *testing.T) {
+			text := strings.Replace(string(src), "buckets: 1", "buckets: "+buckets, 1)
+			plan, err := schema.Parse("orders_bounded.yaml", []byte(text))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !plan.Table("daily_units").Counter.Bounded() || plan.Table("daily_units").Counter.Buckets != int(buckets[0]-'0') {
+				t.Fatal("the counter is not bounded")
+			}
+			dir := t.TempDir()
+			st, err := pebble.Open(context.Background(), filepath.Join(dir, "db"), pebble.Options{Durability: store.AsyncWAL})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			f := applyStream(t, st, dir, plan, gen.OrdersOptions{Events: 800, Seed: 8, SKUs: 15, Reorder: 0.1, Duplicate: 0.1})
+			gc := &getCounter{Store: f.st}
+			r := New(f.plan, gc, Options{})
+			want, at := f.dailyUnits()
+			if len(want) == 0 {
+				t.Fatal("no counters in the fixture")
+			}
+			for k, sum := range want {
+				gc.gets, gc.scans = 0, 0
+				res, err := r.Run(context.Background(), Request{Query: "daily_units", Values: map[string]any{"items.sku": k.sku, "placedAt": at[k]}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(res.Rows) != 1 || res.Rows[0]["c:u"] != sum {
+					t.Fatalf("%v: got %+v, want %d", k, res.Rows, sum)
+				}
+				if buckets == "1" && (gc.gets != 1 || gc.scans != 0) {
+					t.Fatalf("%v: %d gets and %d scans, want one get", k, gc.gets, gc.scans)
+				}
+			}
+		})
 	}
 }

@@ -192,7 +192,9 @@ func (r *Reader) Run(ctx context.Context, req Request) (*Result, error) {
 		limit = r.opts.DefaultLimit
 	}
 	limit = min(limit, r.opts.MaxLimit)
-	if qq.q.Shape == schema.ShapeGet && qq.t.Role != schema.RoleCounter {
+	// A bounded counter in one row is one Get of a row of fixed size; other
+	// counters sum bucket rows (and exact ones their contributions).
+	if qq.q.Shape == schema.ShapeGet && (qq.t.Role != schema.RoleCounter || qq.t.Counter.Bounded() && qq.t.Counter.Buckets == 1) {
 		return r.get(ctx, qq, vals, req)
 	}
 	return r.scan(ctx, qq, vals, limit, req)

@@ -85,12 +85,19 @@ func (j *job) diffGroup(ctx context.Context, rep *Report, group []target) error 
 	n := j.workers()
 	items := make([][]*expect, n)
 	incs := make([][]layout.Increment, n)
-	err := j.scanChunks(ctx, keyRange{}, func(rows []store.Row) error {
+	// Bounded ranges: their state cells first, then the records against
+	// them (bounded.go says why in this order).
+	bs, err := j.snapBounded(ctx, group)
+	if err != nil {
+		return err
+	}
+	err = j.scanChunks(ctx, keyRange{}, func(rows []store.Row) error {
 		err := forEachRow(ctx, n, rows, func(g int, row store.Row) error {
 			state, err := layout.ReadState(j.sp, j.ent, j.prim, row)
 			if err != nil {
 				return fmt.Errorf("reconcile: %w", err)
 			}
+			bs.count(j, state)
 			if !state.Exists() {
 				return nil
 			}
@@ -105,6 +112,9 @@ func (j *job) diffGroup(ctx context.Context, rep *Report, group []target) error 
 				}
 			}
 			for _, inc := range d.Increments {
+				if inc.Bounded {
+					continue // counted from the records, above
+				}
 				if ti, ri, ok := j.slotOf(inc.Table, inc.Row); ok && keeps(ti, ri, inc.Row, inc.Qualifier) {
 					incs[g] = append(incs[g], inc)
 				}
@@ -136,8 +146,14 @@ func (j *job) diffGroup(ctx context.Context, rep *Report, group []target) error 
 	if err != nil {
 		return err
 	}
+	if err := j.diffBounded(ctx, rep, bs); err != nil {
+		return err
+	}
 	var unknown []unknownContribution
 	for _, tg := range group {
+		if j.derived[tg.ti].bounded() {
+			continue // diffBounded did it
+		}
 		if err := j.diffRange(ctx, rep, tg, want, sums, ents, &unknown); err != nil {
 			return err
 		}

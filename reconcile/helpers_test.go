@@ -19,15 +19,18 @@ import (
 	"github.com/denorm/denorm/write"
 )
 
+// loadPlan is the orders example with daily_units in mode exact (the mode
+// these tests inject contribution faults into), or fast if asked; the
+// example's own mode, bounded, has its tests in bounded_test.go.
 func loadPlan(t testing.TB, fast bool) *schema.Plan {
 	t.Helper()
 	b, err := os.ReadFile("../examples/orders.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	src := string(b)
+	src := strings.Replace(string(b), "mode: bounded", "mode: exact", 1)
 	if fast {
-		src = strings.Replace(src, "mode: exact", "mode: fast", 1)
+		src = strings.Replace(string(b), "mode: bounded", "mode: fast", 1)
 	}
 	p, err := schema.Parse("orders.yaml", []byte(src))
 	if err != nil {
@@ -46,7 +49,9 @@ func hbasePlan(t testing.TB, fast bool) *schema.Plan {
 	}
 	src := strings.ReplaceAll(string(b), "compression: SNAPPY", "compression: GZ")
 	if fast {
-		src = strings.Replace(src, "mode: exact", "mode: fast", 1)
+		src = strings.Replace(src, "mode: bounded", "mode: fast", 1)
+	} else {
+		src = strings.Replace(src, "mode: bounded", "mode: exact", 1)
 	}
 	p, err := schema.Parse("orders.yaml (GZ, fast)", []byte(src))
 	if err != nil {

@@ -131,14 +131,14 @@ func Catalogue() []Rule {
 		},
 		{
 			ID: "row-unbounded", Severity: SeverityError,
-			Title:   "Unbounded or very large child list embedded in a row",
+			Title:   "Unbounded or very large child list embedded in a row, or a counter row that grows with the traffic",
 			Symptom: "Reads fail with RowTooBigException, region servers run short of heap, and a region stays oversized because one giant row cannot be divided.",
-			Cause:   "Regions split between rows, never inside one, and reading a row builds all of it in memory; a child list with a huge bound lets one row grow past what a region or a read can handle.",
-			Fix:     "Declare a small max for embedded children, or move them to a tall table keyed parent|child (for events, with time in the key).",
-			Reads:   "template columns (\"f:{key}\") that embed a child list in one row: the child's max, the estimated cell size and the table's max_row_size. Warning over 10,000 elements or 10 MiB per row; error at 100,000 elements, 100 MiB, or more than max_row_size.",
+			Cause:   "Regions split between rows, never inside one, and reading a row builds all of it in memory; a child list with a huge bound, or an exact-mode counter's one contribution cell per entity, lets one row grow past what a region or a read can handle.",
+			Fix:     "Declare a small max for embedded children, or move them to a tall table keyed parent|child (for events, with time in the key). For a counter, use mode: bounded (one total per add and one sequence per log stream, exact as well) or keep exact mode for counters few entities add to.",
+			Reads:   "template columns (\"f:{key}\") that embed a child list in one row: the child's max, the estimated cell size and the table's max_row_size. Exact-mode counter tables: the busiest row's contribution cells per day when the key has a day() part (the entity's event rate, each event taken as a new entity, times the rows one event counts in: the when share and, with each, the typical child count; times the busiest key's share from workload.keys; over buckets), else over the stored entities, and their KeyValue bytes. Warning over 10,000 elements or cells, or 10 MiB per row; error at 100,000, 100 MiB, or more than max_row_size.",
 			Levels: []Level{
-				{Severity: SeverityError, When: "measured: 100,000 elements or more, rows of 100 MiB or more, or rows larger than the table's max_row_size"},
-				{Severity: SeverityWarning, When: "measured: over 10,000 elements, or rows of 10 MiB or more"},
+				{Severity: SeverityError, When: "measured: 100,000 elements or counter cells or more, rows of 100 MiB or more, or rows larger than the table's max_row_size"},
+				{Severity: SeverityWarning, When: "measured: over 10,000 elements or counter cells, or rows of 10 MiB or more"},
 			},
 		},
 		{

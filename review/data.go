@@ -22,19 +22,20 @@ func checkCounters(r *reviewer) {
 		}
 		r.checkCounterMode(t)
 		r.checkCounterHot(t)
+		r.checkCounterRow(t)
 	}
 }
 
 func (r *reviewer) checkCounterMode(t *schema.Table) {
 	where := at{table: t.Name, line: firstLine(t.Lines["mode"], t.Line)}
 	switch t.Counter.Mode {
-	case schema.CounterExact:
+	case schema.CounterExact, schema.CounterBounded:
 	case schema.CounterFast:
 		r.add("counter-not-idempotent", where, fmt.Sprintf(
 			"counter table %s uses mode fast: a retried or replayed event is counted again, and the counts stay off until reconcile recomputes them (the schema cannot say whether reconcile is scheduled)", t.Name))
 	default:
 		r.add("counter-not-idempotent", where, fmt.Sprintf(
-			"counter table %s does not declare a mode: without mode exact, a retried or replayed event is counted again", t.Name))
+			"counter table %s does not declare a mode: without mode exact or bounded, a retried or replayed event is counted again", t.Name))
 	}
 }
 
@@ -45,70 +46,12 @@ func (r *reviewer) checkCounterMode(t *schema.Table) {
 // not counted on, so the estimate leans pessimistic.
 func (r *reviewer) checkCounterHot(t *schema.Table) {
 	rate := r.plan.WritesPerSecond(t) // increments per second, all rows together
-	if rate <= 0 || t.Key == nil {
+	if rate <= 0 || t.Key == nil || t.Counter.Bounded() {
+		// A bounded row takes one check-and-mutate per batch and stream,
+		// not one increment per event.
 		return
 	}
-	share := 1.0 // the busiest row's share of the table's increments
-	var spreadBy, undeclared []string
-	counted := map[string]bool{} // a field spreads rows once, salted or not
-	plain := map[string]bool{}   // fields some part carries as they are
-	for _, p := range t.Key.Parts() {
-		if p.Recoverable() {
-			plain[p.Field] = true
-		}
-	}
-	for _, p := range t.Key.Parts() {
-		if counted[p.Field] {
-			continue
-		}
-		if p.Func == rowkey.Day {
-			continue
-		}
-		if p.Func == rowkey.Salt || p.Func == rowkey.Hash {
-			// A salt or hash spreads no further than the values of the
-			// field it reads: its hottest value's rows share one bucket.
-			// When the key carries those fields too, they decide the row
-			// and the salt adds nothing.
-			covered := true
-			for _, f := range p.Fields() {
-				covered = covered && plain[f]
-			}
-			if covered {
-				continue
-			}
-			hot, all := 1.0, true
-			for _, f := range p.Fields() {
-				if d := r.plan.Workload.Distribution(t.Entity, f); d != nil {
-					hot *= hottestShare(d)
-				} else {
-					all = false
-				}
-			}
-			s := 1 / spreadOf(p)
-			if all {
-				s = math.Max(s, hot)
-			}
-			share *= s
-			spreadBy = append(spreadBy, p.Expr)
-			for _, f := range p.Fields() {
-				counted[f] = true
-			}
-			continue
-		}
-		if seq, _ := r.sequential(t, p.Field); seq {
-			continue
-		}
-		d := r.plan.Workload.Distribution(t.Entity, p.Field)
-		if d == nil {
-			undeclared = append(undeclared, p.Expr)
-			continue
-		}
-		if s := hottestShare(d); s < 1 {
-			share *= s
-			spreadBy = append(spreadBy, p.Expr)
-		}
-		counted[p.Field] = true
-	}
+	share, spreadBy, undeclared := r.busiestShare(t)
 	buckets := max(t.Counter.Buckets, 1)
 	perRow := rate * share / float64(buckets)
 	if perRow < hotCounterRate {
@@ -195,4 +138,73 @@ func checkTTLWithVersions(r *reviewer) {
 				f.Name, t.Name, humanDuration(f.TTL), e.Name, e.Version, fate))
 		}
 	}
+}
+
+// busiestShare is the share of a counter table's writes its busiest row
+// (before buckets) takes: the key parts whose workload distribution spreads
+// rows, each at its hottest value's share. It returns the parts that spread
+// and those whose distribution the workload does not declare (counted as
+// not spreading).
+func (r *reviewer) busiestShare(t *schema.Table) (share float64, spreadBy, undeclared []string) {
+	share = 1.0
+	counted := map[string]bool{} // a field spreads rows once, salted or not
+	plain := map[string]bool{}   // fields some part carries as they are
+	for _, p := range t.Key.Parts() {
+		if p.Recoverable() {
+			plain[p.Field] = true
+		}
+	}
+	for _, p := range t.Key.Parts() {
+		if counted[p.Field] {
+			continue
+		}
+		if p.Func == rowkey.Day {
+			continue
+		}
+		if p.Func == rowkey.Salt || p.Func == rowkey.Hash {
+			// A salt or hash spreads no further than the values of the
+			// field it reads: its hottest value's rows share one bucket.
+			// When the key carries those fields too, they decide the row
+			// and the salt adds nothing.
+			covered := true
+			for _, f := range p.Fields() {
+				covered = covered && plain[f]
+			}
+			if covered {
+				continue
+			}
+			hot, all := 1.0, true
+			for _, f := range p.Fields() {
+				if d := r.plan.Workload.Distribution(t.Entity, f); d != nil {
+					hot *= hottestShare(d)
+				} else {
+					all = false
+				}
+			}
+			s := 1 / spreadOf(p)
+			if all {
+				s = math.Max(s, hot)
+			}
+			share *= s
+			spreadBy = append(spreadBy, p.Expr)
+			for _, f := range p.Fields() {
+				counted[f] = true
+			}
+			continue
+		}
+		if seq, _ := r.sequential(t, p.Field); seq {
+			continue
+		}
+		d := r.plan.Workload.Distribution(t.Entity, p.Field)
+		if d == nil {
+			undeclared = append(undeclared, p.Expr)
+			continue
+		}
+		if s := hottestShare(d); s < 1 {
+			share *= s
+			spreadBy = append(spreadBy, p.Expr)
+		}
+		counted[p.Field] = true
+	}
+	return share, spreadBy, undeclared
 }

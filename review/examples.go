@@ -157,7 +157,7 @@ func exampleSections() map[string]sections {
     role: counter
     entity: order
     rowkey: [day(placedAt)]          # one row per day takes every increment
-    mode: exact
+    mode: fast
     add: {c:n: 1}
     families:
       c: {}

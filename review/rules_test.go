@@ -81,7 +81,7 @@ func fixes() map[string]string {
 	return map[string]string{
 		"key-monotonic":       fix("key-monotonic", "rowkey: [placedAt, orderId]", "rowkey: [salt(orderId, 8), placedAt, orderId]"),
 		"key-read-mismatch":   fix("key-read-mismatch", "by: [status]", "by: [customerId, placedAt, orderId]"),
-		"counter-hot-row":     fix("counter-hot-row", "mode: exact", "mode: exact\n    buckets: 16"),
+		"counter-hot-row":     fix("counter-hot-row", "mode: fast", "mode: fast\n    buckets: 16"),
 		"index-hot-prefix":    fix("index-hot-prefix", "rowkey: [status,", "rowkey: [salt(orderId, 8), status,"),
 		"family-count":        fix("family-count", "b: {}\n      c: {}", "b: {compression: SNAPPY}\n      c: {in_memory: true}"),
 		"row-unbounded":       fix("row-unbounded", "max: 500000", "max: 500"),

@@ -18,7 +18,7 @@ func (d *decoder) counter(td *tableDecl) []*Add {
 		}
 	}
 	if n, ok := td.nodes["mode"]; ok {
-		if v, ok := d.enum(n, join(td.path, "mode"), string(CounterFast), string(CounterExact)); ok {
+		if v, ok := d.enum(n, join(td.path, "mode"), string(CounterFast), string(CounterExact), string(CounterBounded)); ok {
 			t.Counter.Mode = CounterMode(v)
 		}
 	}

@@ -56,6 +56,13 @@ var errorCases = []struct {
 queries:
   q: {table: orders, by: [orderId], limit: -1, latency: fast} #! out of range
 `},
+	{"counter mode not one of fast, exact, bounded", base + `  units:
+    role: counter
+    entity: order
+    rowkey: [status]
+    mode: capped #! is not one of fast, exact, bounded
+    add: {c:n: 1}
+`},
 	{"child list without max", strings.Replace(base, "{key: line, max: 10, ", "{key: line, ", 1)},
 	{"unknown fields everywhere", base + `  by_sku:
     role: index

@@ -439,10 +439,19 @@ const (
 	// CounterFast: plain increments; a retried event counts twice, and the
 	// reconcile job corrects the drift.
 	CounterFast CounterMode = "fast"
-	// CounterExact: the writer records the events it has counted and
-	// increments only once per event.
+	// CounterExact: each entity's contribution is a cell of its own in the
+	// counter row (a put of a value, so exact under replay); the row grows
+	// with the number of contributing entities.
 	CounterExact CounterMode = "exact"
+	// CounterBounded: exact too, with a row of one total per add column
+	// and one sequence per log stream (partition): each batch's delta is
+	// applied once per stream by a check-and-mutate, and each entity's
+	// primary row records what the totals hold of it (docs/writer.md).
+	CounterBounded CounterMode = "bounded"
 )
+
+// Bounded reports whether the counter keeps bounded totals.
+func (c *Counter) Bounded() bool { return c != nil && c.Mode == CounterBounded }
 
 // Counter is the aggregation of a counter table.
 type Counter struct {

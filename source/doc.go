@@ -15,6 +15,11 @@ type Record struct {
 	// Kafka offset); Line is its 1-based line number, 0 when not a file.
 	Offset int64
 	Line   int64
+	// Stream names the ordered log the record belongs to (one file, one
+	// Kafka topic partition): offsets grow within a stream, and a stream's
+	// name stays the same across restarts. Bounded counters count each
+	// stream's records once by it.
+	Stream string
 	// Where names the record for people: "events.jsonl:17".
 	Where string
 }

@@ -28,6 +28,7 @@ type File struct {
 	pos     Position // of the next line
 	offsets *OffsetFile
 	maxLine int
+	stream  string
 }
 
 // FileOptions configure OpenFile.
@@ -93,7 +94,12 @@ func OpenFile(path string, opts FileOptions) (*File, error) {
 		f.Close()
 		return nil, fmt.Errorf("source: seek %s to %d: %w", path, pos.Offset, err)
 	}
-	return &File{path: path, f: f, r: bufio.NewReaderSize(f, 1<<20), pos: pos, offsets: of, maxLine: opts.MaxLineBytes}, nil
+	stream, err := fileStream(path, f)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return &File{path: path, f: f, r: bufio.NewReaderSize(f, 1<<20), pos: pos, offsets: of, maxLine: opts.MaxLineBytes, stream: stream}, nil
 }
 
 // Position is where the next Next starts.
@@ -127,7 +133,7 @@ func (l *File) Next(ctx context.Context, max int) ([]Record, error) {
 		if err != nil && !errors.Is(err, io.EOF) {
 			return out, fmt.Errorf("source: read %s at line %d: %w", l.path, l.pos.Line+1, err)
 		}
-		rec := Record{Data: line, Offset: l.pos.Offset, Line: l.pos.Line + 1}
+		rec := Record{Data: line, Offset: l.pos.Offset, Line: l.pos.Line + 1, Stream: l.stream}
 		rec.Where = filepath.Base(l.path) + ":" + strconv.FormatInt(rec.Line, 10)
 		l.pos.Offset += int64(n)
 		l.pos.Line++

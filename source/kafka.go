@@ -157,6 +157,7 @@ func (k *Kafka) Next(ctx context.Context, limit int) ([]Record, error) {
 				out = append(out, Record{
 					Data:   r.Value,
 					Offset: r.Offset,
+					Stream: "kafka:" + r.Topic + "/" + strconv.Itoa(int(r.Partition)),
 					Where:  r.Topic + "/" + strconv.Itoa(int(r.Partition)) + "@" + strconv.FormatInt(r.Offset, 10),
 				})
 			}

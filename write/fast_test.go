@@ -20,9 +20,9 @@ func fastPlan(t testing.TB) *schema.Plan {
 	if err != nil {
 		t.Fatal(err)
 	}
-	src := strings.Replace(string(b), "mode: exact", "mode: fast", 1)
+	src := strings.Replace(string(b), "mode: bounded", "mode: fast", 1)
 	if src == string(b) {
-		t.Fatal("orders.yaml has no exact-mode counter to turn fast")
+		t.Fatal("orders.yaml has no bounded counter to turn fast")
 	}
 	p, err := schema.Parse("orders-fast.yaml", []byte(src))
 	if err != nil {

@@ -38,6 +38,9 @@ type entityPlan struct {
 	// complete unless redo is set (a batch commits only when they are).
 	stored *layout.Derived
 	redo   bool
+	// counted is the entity's new bounded-counter record, when the batch
+	// writes one (planBounded).
+	counted *countedWrite
 	// live caches newLiveRefs.
 	live     []layout.LiveRef
 	liveDone bool

@@ -70,6 +70,10 @@ func (w *Writer) write(ctx context.Context, plans []*entityPlan, stats *Stats) e
 	if err != nil {
 		return err
 	}
+	bounded, err := w.planBounded(ctx, plans)
+	if err != nil {
+		return err
+	}
 	for _, ep := range plans {
 		v := ep.version
 		if ep.writePrimary {
@@ -77,6 +81,13 @@ func (w *Writer) write(ctx context.Context, plans []*entityPlan, stats *Stats) e
 		}
 		for _, x := range ep.vacate {
 			w.vacate(&vacated, ep, x, stats)
+		}
+		if cw := ep.counted; cw != nil {
+			if len(ep.vacate) > 0 && bytes.Equal(cw.row, ep.vacate[0].key) {
+				vacated.add(ep.g.prim.Name, cw.row, w.countedMutations(ep)...)
+			} else {
+				prim.add(ep.g.prim.Name, cw.row, w.countedMutations(ep)...)
+			}
 		}
 		if ms := w.liveMutations(ep, live, stats); len(ms) > 0 {
 			prim.add(ep.g.prim.Name, ep.key, ms...)
@@ -125,7 +136,11 @@ func (w *Writer) write(ctx context.Context, plans []*entityPlan, stats *Stats) e
 				derived.add(it.Table, it.Row, ms...)
 			}
 			if ep.first && ep.writePrimary {
-				incs = append(incs, ep.derived.Increments...)
+				for _, in := range ep.derived.Increments {
+					if !in.Bounded {
+						incs = append(incs, in)
+					}
+				}
 			}
 		}
 		for _, r := range ep.old {
@@ -181,7 +196,9 @@ func (w *Writer) write(ctx context.Context, plans []*entityPlan, stats *Stats) e
 		}
 		stats.Increments++
 	}
-	return nil
+	// Bounded counters last: their rows may only count what the primary
+	// rows, now durable, record as counted.
+	return w.applyBounded(ctx, bounded, stats)
 }
 
 func (w *Writer) primaryMutations(prim *rowMuts, ep *entityPlan, stats *Stats) {

@@ -75,6 +75,7 @@ func Run(ctx context.Context, w *Writer, src Source, dl DeadLetters, opts RunOpt
 				}
 				continue
 			}
+			ev.Stream, ev.Offset = rec.Stream, rec.Offset
 			evs = append(evs, ev)
 			where = append(where, i)
 		}

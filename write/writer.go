@@ -32,6 +32,10 @@ type Writer struct {
 	opts Options
 	// unsupported is Supports(plan), worked out once.
 	unsupported error
+	// bounded: the entities that count in a bounded counter.
+	bounded map[string]bool
+	// lanes position the events that come from no log (lanes.go).
+	lanes lanes
 }
 
 // New returns a writer for the plan's tables in st.
@@ -45,7 +49,13 @@ func New(plan *schema.Plan, st store.Store, opts Options) *Writer {
 	if opts.BatchRows <= 0 {
 		opts.BatchRows = 1000
 	}
-	return &Writer{plan: plan, st: st, opts: opts, unsupported: Supports(plan)}
+	w := &Writer{plan: plan, st: st, opts: opts, unsupported: Supports(plan), bounded: map[string]bool{}}
+	for _, e := range plan.Entities {
+		if len(layout.BoundedTables(plan, e.Name)) > 0 {
+			w.bounded[e.Name] = true
+		}
+	}
+	return w
 }
 
 // Supports reports whether the writer can keep every table of the plan:
@@ -81,6 +91,7 @@ type Stats struct {
 	Cells      map[string]int // cells put, per table
 	Deletes    map[string]int // delete markers written, per table
 	Increments int            // fast-mode counter increments
+	Counted    int            // bounded counter rows written
 }
 
 // Add accumulates another batch's stats.
@@ -92,6 +103,7 @@ func (s *Stats) Add(o Stats) {
 	s.Refreshed += o.Refreshed
 	s.Rejected += o.Rejected
 	s.Increments += o.Increments
+	s.Counted += o.Counted
 	if s.Cells == nil {
 		s.Cells, s.Deletes = map[string]int{}, map[string]int{}
 	}
@@ -116,6 +128,10 @@ type pending struct {
 	// groupKey identifies the entity in the batch: the entity key when a
 	// locator follows it from row to row, else the primary row key.
 	groupKey []byte
+	// stream and offset are where bounded counters take the event to be:
+	// its log position, or its place in the Apply on the writer's lane.
+	stream string
+	offset int64
 }
 
 // group is every event of one entity in a batch, in log order.
@@ -155,6 +171,19 @@ func (w *Writer) Apply(ctx context.Context, evs []*event.Event) (Stats, []Reject
 	if w.unsupported != nil {
 		return stats, nil, w.unsupported
 	}
+	var ln *lane
+	if w.needsLane(evs) {
+		var err error
+		if ln, err = w.lanes.take(); err != nil {
+			return stats, nil, err
+		}
+	}
+	st, rej, err := w.apply(ctx, evs, ln, stats)
+	w.lanes.done(ln, len(evs), err == nil)
+	return st, rej, err
+}
+
+func (w *Writer) apply(ctx context.Context, evs []*event.Event, ln *lane, stats Stats) (Stats, []Rejected, error) {
 	var rejected []Rejected
 	var groups []*group
 	byKey := map[string]*group{}
@@ -190,6 +219,10 @@ func (w *Writer) Apply(ctx context.Context, evs []*event.Event) (Stats, []Reject
 		if perrs[k] != nil {
 			rejected = append(rejected, Rejected{Index: i, Event: ev, Reason: perrs[k]})
 			continue
+		}
+		p.stream, p.offset = ev.Stream, ev.Offset
+		if p.stream == "" && ln != nil {
+			p.stream, p.offset = ln.stream, ln.next+int64(i)
 		}
 		id := ev.Entity + "\x00" + string(p.groupKey)
 		g := byKey[id]

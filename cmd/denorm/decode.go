@@ -145,7 +145,7 @@ type decodedCell struct {
 	// or what the writer keeps there: "ref", "pending", "tombstone",
 	// "live", "source".
 	Column string `json:"column"`
-	Kind   string `json:"kind"` // field, element, ref, counter, live, source, pending, tombstone, unknown
+	Kind   string `json:"kind"` // field, element, ref, counter, counter-state, counted, live, source, pending, tombstone, unknown
 	Field  string `json:"field,omitempty"`
 	// ChildKey names the element of a template column ({"line": 2});
 	// Entity the contributor of an exact counter cell; Ref the referenced
@@ -238,6 +238,9 @@ func (d *rowDecoder) cell(c store.Cell) decodedCell {
 		if t.Role == schema.RolePrimary && bytes.Equal(c.Qualifier, layout.QualTombstone) {
 			return decodedCell{Column: "tombstone", Kind: "tombstone", Value: "deleted"}
 		}
+		if t.Role == schema.RolePrimary && bytes.Equal(c.Qualifier, layout.QualCounted) {
+			return countedCell(c)
+		}
 		if t.Role == schema.RoleLocator {
 			return d.locatorCell(c)
 		}
@@ -319,6 +322,9 @@ func (d *rowDecoder) fieldCell(col *schema.Column, path string, f *schema.Field,
 // the qualifier, a zero byte and the contributing entity's key hold that
 // entity's share.
 func (d *rowDecoder) counterCell(c store.Cell) decodedCell {
+	if bytes.Equal(c.Qualifier, layout.QualCounterState) {
+		return counterStateCell(c)
+	}
 	for _, a := range d.t.Counter.Adds {
 		if a.Family != c.Family || !bytes.HasPrefix(c.Qualifier, []byte(a.Qualifier)) {
 			continue
@@ -563,3 +569,41 @@ at. --format json then adds a "decoded" object to each row (key parts: part,
 name, kind, field, type, value) and to each cell (column, kind, field,
 child_key, entity, value), beside the raw fields. --raw prints the stored
 form, as without --schema.`
+
+// counterStateCell shows a bounded counter row's state cell: its totals,
+// and per log stream (by id) how far the row has counted it.
+func counterStateCell(c store.Cell) decodedCell {
+	out := decodedCell{Column: "counter state", Kind: "counter-state"}
+	st, err := layout.DecodeCounterState(c.Value)
+	if err != nil {
+		out.Error = err.Error()
+		return out
+	}
+	totals := map[string]int64{}
+	for _, t := range st.Totals {
+		totals[t.Family+":"+string(t.Qualifier)] = t.Value
+	}
+	var streams []string
+	for _, q := range st.Seqs {
+		streams = append(streams, fmt.Sprintf("%016x@%d settled %d", q.Stream, q.Offset, q.Settled))
+	}
+	out.Value = map[string]any{"totals": totals, "streams": streams}
+	return out
+}
+
+// countedCell shows an entity's Counted record: what bounded counters hold
+// of it (base until the row's sequence reaches the offset, then now).
+func countedCell(c store.Cell) decodedCell {
+	out := decodedCell{Column: "counted", Kind: "counted"}
+	rec, err := layout.DecodeCounted(c.Value)
+	if err != nil {
+		out.Error = err.Error()
+		return out
+	}
+	var counts []string
+	for _, x := range rec.Counts {
+		counts = append(counts, fmt.Sprintf("%s %s %s:%s base %d now %d", x.Table, store.Printable(x.Row), x.Family, store.Printable(x.Qualifier), x.Base, x.Now))
+	}
+	out.Value = map[string]any{"stream": fmt.Sprintf("%016x", rec.Stream), "offset": rec.Offset, "counts": counts}
+	return out
+}

@@ -39,7 +39,7 @@ type Options struct {
 }
 
 // Inject writes faults into st, which holds the writer's output for the
-// orders example (exact or fast counters), and returns what it injected per
+// orders example (exact, fast or bounded counters), and returns what it injected per
 // kind. It needs at least 20 live orders with items and 4 with live copies.
 func Inject(ctx context.Context, sp *schema.Plan, st store.Store, opts Options) (map[string]*Counts, error) {
 	in := &injector{sp: sp, st: st, ent: sp.Entity("order"), prim: sp.Primary("order"), want: map[string]*Counts{}}
@@ -47,6 +47,7 @@ func Inject(ctx context.Context, sp *schema.Plan, st store.Store, opts Options) 
 		in.want[k] = &Counts{}
 	}
 	in.fast = sp.Table("daily_units").Counter.Mode == schema.CounterFast
+	in.bounded = sp.Table("daily_units").Counter.Bounded()
 	if err := in.run(ctx, opts); err != nil {
 		return nil, err
 	}
@@ -54,13 +55,14 @@ func Inject(ctx context.Context, sp *schema.Plan, st store.Store, opts Options) 
 }
 
 type injector struct {
-	sp   *schema.Plan
-	st   store.Store
-	ent  *schema.Entity
-	prim *schema.Table
-	fast bool
-	want map[string]*Counts
-	err  error
+	sp      *schema.Plan
+	st      store.Store
+	ent     *schema.Entity
+	prim    *schema.Table
+	fast    bool
+	bounded bool
+	want    map[string]*Counts
+	err     error
 }
 
 type entity struct {
@@ -238,7 +240,11 @@ func (in *injector) run(ctx context.Context, opts Options) error {
 		lk.Stale++
 	}
 	// Counters.
-	if in.fast {
+	if in.bounded {
+		if err := in.boundedFaults(ctx, cnt); err != nil {
+			return err
+		}
+	} else if in.fast {
 		if err := in.fastFaults(ctx, opts, cnt); err != nil {
 			return err
 		}
@@ -278,7 +284,7 @@ func (in *injector) run(ctx context.Context, opts Options) error {
 		idx.Missing++
 		idx.Masked++
 	}
-	if !in.fast {
+	if !in.fast && !in.bounded {
 		for _, e := range take(1) {
 			it, _ := first(e, "daily_units")
 			in.mutate(ctx, it.Table, it.Row, store.Mutation{Kind: store.DeleteVersion, Family: it.Family, Qualifier: it.Qualifier, Timestamp: e.state.Version})
@@ -287,6 +293,47 @@ func (in *injector) run(ctx context.Context, opts Options) error {
 		}
 	}
 	return in.err
+}
+
+// boundedFaults drifts bounded totals: three rows whose state cell and
+// total cell both say 7 more, and one whose total cell alone disagrees
+// with its state cell. (A lost row is left out: reconcile can tell it from
+// a batch awaiting its replay only once the stream has moved past it.)
+func (in *injector) boundedFaults(ctx context.Context, cnt *Counts) error {
+	sc, err := in.st.Scan(ctx, "daily_units", store.Scan{Limit: 4})
+	if err != nil {
+		return err
+	}
+	var rows []store.Row
+	for sc.Next(ctx) {
+		r := sc.Row()
+		rows = append(rows, store.Row{Key: append([]byte(nil), r.Key...), Cells: append([]store.Cell(nil), r.Cells...)})
+	}
+	sc.Close()
+	if len(rows) < 4 {
+		return fmt.Errorf("faults: %d counter rows", len(rows))
+	}
+	for i, r := range rows {
+		c, ok := r.Latest("c", layout.QualCounterState)
+		if !ok {
+			return fmt.Errorf("faults: bounded counter row without a state cell")
+		}
+		st, err := layout.DecodeCounterState(c.Value)
+		if err != nil {
+			return err
+		}
+		cell := st.Total("c", []byte("u")) + 1
+		var ms []store.Mutation
+		if i < 3 {
+			st.Add("c", []byte("u"), 7)
+			cell = st.Total("c", []byte("u"))
+			ms = append(ms, store.Mutation{Kind: store.Put, Family: "c", Qualifier: layout.QualCounterState, Timestamp: c.Timestamp + 1, Value: layout.EncodeCounterState(st)})
+		}
+		ms = append(ms, store.Mutation{Kind: store.Put, Family: "c", Qualifier: []byte("u"), Timestamp: c.Timestamp + 1, Value: layout.Int64Cell(cell)})
+		in.mutate(ctx, "daily_units", r.Key, ms...)
+		cnt.Drifted++
+	}
+	return nil
 }
 
 // fastFaults drifts fast-mode totals: three bumped, one lost.

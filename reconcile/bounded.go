@@ -1,0 +1,236 @@
+package reconcile
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/denorm/denorm/layout"
+	"github.com/denorm/denorm/store"
+)
+
+// Bounded counters (mode: bounded) are checked like fast ones in the
+// checksum pass (the states' counts against the total cells), and diffed
+// by what the writer's invariant says each total holds:
+//
+//	total(R) = Σ over entities X of Included(record(X), seq_R(stream(X)))
+//
+// which is the states' sum once every batch has completed, and which also
+// holds while a crashed batch awaits its replay (a repair to the states'
+// sum then would be counted again by the replay). A record below a
+// stream's settled position (bounded.Seq) is no longer in flight: it is
+// expected at Now whatever its row says, which finds a lost row. The diff reads the
+// ranges' state cells first, then scans the primary rows' Counted records
+// against those sequences, and repairs a row with a check-and-mutate on the
+// state cell as read: a writer that counted in the row since then makes the
+// repair fail (the next run looks again) instead of being undone. Records
+// read after the state cell are still right against it: a writer records
+// Base as what the row held when it read the state, and changes the state
+// cell only after.
+
+// boundedSnap is the state cells of a group's bounded ranges, read before
+// the primary scan, and the totals the records say they should hold.
+type boundedSnap struct {
+	mu   sync.Mutex
+	rows map[string]*snapRow // table \x00 row
+	in   map[[2]int]target
+	// settled is, per stream, the furthest settled position a row read
+	// says: every record below it has been counted everywhere.
+	settled map[uint64]int64
+}
+
+type snapRow struct {
+	table string
+	row   []byte
+	raw   []byte // the state cell as read; nil when the row had none
+	state *layout.CounterState
+	ts    int64
+	cells map[string]int64 // the plain total cells, family \x00 qualifier
+	want  map[string]int64 // what the records say, family \x00 qualifier
+}
+
+func famQual(f string, q []byte) string { return f + "\x00" + string(q) }
+
+// bounded reports whether a derived table is a bounded counter.
+func (d *derivedTable) bounded() bool { return d.t.Counter.Bounded() }
+
+// snapBounded reads the state cells of the group's bounded ranges.
+func (j *job) snapBounded(ctx context.Context, group []target) (*boundedSnap, error) {
+	bs := &boundedSnap{rows: map[string]*snapRow{}, in: map[[2]int]target{}, settled: map[uint64]int64{}}
+	for _, tg := range group {
+		d := j.derived[tg.ti]
+		if !d.bounded() {
+			continue
+		}
+		bs.in[[2]int{tg.ti, tg.ri}] = tg
+		r := bounds(d.splits, tg.ri)
+		sc, err := j.st.Scan(ctx, d.t.Name, store.Scan{Start: r.Start, Stop: r.Stop, Caching: 1000})
+		if err != nil {
+			return nil, fmt.Errorf("reconcile: scan %s: %w", d.t.Name, err)
+		}
+		fam := layout.CounterStateFamily(d.t)
+		for sc.Next(ctx) {
+			row := sc.Row()
+			if !j.win.covers(d.t.Name, row.Key) {
+				continue
+			}
+			sr := &snapRow{table: d.t.Name, row: bytes.Clone(row.Key), cells: map[string]int64{}, want: map[string]int64{}}
+			for _, c := range row.Cells {
+				switch {
+				case c.Family == fam && bytes.Equal(c.Qualifier, layout.QualCounterState):
+					sr.raw, sr.ts = bytes.Clone(c.Value), c.Timestamp
+				case !layout.IsBookkeeping(c.Qualifier):
+					n, err := layout.CellInt64(c.Value)
+					if err != nil {
+						n = -1 << 63 // not a total: never equal, so rewritten
+					}
+					sr.cells[famQual(c.Family, c.Qualifier)] = n
+				}
+			}
+			st, err := layout.DecodeCounterState(sr.raw)
+			if err != nil {
+				sc.Close()
+				return nil, fmt.Errorf("reconcile: %s row %s: %w", d.t.Name, store.Printable(row.Key), err)
+			}
+			sr.state = st
+			for _, q := range st.Seqs {
+				bs.settled[q.Stream] = max(bs.settled[q.Stream], q.Settled)
+			}
+			// A slice of the range (slice.go) diffs its own rows, but every
+			// row's settled positions count: a slice sees what a whole
+			// diff would.
+			if tg.has(row.Key, nil) {
+				bs.rows[d.t.Name+"\x00"+string(row.Key)] = sr
+			}
+		}
+		err = sc.Err()
+		sc.Close()
+		if err != nil {
+			return nil, fmt.Errorf("reconcile: scan %s: %w", d.t.Name, err)
+		}
+	}
+	return bs, nil
+}
+
+// count adds what one primary row's Counted record says the group's
+// bounded rows hold of its entity. Deleted entities count too: a delete
+// whose batch crashed is still in the totals until it is replayed.
+func (bs *boundedSnap) count(j *job, st *layout.State) {
+	if st.Counted == nil || len(bs.in) == 0 {
+		return
+	}
+	bs.mu.Lock()
+	defer bs.mu.Unlock()
+	for _, c := range st.Counted.Counts {
+		ti, ri, ok := j.slotOf(c.Table, c.Row)
+		if !ok {
+			continue
+		}
+		if tg, ok := bs.in[[2]int{ti, ri}]; !ok || !tg.has(c.Row, nil) {
+			continue
+		}
+		k := c.Table + "\x00" + string(c.Row)
+		sr := bs.rows[k]
+		if sr == nil {
+			sr = &snapRow{table: c.Table, row: bytes.Clone(c.Row), state: &layout.CounterState{}, cells: map[string]int64{}, want: map[string]int64{}}
+			bs.rows[k] = sr
+		}
+		v := st.Counted.Included(c.Ref, sr.state.Seq(st.Counted.Stream))
+		if s, ok := bs.settled[st.Counted.Stream]; ok && st.Counted.Offset < s {
+			v = c.Now // settled: in the totals whatever the row says (a lost row)
+		}
+		sr.want[famQual(c.Family, c.Qualifier)] += v
+	}
+}
+
+// diffBounded compares each bounded row with what the records say and
+// repairs the rows that differ: a wrong total (state cell or total cell), a
+// missing row, or an extra one no record counts in.
+func (j *job) diffBounded(ctx context.Context, rep *Report, bs *boundedSnap) error {
+	keys := make([]string, 0, len(bs.rows))
+	for k := range bs.rows {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	c := rep.Kinds[KindCounter]
+	for _, k := range keys {
+		sr := bs.rows[k]
+		t := j.sp.Table(sr.table)
+		next := &layout.CounterState{Totals: slices.Clone(sr.state.Totals), Seqs: slices.Clone(sr.state.Seqs)}
+		drift := false
+		for _, a := range t.Counter.Adds {
+			fq := famQual(a.Family, []byte(a.Qualifier))
+			want := sr.want[fq]
+			have := sr.state.Total(a.Family, []byte(a.Qualifier))
+			cell, hasCell := sr.cells[fq]
+			ok := have == want && (hasCell && cell == want || !hasCell && want == 0 && sr.raw == nil)
+			if ok {
+				c.Valid++
+				continue
+			}
+			c.Drifted++
+			drift = true
+			next.Set(a.Family, []byte(a.Qualifier), want)
+		}
+		if !drift || j.opts.DryRun {
+			continue
+		}
+		// The repaired totals hold Now of every settled record: the row's
+		// sequences say so too (no event below a settled position is still
+		// to be written, so raising them there is safe).
+		for s, off := range bs.settled {
+			if off > 0 {
+				next.Advance(s, off-1)
+				next.Settle(s, off)
+			}
+		}
+		if err := j.setBounded(ctx, rep, t.Name, sr, next); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// setBounded writes a bounded row's repaired state on the state cell as
+// read, then reads it back.
+func (j *job) setBounded(ctx context.Context, rep *Report, table string, sr *snapRow, next *layout.CounterState) error {
+	t := j.sp.Table(table)
+	fam := layout.CounterStateFamily(t)
+	ts := max(time.Now().UnixMilli(), sr.ts+1)
+	m := store.RowMutation{Row: sr.row, Mutations: []store.Mutation{{Kind: store.Put, Family: fam, Qualifier: layout.QualCounterState, Timestamp: ts, Value: layout.EncodeCounterState(next)}}}
+	for _, a := range t.Counter.Adds {
+		m.Mutations = append(m.Mutations, store.Mutation{Kind: store.Put, Family: a.Family, Qualifier: []byte(a.Qualifier), Timestamp: ts, Value: layout.Int64Cell(next.Total(a.Family, []byte(a.Qualifier)))})
+	}
+	cond := store.Condition{Family: fam, Qualifier: layout.QualCounterState, Value: sr.raw, Absent: sr.raw == nil}
+	ok, err := j.st.CheckAndMutate(ctx, table, cond, m)
+	if err != nil || !ok {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		cause := "a writer counted in the row since it was read"
+		if err != nil {
+			cause = fmt.Sprintf("the store refused the repair: %v", err)
+		}
+		rep.fail(KindCounter, table, sr.row, cause)
+		return nil
+	}
+	c := rep.Kinds[KindCounter]
+	c.Repaired++
+	got, err := j.st.Get(ctx, table, store.Get{Row: sr.row})
+	if err != nil {
+		return fmt.Errorf("reconcile: read back %s row %s: %w", table, store.Printable(sr.row), err)
+	}
+	cell, ok := got.Latest(fam, layout.QualCounterState)
+	if ok && bytes.Equal(cell.Value, m.Mutations[0].Value) {
+		c.Fixed++
+		return nil
+	}
+	if ok && cell.Timestamp > ts {
+		return nil // a writer counted after the repair: the next run checks it
+	}
+	rep.fail(KindCounter, table, sr.row, fmt.Sprintf("the repaired state at ts %d is not visible: masked by a delete marker", ts))
+	return nil
+}
