@@ -48,8 +48,12 @@ func TestDefaultCacheKeepsBlocks(t *testing.T) {
 	before := st.db.Metrics().BlockCache
 	read()
 	after := st.db.Metrics().BlockCache
-	if after.Count == 0 || after.Hits-before.Hits == 0 || after.Misses != before.Misses {
-		t.Errorf("second pass over the same rows: %d blocks cached, %d hits, %d new misses; want all hits",
-			after.Count, after.Hits-before.Hits, after.Misses-before.Misses)
+	// A compaction of the flushed files may still rewrite some blocks
+	// between the passes, so a few misses are allowed; without room for
+	// blocks, every read misses.
+	hits, misses := after.Hits-before.Hits, after.Misses-before.Misses
+	if after.Count == 0 || hits < 4*misses {
+		t.Errorf("second pass over the same rows: %d blocks cached, %d hits, %d misses; want mostly hits",
+			after.Count, hits, misses)
 	}
 }
