@@ -71,3 +71,56 @@ func BenchmarkWrites(b *testing.B) {
 	b.ReportMetric(total/buffered.Seconds(), "buffered_rows/s")
 	b.ReportMetric(perRow.Seconds()/buffered.Seconds(), "speedup")
 }
+
+// BenchmarkGetMany reads the same 100 rows, in a random order, with one Get
+// per row and with one GetMany, alternating inside each iteration, and
+// reports the ratio of the times:
+//
+//	DENORM_HBASE_URL=hbase://127.0.0.1:9090 go test -run '^$' -bench GetMany -benchtime 20x ./store/hbase/
+func BenchmarkGetMany(b *testing.B) {
+	s := openLive(b, liveURL(b))
+	ctx := context.Background()
+	table := fmt.Sprintf("bench_getmany_%d", time.Now().UnixNano())
+	if err := s.CreateTable(ctx, store.TableSpec{Name: table, Families: []store.FamilySpec{{Name: "d"}}}); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = s.DropTable(context.Background(), table) })
+	rows := make([]store.RowMutation, benchRows)
+	for i := range rows {
+		rows[i] = benchMutation(i)
+	}
+	bm := store.NewBufferedMutator(s, table, store.BufferedOptions{})
+	for _, m := range rows {
+		if err := bm.Mutate(ctx, m); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := bm.Close(ctx); err != nil {
+		b.Fatal(err)
+	}
+	const page = 100
+	gets := make([]store.Get, page)
+	for i := range gets {
+		gets[i] = store.Get{Row: rows[(i*7919)%len(rows)].Row}
+	}
+	var single, multi time.Duration
+	b.ResetTimer()
+	for n := 0; n < b.N; n++ {
+		start := time.Now()
+		for _, g := range gets {
+			if r, err := s.Get(ctx, table, g); err != nil || r.Empty() {
+				b.Fatal(err, r.Empty())
+			}
+		}
+		single += time.Since(start)
+		start = time.Now()
+		got, err := s.GetMany(ctx, table, gets)
+		if err != nil || len(got) != page || got[page-1].Empty() {
+			b.Fatal(err, len(got))
+		}
+		multi += time.Since(start)
+	}
+	b.ReportMetric(single.Seconds()*1e3/float64(b.N), "gets-ms")
+	b.ReportMetric(multi.Seconds()*1e3/float64(b.N), "getmany-ms")
+	b.ReportMetric(single.Seconds()/multi.Seconds(), "speedup")
+}

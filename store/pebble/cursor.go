@@ -28,6 +28,7 @@ type cursor struct {
 	col     []byte
 	rowLen  int
 	famEnd  int
+	rowEsc  bool // the row holds escaped zeros
 	famEsc  bool // the family holds escaped zeros
 	qualEsc bool // the qualifier holds escaped zeros
 	ts      int64
@@ -36,6 +37,9 @@ type cursor struct {
 
 // rowPrefix is the table prefix and esc(row), terminator included.
 func (c *cursor) rowPrefix() []byte { return c.col[:c.rowLen] }
+
+// row is the row key as stored (escaped).
+func (c *cursor) row() []byte { return c.col[tablePfx : c.rowLen-2] }
 
 // family is the current family as stored (escaped).
 func (c *cursor) family() []byte { return c.col[c.rowLen : c.famEnd-2] }
@@ -48,10 +52,11 @@ func (c *cursor) qualifier() []byte { return c.col[c.famEnd : len(c.col)-2] }
 
 // first places the first key of a row.
 func (c *cursor) first(key []byte) error {
-	prefix, err := splitRowPrefix(key)
+	prefix, esc, err := splitRow(key)
 	if err != nil {
 		return err
 	}
+	c.rowEsc = esc
 	c.rowLen = len(prefix)
 	c.col = append(c.col[:0], prefix...)
 	return c.enterFamily(key)

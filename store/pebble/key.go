@@ -214,14 +214,27 @@ func parseKey(key []byte, rk *rawKey) error {
 // splitRowPrefix returns the row prefix of a cell key: table prefix and
 // esc(row), terminator included.
 func splitRowPrefix(key []byte) ([]byte, error) {
+	prefix, _, err := splitRow(key)
+	return prefix, err
+}
+
+// splitRow is splitRowPrefix that also reports whether the row holds
+// escaped zeros.
+func splitRow(key []byte) (prefix []byte, escaped bool, err error) {
 	if len(key) < tablePfx || key[0] != spaceData {
-		return nil, fmt.Errorf("not a cell key: %x", key)
+		return nil, false, fmt.Errorf("not a cell key: %x", key)
 	}
-	_, rest, _, err := splitEscaped(key[tablePfx:])
+	body := key[tablePfx:]
+	// Rows are longer than families and qualifiers: find the first zero
+	// byte at once, and when it starts the terminator the row is plain.
+	if i := bytes.IndexByte(body, escByte); i >= 0 && i+1 < len(body) && body[i+1] == escEnd {
+		return key[:tablePfx+i+2], false, nil
+	}
+	_, rest, escaped, err := splitEscaped(body)
 	if err != nil {
-		return nil, fmt.Errorf("cell key %x: row: %w", key, err)
+		return nil, false, fmt.Errorf("cell key %x: row: %w", key, err)
 	}
-	return key[:len(key)-len(rest)], nil
+	return key[:len(key)-len(rest)], escaped, nil
 }
 
 // parseColumn parses what follows the row prefix in key; rk.rowPrefix must

@@ -151,7 +151,11 @@ func (r *rowReader) read(it *pdb.Iterator) (store.Row, error) {
 			row.Cells = make([]store.Cell, 0, r.cellsHint)
 		}
 	}
-	arena = rowOfPrefix(arena, c.rowPrefix())
+	if c.rowEsc {
+		arena = appendUnescaped(arena, c.row())
+	} else {
+		arena = append(arena, c.row()...)
+	}
 	row.Key = arena[:len(arena):len(arena)]
 	r.vis.startRow()
 
@@ -247,13 +251,20 @@ func (r *rowReader) read(it *pdb.Iterator) (store.Row, error) {
 		qual := arena[start:len(arena):len(arena)]
 		start = len(arena)
 		arena = append(arena, val...)
-		row.Cells = append(row.Cells, store.Cell{
-			Row:       row.Key,
-			Family:    r.vis.fi.name,
-			Qualifier: qual,
-			Timestamp: c.ts,
-			Value:     arena[start:len(arena):len(arena)],
-		})
+		// The cell is written in place: append of a composite literal
+		// builds it on the stack first and copies it.
+		n := len(row.Cells)
+		if n == cap(row.Cells) {
+			row.Cells = append(row.Cells, store.Cell{})
+		} else {
+			row.Cells = row.Cells[:n+1]
+		}
+		cell := &row.Cells[n]
+		cell.Row = row.Key
+		cell.Family = r.vis.fi.name
+		cell.Qualifier = qual
+		cell.Timestamp = c.ts
+		cell.Value = arena[start:len(arena):len(arena)]
 	}
 	if err := it.Error(); err != nil {
 		return store.Row{}, err

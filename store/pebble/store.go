@@ -37,7 +37,10 @@ type Options struct {
 	// Clock returns the time in milliseconds since the epoch; it stamps
 	// LatestTimestamp cells and measures TTLs. nil means the system clock.
 	Clock func() int64
-	// CacheSize is Pebble's block cache in bytes; 0 means Pebble's default.
+	// CacheSize is Pebble's block cache in bytes. Pebble charges its
+	// memtables to the cache, so blocks get what the memtables leave. 0
+	// means room for two memtables (the one written and one being flushed)
+	// plus DefaultBlockCacheSize.
 	CacheSize int64
 	// MemTableSize is Pebble's memtable size; 0 means DefaultMemTableSize.
 	// Pebble's own default (4 MiB) turns every batch over half of it, as a
@@ -48,6 +51,12 @@ type Options struct {
 
 // DefaultMemTableSize is the memtable size the store opens Pebble with.
 const DefaultMemTableSize = 64 << 20
+
+// DefaultBlockCacheSize is the room for blocks in the default cache, beyond
+// the memtables. Pebble's own default cache (8 MiB) is smaller than one
+// memtable, and a cache the memtables fill holds no blocks at all: every
+// read would decompress the blocks it needs again.
+const DefaultBlockCacheSize = 64 << 20
 
 // Store is the embedded store. It is safe for concurrent use.
 type Store struct {
@@ -92,12 +101,12 @@ func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
 	if opts.MemTableSize == 0 {
 		opts.MemTableSize = DefaultMemTableSize
 	}
-	po := &pdb.Options{Logger: quietLogger{pdb.DefaultLogger}, MemTableSize: opts.MemTableSize}
-	if opts.CacheSize > 0 {
-		c := pdb.NewCache(opts.CacheSize)
-		defer c.Unref()
-		po.Cache = c
+	if opts.CacheSize <= 0 {
+		opts.CacheSize = 2*int64(opts.MemTableSize) + DefaultBlockCacheSize
 	}
+	c := pdb.NewCache(opts.CacheSize)
+	defer c.Unref()
+	po := &pdb.Options{Logger: quietLogger{pdb.DefaultLogger}, MemTableSize: opts.MemTableSize, Cache: c}
 	db, err := pdb.Open(dir, po)
 	if err != nil {
 		return nil, fmt.Errorf("pebble store: open %s: %w", dir, inUse(dir, err))
