@@ -255,6 +255,7 @@ func (w *Writer) refreshOne(ctx context.Context, ev *event.Event, rr layout.Refe
 	mu.Lock()
 	stats.Cells[rr.Lookup.Name] += len(vals) + 1
 	stats.Cells[prim.Name] += len(batch) * len(vals)
+	stats.Fanout += len(batch) * len(vals)
 	mu.Unlock()
 	return nil
 }

@@ -81,6 +81,10 @@ type Stats struct {
 	Cells      map[string]int // cells put, per table
 	Deletes    map[string]int // delete markers written, per table
 	Increments int            // fast-mode counter increments
+	// Fanout counts the cells and delete markers that refreshes wrote
+	// into referencing rows (live copies), also counted in Cells: the
+	// part of the work that grows with how many rows hold a reference.
+	Fanout int
 }
 
 // Add accumulates another batch's stats.
@@ -92,6 +96,7 @@ func (s *Stats) Add(o Stats) {
 	s.Refreshed += o.Refreshed
 	s.Rejected += o.Rejected
 	s.Increments += o.Increments
+	s.Fanout += o.Fanout
 	if s.Cells == nil {
 		s.Cells, s.Deletes = map[string]int{}, map[string]int{}
 	}
