@@ -37,7 +37,7 @@ type Options struct {
 	// Clock returns the time in milliseconds since the epoch; it stamps
 	// LatestTimestamp cells and measures TTLs. nil means the system clock.
 	Clock func() int64
-	// CacheSize is Pebble's block cache in bytes; 0 means Pebble's default.
+	// CacheSize is Pebble's block cache in bytes; 0 means DefaultCacheSize.
 	CacheSize int64
 	// MemTableSize is Pebble's memtable size; 0 means DefaultMemTableSize.
 	// Pebble's own default (4 MiB) turns every batch over half of it, as a
@@ -48,6 +48,14 @@ type Options struct {
 
 // DefaultMemTableSize is the memtable size the store opens Pebble with.
 const DefaultMemTableSize = 64 << 20
+
+// DefaultCacheSize is the block cache the store opens Pebble with. Pebble's
+// own default (8 MiB) holds a few thousand blocks: once a store is larger
+// than that, nearly every read of a primary, locator or reference row loads
+// and decompresses its blocks again, and the writer, which reads before it
+// writes, slows as the store grows. The cache is filled as blocks are read,
+// so a small store never uses it all; a large one stays within it.
+const DefaultCacheSize = 256 << 20
 
 // Store is the embedded store. It is safe for concurrent use.
 type Store struct {
@@ -93,11 +101,12 @@ func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
 		opts.MemTableSize = DefaultMemTableSize
 	}
 	po := &pdb.Options{Logger: quietLogger{pdb.DefaultLogger}, MemTableSize: opts.MemTableSize}
-	if opts.CacheSize > 0 {
-		c := pdb.NewCache(opts.CacheSize)
-		defer c.Unref()
-		po.Cache = c
+	if opts.CacheSize <= 0 {
+		opts.CacheSize = DefaultCacheSize
 	}
+	cache := pdb.NewCache(opts.CacheSize)
+	defer cache.Unref()
+	po.Cache = cache
 	db, err := pdb.Open(dir, po)
 	if err != nil {
 		return nil, fmt.Errorf("pebble store: open %s: %w", dir, inUse(dir, err))
