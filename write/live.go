@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/denorm/denorm/event"
@@ -67,29 +68,47 @@ func (w *Writer) computeLiveRefs(ep *entityPlan) []layout.LiveRef {
 			final = p
 		}
 	}
-	refs, err := layout.LiveRefs(w.plan, ep.g.ent, final.ev.State)
+	refs, err := layout.LiveKeys(w.plan, ep.g.ent, final.ev.State)
 	if err != nil || len(refs) == 0 {
 		return nil
 	}
 	// A row the entity just moved to holds none of its copies yet.
-	if ep.stored == nil || ep.redo || !ep.writePrimary || !bytes.Equal(ep.g.at, ep.key) {
-		return refs
+	all := ep.stored == nil || ep.redo || !ep.writePrimary || !bytes.Equal(ep.g.at, ep.key)
+	var prev []layout.LiveRef
+	if st := ep.g.state; !all && st != nil && st.Values != nil {
+		prev, _ = layout.LiveKeys(w.plan, ep.g.ent, st.Values)
 	}
-	var old map[string]bool
-	if st := ep.g.state; st != nil && st.Values != nil {
-		prev, _ := layout.LiveRefs(w.plan, ep.g.ent, st.Values)
-		old = make(map[string]bool, len(prev))
-		for _, r := range prev {
-			old[r.Ref.Name+"\x00"+string(r.Key)] = true
-		}
-	}
-	var out []layout.LiveRef
+	// Both lists are sorted by reference and key: walked together, the
+	// keys the stored state held already drop out, and only the new ones
+	// are located (worked out their lookup rows).
+	out := refs[:0]
+	j := 0
 	for _, r := range refs {
-		if !old[r.Ref.Name+"\x00"+string(r.Key)] {
-			out = append(out, r)
+		if !all {
+			for j < len(prev) && liveCompare(prev[j], r) < 0 {
+				j++
+			}
+			if j < len(prev) && liveCompare(prev[j], r) == 0 {
+				continue
+			}
 		}
+		if err := r.Locate(); err != nil {
+			return nil
+		}
+		out = append(out, r)
+	}
+	if len(out) == 0 {
+		return nil
 	}
 	return out
+}
+
+// liveCompare orders live references as LiveKeys sorts them.
+func liveCompare(a, b layout.LiveRef) int {
+	if c := strings.Compare(a.Ref.Name, b.Ref.Name); c != 0 {
+		return c
+	}
+	return bytes.Compare(a.Key, b.Key)
 }
 
 // liveMutations copies the reference rows' values into an entity's primary
