@@ -134,11 +134,17 @@ func LiveKeys(plan *schema.Plan, ent *schema.Entity, state map[string]any) ([]Li
 			return nil, fmt.Errorf("layout: reference %s: no field %s", ref.Name, ref.Key)
 		}
 		start := len(out)
+		var buf []byte // the keys are cut from it, each capped at its length
 		for _, v := range refKeyValues(ent, ref, state) {
-			key, err := rowkey.AppendValue(nil, f.Type, v)
+			if cap(buf)-len(buf) < 32 {
+				buf = make([]byte, 0, 512)
+			}
+			k, err := rowkey.AppendValue(buf, f.Type, v)
 			if err != nil {
 				return nil, fmt.Errorf("layout: reference %s key: %w", ref.Name, err)
 			}
+			key := k[len(buf):len(k):len(k)]
+			buf = k
 			dup := false
 			for _, o := range out[start:] {
 				if string(o.Key) == string(key) {
