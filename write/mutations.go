@@ -32,8 +32,24 @@ func (r *rowMuts) add(table string, row []byte, ms ...store.Mutation) {
 // friendly to region-grouped batching), one per row: the mutations given
 // for one row in the order they were added.
 func (r *rowMuts) sorted(table string) []store.RowMutation {
-	rows := r.byTable[table]
-	slices.SortStableFunc(rows, func(a, b store.RowMutation) int { return bytes.Compare(a.Row, b.Row) })
+	added := r.byTable[table]
+	// Positions are sorted, not the row mutations themselves: fewer bytes
+	// moved, and an unstable sort that keeps the order of adds through the
+	// tie on position.
+	idx := make([]int32, len(added))
+	for i := range idx {
+		idx[i] = int32(i)
+	}
+	slices.SortFunc(idx, func(a, b int32) int {
+		if c := bytes.Compare(added[a].Row, added[b].Row); c != 0 {
+			return c
+		}
+		return int(a - b)
+	})
+	rows := make([]store.RowMutation, len(added))
+	for i, j := range idx {
+		rows[i] = added[j]
+	}
 	out := rows[:0]
 	for i := 0; i < len(rows); {
 		m := rows[i]
