@@ -17,11 +17,11 @@ type Finding struct {
 	// KeyRange is the region's rows, [start, end) in the HBase shell's
 	// printable form, when the run could list the table's regions (--store);
 	// /jmx names regions only by their encoded id.
-	KeyRange string `json:"key_range"`
-	Server   string          `json:"server"`
-	Message  string          `json:"message"`
-	Evidence []string        `json:"evidence"` // metric values and log lines behind the finding
-	Fix      string          `json:"fix"`
+	KeyRange string   `json:"key_range"`
+	Server   string   `json:"server"`
+	Message  string   `json:"message"`
+	Evidence []string `json:"evidence"` // metric values and log lines behind the finding
+	Fix      string   `json:"fix"`
 }
 
 func (f Finding) String() string {
