@@ -55,7 +55,9 @@ func units(s Stats) int {
 // live-copy refreshes included), and the live-copy fan-out on its own.
 // DENORM_GROWTH_EVENTS sets the stream's length (default 200,000, ten times
 // the other benchmarks'); DENORM_GROWTH_PROFILE=prefix writes CPU profiles
-// of the first and the last window to prefix-first.pprof and -last.pprof.
+// of the first and the last window to prefix-first.pprof and -last.pprof;
+// DENORM_GROWTH_CACHE sets the store's block cache in bytes (default the
+// store's own), to compare cache sizes.
 // Only Apply is timed: decoding the JSON lines is not the writer's work.
 // Run it once: -benchtime 1x.
 func BenchmarkGrowth(b *testing.B) {
