@@ -134,12 +134,13 @@ func derive(plan *schema.Plan, ent *schema.Entity, state map[string]any, withPri
 	}
 	top := topValues(ent, state)
 	d := &Derived{PrimaryTable: prim.Name}
+	a := &arena{}
 	var err error
-	if d.PrimaryKey, err = prim.Key.Encode(top); err != nil {
+	if d.PrimaryKey, err = a.key(prim.Key, top); err != nil {
 		return nil, fmt.Errorf("layout: primary key of %s in %s: %w", ent.Name, prim.Name, err)
 	}
 	if withPrimary {
-		if d.Primary, err = primaryCells(plan, ent, prim, state); err != nil {
+		if d.Primary, err = primaryCells(plan, ent, prim, state, a); err != nil {
 			return nil, err
 		}
 	}
@@ -151,6 +152,7 @@ func derive(plan *schema.Plan, ent *schema.Entity, state map[string]any, withPri
 	// keeps only what it encodes, so the element fields are overwritten in
 	// place from one element to the next.
 	var elemVals rowkey.Values
+	d.Items = make([]Item, 0, itemsHint(plan, ent, state))
 	for _, t := range plan.TablesOf(ent.Name) {
 		if t.Role == schema.RolePrimary || (only != nil && t.Name != only.Name) {
 			continue
@@ -159,7 +161,7 @@ func derive(plan *schema.Plan, ent *schema.Entity, state map[string]any, withPri
 			if t.When != "" && !schema.Set(top[t.When]) {
 				continue
 			}
-			if err := deriveRow(plan, ent, t, top, d, ekey); err != nil {
+			if err := deriveRow(plan, ent, t, top, d, ekey, a); err != nil {
 				return nil, err
 			}
 			continue
@@ -188,7 +190,7 @@ func derive(plan *schema.Plan, ent *schema.Entity, state map[string]any, withPri
 			if t.When != "" && !schema.Set(elemVals[t.When]) {
 				continue
 			}
-			if err := deriveRow(plan, ent, t, elemVals, d, ekey); err != nil {
+			if err := deriveRow(plan, ent, t, elemVals, d, ekey, a); err != nil {
 				return nil, err
 			}
 		}
@@ -212,7 +214,7 @@ func derive(plan *schema.Plan, ent *schema.Entity, state map[string]any, withPri
 // contributions to one counter cell add up. Sorting and merging once is
 // cheaper than keeping a map by ref ID while deriving.
 func mergeItems(items []Item) []Item {
-	slices.SortStableFunc(items, func(a, b Item) int { return a.Compare(b.Ref) })
+	items = sortItems(items)
 	out := items[:0]
 	for _, it := range items {
 		if n := len(out); n > 0 && out[n-1].Compare(it.Ref) == 0 {
@@ -236,16 +238,61 @@ func mergeItems(items []Item) []Item {
 	return out
 }
 
-func deriveRow(plan *schema.Plan, ent *schema.Entity, t *schema.Table, vals map[string]any, d *Derived, ekey []byte) error {
+// itemsHint is about how many items a state derives (at most one per
+// table, element and counter column), to allocate them at once.
+func itemsHint(plan *schema.Plan, ent *schema.Entity, state map[string]any) int {
+	n := 0
+	for _, t := range plan.TablesOf(ent.Name) {
+		if t.Role == schema.RolePrimary {
+			continue
+		}
+		k := 1
+		if t.Each != "" {
+			elems, _ := state[t.Each].([]map[string]any)
+			k = len(elems)
+		}
+		if t.Counter != nil {
+			k *= len(t.Counter.Adds)
+		}
+		n += k
+	}
+	return n
+}
+
+// sortItems sorts items by ref, stably, by sorting their positions: an
+// item is a large struct, and moving positions costs less than moving
+// items in a sort's many swaps.
+func sortItems(items []Item) []Item {
+	if slices.IsSortedFunc(items, func(a, b Item) int { return a.Compare(b.Ref) }) {
+		return items
+	}
+	idx := make([]int32, len(items))
+	for i := range idx {
+		idx[i] = int32(i)
+	}
+	slices.SortFunc(idx, func(a, b int32) int {
+		if c := items[a].Compare(items[b].Ref); c != 0 {
+			return c
+		}
+		return int(a - b) // equal refs keep the order they were derived in
+	})
+	out := make([]Item, len(items))
+	for i, j := range idx {
+		out[i] = items[j]
+	}
+	return out
+}
+
+func deriveRow(plan *schema.Plan, ent *schema.Entity, t *schema.Table, vals map[string]any, d *Derived, ekey []byte, a *arena) error {
 	switch t.Role {
 	case schema.RoleIndex, schema.RoleLookup:
-		row, err := t.Key.Encode(vals)
+		row, err := a.key(t.Key, vals)
 		if err != nil {
 			return fmt.Errorf("layout: row key of %s: %w", t.Name, err)
 		}
-		it := Item{Ref: Ref{Table: t.Name, Row: row}, Cells: make([]Cell, 0, 1+len(t.Columns))}
+		it := Item{Ref: Ref{Table: t.Name, Row: row}, Cells: a.cellList(1 + len(t.Columns))}
 		if t.Ref != nil {
-			it.Cells = setCell(it.Cells, Cell{Family: t.Ref.Family, Qualifier: []byte(schema.RefQualifier), Value: d.PrimaryKey})
+			it.Cells = setCell(it.Cells, Cell{Family: t.Ref.Family, Qualifier: a.str(schema.RefQualifier), Value: d.PrimaryKey})
 		}
 		for _, c := range t.Columns {
 			if c.Field == "" || c.Template {
@@ -259,11 +306,11 @@ func deriveRow(plan *schema.Plan, ent *schema.Entity, t *schema.Table, vals map[
 			if f == nil {
 				return fmt.Errorf("layout: %s column %s: no field %s", t.Name, c.Name(), c.Field)
 			}
-			b, err := EncodeValue(f.Type, v)
+			b, err := a.value(f.Type, v)
 			if err != nil {
 				return fmt.Errorf("layout: %s column %s: %w", t.Name, c.Name(), err)
 			}
-			it.Cells = setCell(it.Cells, Cell{Family: c.Family, Qualifier: []byte(c.Qualifier), Value: b})
+			it.Cells = setCell(it.Cells, Cell{Family: c.Family, Qualifier: a.str(c.Qualifier), Value: b})
 		}
 		d.Items = append(d.Items, it)
 	case schema.RoleCounter:
@@ -329,8 +376,17 @@ func cellCompare(a, b Cell) int {
 	return bytes.Compare(a.Qualifier, b.Qualifier)
 }
 
-func primaryCells(plan *schema.Plan, ent *schema.Entity, t *schema.Table, state map[string]any) ([]Cell, error) {
-	var cells []Cell
+func primaryCells(plan *schema.Plan, ent *schema.Entity, t *schema.Table, state map[string]any, a *arena) ([]Cell, error) {
+	n := 0
+	for _, c := range t.Columns {
+		if !c.Template {
+			n++
+		} else if ch := ent.Child(c.Child); ch != nil {
+			elems, _ := state[ch.Name].([]map[string]any)
+			n += len(elems)
+		}
+	}
+	cells := make([]Cell, 0, n)
 	for _, c := range t.Columns {
 		if !c.Template {
 			v, ok := state[c.Field]
@@ -341,11 +397,11 @@ func primaryCells(plan *schema.Plan, ent *schema.Entity, t *schema.Table, state 
 			if f == nil {
 				return nil, fmt.Errorf("layout: %s column %s: no field %s", t.Name, c.Name(), c.Field)
 			}
-			b, err := EncodeValue(f.Type, v)
+			b, err := a.value(f.Type, v)
 			if err != nil {
 				return nil, fmt.Errorf("layout: %s column %s: %w", t.Name, c.Name(), err)
 			}
-			cells = append(cells, Cell{Family: c.Family, Qualifier: []byte(c.Qualifier), Value: b})
+			cells = append(cells, Cell{Family: c.Family, Qualifier: a.str(c.Qualifier), Value: b})
 			continue
 		}
 		ch := ent.Child(c.Child)
@@ -353,13 +409,12 @@ func primaryCells(plan *schema.Plan, ent *schema.Entity, t *schema.Table, state 
 			return nil, fmt.Errorf("layout: %s column %s: no child list %s", t.Name, c.Name(), c.Child)
 		}
 		elems, _ := state[ch.Name].([]map[string]any)
-		seen := make(map[string]bool, len(elems))
+		seen := newQualSet(len(elems))
 		for _, el := range elems {
 			q, err := c.QualifierFor(plan, ent.Name, el[ch.Key])
-			if err == nil && seen[string(q)] {
+			if err == nil && !seen.add(q) {
 				err = fmt.Errorf("child list %s has key %v twice", ch.Name, el[ch.Key])
 			}
-			seen[string(q)] = true
 			if err != nil {
 				return nil, fmt.Errorf("layout: %s column %s: %w", t.Name, c.Name(), err)
 			}
@@ -382,6 +437,38 @@ func primaryCells(plan *schema.Plan, ent *schema.Entity, t *schema.Table, state 
 	}
 	slices.SortStableFunc(cells, cellCompare)
 	return cells, nil
+}
+
+// qualSet tells whether a qualifier was seen: a list searched in turn for
+// the few elements a child list usually holds, a map for long lists.
+type qualSet struct {
+	list [][]byte
+	m    map[string]bool
+}
+
+func newQualSet(n int) *qualSet {
+	if n > 32 {
+		return &qualSet{m: make(map[string]bool, n)}
+	}
+	return &qualSet{list: make([][]byte, 0, n)}
+}
+
+// add records q and reports whether it was new.
+func (s *qualSet) add(q []byte) bool {
+	if s.m != nil {
+		if s.m[string(q)] {
+			return false
+		}
+		s.m[string(q)] = true
+		return true
+	}
+	for _, x := range s.list {
+		if bytes.Equal(x, q) {
+			return false
+		}
+	}
+	s.list = append(s.list, q)
+	return true
 }
 
 // topValues is the entity's own fields (no child lists).

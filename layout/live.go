@@ -103,6 +103,22 @@ func liveFields(ref *schema.Reference) []string {
 // LiveRefs lists the distinct referenced keys of a state whose fields are
 // copied live, sorted by reference and key.
 func LiveRefs(plan *schema.Plan, ent *schema.Entity, state map[string]any) ([]LiveRef, error) {
+	out, err := LiveKeys(plan, ent, state)
+	if err != nil {
+		return nil, err
+	}
+	for i := range out {
+		if err := out[i].Locate(); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// LiveKeys is LiveRefs without the lookup rows (Row and Stop are nil until
+// Locate): enough to compare two states' references, at a fraction of the
+// cost, since locating a key works out the lookup key's prefix bounds.
+func LiveKeys(plan *schema.Plan, ent *schema.Entity, state map[string]any) ([]LiveRef, error) {
 	var out []LiveRef
 	for _, ref := range ent.References {
 		from := liveFields(ref)
@@ -113,18 +129,32 @@ func LiveRefs(plan *schema.Plan, ent *schema.Entity, state map[string]any) ([]Li
 		if lookup == nil {
 			return nil, fmt.Errorf("layout: live copies of %s.%s need a lookup table", ent.Name, ref.Name)
 		}
-		seen := map[string]bool{}
+		f := plan.Entity(lookup.Entity).Field(ref.Key)
+		if f == nil {
+			return nil, fmt.Errorf("layout: reference %s: no field %s", ref.Name, ref.Key)
+		}
+		start := len(out)
+		var buf []byte // the keys are cut from it, each capped at its length
 		for _, v := range refKeyValues(ent, ref, state) {
-			lr, err := NewLiveRef(plan, ref, lookup, v)
+			if cap(buf)-len(buf) < 32 {
+				buf = make([]byte, 0, 512)
+			}
+			k, err := rowkey.AppendValue(buf, f.Type, v)
 			if err != nil {
-				return nil, err
+				return nil, fmt.Errorf("layout: reference %s key: %w", ref.Name, err)
 			}
-			if seen[string(lr.Key)] {
-				continue
+			key := k[len(buf):len(k):len(k)]
+			buf = k
+			dup := false
+			for _, o := range out[start:] {
+				if string(o.Key) == string(key) {
+					dup = true
+					break
+				}
 			}
-			seen[string(lr.Key)] = true
-			lr.From = from
-			out = append(out, lr)
+			if !dup {
+				out = append(out, LiveRef{Ref: ref, Lookup: lookup, Value: v, Key: key, From: from})
+			}
 		}
 	}
 	sort.Slice(out, func(i, j int) bool {
@@ -134,6 +164,17 @@ func LiveRefs(plan *schema.Plan, ent *schema.Entity, state map[string]any) ([]Li
 		return string(out[i].Key) < string(out[j].Key)
 	})
 	return out, nil
+}
+
+// Locate sets the lookup rows of a reference key LiveKeys listed: its
+// reference row and the end of the rows that point back at referencing rows.
+func (lr *LiveRef) Locate() error {
+	ranges, err := lr.Lookup.Key.PrefixBounds(rowkey.Values{lr.Ref.Key: lr.Value})
+	if err != nil || len(ranges) != 1 {
+		return fmt.Errorf("layout: lookup %s by %s: %v", lr.Lookup.Name, lr.Ref.Key, err)
+	}
+	lr.Row, lr.Stop = ranges[0].Start, ranges[0].Stop
+	return nil
 }
 
 // NewLiveRef locates one reference key: its encoding and its lookup rows.

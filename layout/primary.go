@@ -81,10 +81,9 @@ func ReadState(plan *schema.Plan, ent *schema.Entity, t *schema.Table, row store
 	if err != nil {
 		return nil, fmt.Errorf("layout: primary key of %s: %w", t.Name, err)
 	}
-	state := map[string]any{}
-	for k, v := range vals {
-		state[k] = v
-	}
+	// The decoded key fields start the state: DecodeValues returns a map
+	// of its own, which becomes the state rather than being copied.
+	state := map[string]any(vals)
 	children := map[string][]map[string]any{}
 	for _, c := range row.Cells {
 		if c.Family == book && IsLive(c.Qualifier) {

@@ -110,7 +110,13 @@ func (s *Spec) MarshalJSON() ([]byte, error) { return json.Marshal(s.Exprs()) }
 // Encode builds the full key from values for every field the key reads.
 // Fields the key does not use are ignored.
 func (s *Spec) Encode(vals Values) ([]byte, error) {
-	key := make([]byte, 0, 48)
+	return s.AppendEncode(make([]byte, 0, 48), vals)
+}
+
+// AppendEncode is Encode appending the key to dst, for callers that cut
+// many keys from one buffer.
+func (s *Spec) AppendEncode(dst []byte, vals Values) ([]byte, error) {
+	key := dst
 	for _, p := range s.parts {
 		var err error
 		if p.nMore > 0 {

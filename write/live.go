@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"slices"
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/denorm/denorm/event"
@@ -72,29 +74,47 @@ func (w *Writer) computeLiveRefs(ep *entityPlan) []layout.LiveRef {
 			final = p
 		}
 	}
-	refs, err := layout.LiveRefs(w.plan, ep.g.ent, final.ev.State)
+	refs, err := layout.LiveKeys(w.plan, ep.g.ent, final.ev.State)
 	if err != nil || len(refs) == 0 {
 		return nil
 	}
 	// A row the entity just moved to holds none of its copies yet.
-	if ep.stored == nil || ep.redo || !ep.writePrimary || !bytes.Equal(ep.g.at, ep.key) {
-		return refs
+	all := ep.stored == nil || ep.redo || !ep.writePrimary || !bytes.Equal(ep.g.at, ep.key)
+	var prev []layout.LiveRef
+	if st := ep.g.state; !all && st != nil && st.Values != nil {
+		prev, _ = layout.LiveKeys(w.plan, ep.g.ent, st.Values)
 	}
-	var old map[string]bool
-	if st := ep.g.state; st != nil && st.Values != nil {
-		prev, _ := layout.LiveRefs(w.plan, ep.g.ent, st.Values)
-		old = make(map[string]bool, len(prev))
-		for _, r := range prev {
-			old[r.Ref.Name+"\x00"+string(r.Key)] = true
-		}
-	}
-	var out []layout.LiveRef
+	// Both lists are sorted by reference and key: walked together, the
+	// keys the stored state held already drop out, and only the new ones
+	// are located (worked out their lookup rows).
+	out := refs[:0]
+	j := 0
 	for _, r := range refs {
-		if !old[r.Ref.Name+"\x00"+string(r.Key)] {
-			out = append(out, r)
+		if !all {
+			for j < len(prev) && liveCompare(prev[j], r) < 0 {
+				j++
+			}
+			if j < len(prev) && liveCompare(prev[j], r) == 0 {
+				continue
+			}
 		}
+		if err := r.Locate(); err != nil {
+			return nil
+		}
+		out = append(out, r)
+	}
+	if len(out) == 0 {
+		return nil
 	}
 	return out
+}
+
+// liveCompare orders live references as LiveKeys sorts them.
+func liveCompare(a, b layout.LiveRef) int {
+	if c := strings.Compare(a.Ref.Name, b.Ref.Name); c != 0 {
+		return c
+	}
+	return bytes.Compare(a.Key, b.Key)
 }
 
 // liveMutations copies the reference rows' values into an entity's primary
@@ -149,7 +169,7 @@ func (w *Writer) refresh(ctx context.Context, evs []*event.Event, stats *Stats) 
 	}
 	var mu sync.Mutex
 	stats.Refreshed += len(evs)
-	return w.each(ctx, len(order), func(ctx context.Context, i int) error {
+	if err := w.each(ctx, len(order), func(ctx context.Context, i int) error {
 		ev := newest[order[i]]
 		for _, rr := range layout.ReferencesTo(w.plan, ev.Entity) {
 			if err := w.refreshOne(ctx, ev, rr, stats, &mu); err != nil {
@@ -157,7 +177,18 @@ func (w *Writer) refresh(ctx context.Context, evs []*event.Event, stats *Stats) 
 			}
 		}
 		return nil
-	})
+	}); err != nil {
+		return err
+	}
+	// One sync makes every refresh of the batch durable: each reference
+	// row went to the store's one ordered log before its fan-out, so a
+	// crash keeps that order.
+	if sy, ok := w.st.(store.Syncer); ok && w.deferSync() && len(order) > 0 {
+		if err := sy.Sync(ctx); err != nil {
+			return fmt.Errorf("write: sync: %w", err)
+		}
+	}
+	return nil
 }
 
 func (w *Writer) refreshOne(ctx context.Context, ev *event.Event, rr layout.Referrer, stats *Stats, mu *sync.Mutex) error {
@@ -250,17 +281,16 @@ func (w *Writer) refreshOne(ctx context.Context, ev *event.Event, rr layout.Refe
 	if err != nil {
 		return fmt.Errorf("write: scan %s: %w", rr.Lookup.Name, err)
 	}
+	// In key order, as the writer's other batches are: the store inserts
+	// neighbouring keys faster, and HBase groups them by region.
+	slices.SortFunc(batch, func(a, b store.RowMutation) int { return bytes.Compare(a.Row, b.Row) })
 	if err := w.batch(ctx, prim.Name, batch); err != nil {
 		return err
-	}
-	if sy, ok := w.st.(store.Syncer); ok && w.deferSync() {
-		if err := sy.Sync(ctx); err != nil {
-			return fmt.Errorf("write: sync: %w", err)
-		}
 	}
 	mu.Lock()
 	stats.Cells[rr.Lookup.Name] += len(vals) + 1
 	stats.Cells[prim.Name] += len(batch) * len(vals)
+	stats.Fanout += len(batch) * len(vals)
 	mu.Unlock()
 	return nil
 }

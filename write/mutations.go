@@ -14,40 +14,55 @@ import (
 )
 
 // rowMuts gathers mutations per table and row, so that several refs of one
-// entity in one row become one atomic row mutation.
+// entity in one row become one atomic row mutation. Rows are appended as
+// they come and merged once, when sorted: cheaper than a map by row key
+// (a string and an entry per row) for rows that mostly come once.
 type rowMuts struct {
-	byTable map[string]map[string]*store.RowMutation
+	byTable map[string][]store.RowMutation
 }
 
 func (r *rowMuts) add(table string, row []byte, ms ...store.Mutation) {
 	if r.byTable == nil {
-		r.byTable = map[string]map[string]*store.RowMutation{}
+		r.byTable = map[string][]store.RowMutation{}
 	}
-	t := r.byTable[table]
-	if t == nil {
-		t = map[string]*store.RowMutation{}
-		r.byTable[table] = t
-	}
-	m := t[string(row)]
-	if m == nil {
-		m = &store.RowMutation{Row: row}
-		t[string(row)] = m
-	}
-	m.Mutations = append(m.Mutations, ms...)
+	r.byTable[table] = append(r.byTable[table], store.RowMutation{Row: row, Mutations: ms})
 }
 
-// sorted returns a table's row mutations in key order: deterministic, and
-// friendly to region-grouped batching.
+// sorted returns a table's row mutations in key order (deterministic, and
+// friendly to region-grouped batching), one per row: the mutations given
+// for one row in the order they were added.
 func (r *rowMuts) sorted(table string) []store.RowMutation {
-	t := r.byTable[table]
-	keys := make([]string, 0, len(t))
-	for k := range t {
-		keys = append(keys, k)
+	added := r.byTable[table]
+	// Positions are sorted, not the row mutations themselves: fewer bytes
+	// moved, and an unstable sort that keeps the order of adds through the
+	// tie on position.
+	idx := make([]int32, len(added))
+	for i := range idx {
+		idx[i] = int32(i)
 	}
-	sort.Strings(keys)
-	out := make([]store.RowMutation, len(keys))
-	for i, k := range keys {
-		out[i] = *t[k]
+	slices.SortFunc(idx, func(a, b int32) int {
+		if c := bytes.Compare(added[a].Row, added[b].Row); c != 0 {
+			return c
+		}
+		return int(a - b)
+	})
+	rows := make([]store.RowMutation, len(added))
+	for i, j := range idx {
+		rows[i] = added[j]
+	}
+	out := rows[:0]
+	for i := 0; i < len(rows); {
+		m := rows[i]
+		j := i + 1
+		if j < len(rows) && bytes.Equal(rows[j].Row, m.Row) {
+			// Copied: the added slices belong to their callers.
+			m.Mutations = slices.Clone(m.Mutations)
+			for ; j < len(rows) && bytes.Equal(rows[j].Row, m.Row); j++ {
+				m.Mutations = append(m.Mutations, rows[j].Mutations...)
+			}
+		}
+		out = append(out, m)
+		i = j
 	}
 	return out
 }

@@ -92,6 +92,10 @@ type Stats struct {
 	Deletes    map[string]int // delete markers written, per table
 	Increments int            // fast-mode counter increments
 	Counted    int            // bounded counter rows written
+	// Fanout counts the cells and delete markers that refreshes wrote
+	// into referencing rows (live copies), also counted in Cells: the
+	// part of the work that grows with how many rows hold a reference.
+	Fanout int
 }
 
 // Add accumulates another batch's stats.
@@ -104,6 +108,7 @@ func (s *Stats) Add(o Stats) {
 	s.Rejected += o.Rejected
 	s.Increments += o.Increments
 	s.Counted += o.Counted
+	s.Fanout += o.Fanout
 	if s.Cells == nil {
 		s.Cells, s.Deletes = map[string]int{}, map[string]int{}
 	}

@@ -114,6 +114,17 @@ func (r *rowReader) seekPastFamily() {
 	r.seekTo = r.seekBuf
 }
 
+// seekPastColumn sets the seek target past every key of the current
+// column: its escaped qualifier followed by 0x00 0x02 sorts after the
+// qualifier's terminator 0x00 0x01 (and so after all its versions) and
+// before any longer qualifier that starts the same way.
+func (r *rowReader) seekPastColumn() {
+	col := r.cur.col // the row prefix, family and qualifier, terminated
+	k := append(r.seekBuf[:0], col[:len(col)-1]...)
+	r.seekBuf = append(k, escEnd+1)
+	r.seekTo = r.seekBuf
+}
+
 // seekNextColumn sets the seek target to the first key of the next selected
 // qualifier of the current family after the current one, or past the family
 // when none is left. The target is always beyond the current key.
@@ -168,6 +179,7 @@ func (r *rowReader) read(it *pdb.Iterator) (store.Row, error) {
 		returned int  // versions returned of this column
 	)
 	skipped := 0 // keys passed over in a row since the last seek or taken column
+	hidden := 0 // versions of the current column passed over past its cap
 	mv, first := moveFamily, true
 	// The loop moves to the seek target when one was set, else to the next key.
 	for ok := it.Valid(); ok; ok = (r.seekTo == nil && it.Next()) || (r.seekTo != nil && r.seek(it)) {
@@ -215,7 +227,7 @@ func (r *rowReader) read(it *pdb.Iterator) (store.Row, error) {
 			continue
 		}
 		if mv != moveVersion {
-			returned = 0
+			returned, hidden = 0, 0
 			colOn = true
 			if fs != nil && !fs.all {
 				q := c.qualifier()
@@ -235,6 +247,21 @@ func (r *rowReader) read(it *pdb.Iterator) (store.Row, error) {
 			if skipped++; skipped >= seekAfter {
 				r.seekNextColumn(fs)
 				skipped = 0
+			}
+			continue
+		}
+		// Once a column has given every version the read may return, the
+		// rest of it (older versions, and the markers among them, which
+		// mask nothing outside the column) cannot show: past a few keys
+		// the read seeks to the next column, as HBase's read path does, so
+		// that a column rewritten at every version (a live copy refreshed
+		// by each rename of its reference) costs the same to read however
+		// old it is. The empty qualifier is never left early: family
+		// markers there mask the columns that follow.
+		if colOn && returned >= versions && len(c.qualifier()) > 0 {
+			if hidden++; hidden >= seekAfter {
+				r.seekPastColumn()
+				hidden = 0
 			}
 			continue
 		}

@@ -1,0 +1,88 @@
+package layout
+
+import (
+	"encoding/binary"
+
+	"github.com/denorm/denorm/rowkey"
+)
+
+// arena hands out the byte slices and cell lists of one derived state, cut
+// from a few shared buffers, so that deriving a state costs a handful of
+// allocations rather than one per key, qualifier, value and row. Every
+// slice it hands out is capped at its own length: appending to one never
+// writes into another. A Derived keeps its buffers alive as long as any of
+// its cells is referenced; nothing is reused across states.
+type arena struct {
+	buf   []byte
+	cells []Cell
+}
+
+// mark is where the next bytes appended to a.buf start.
+func (a *arena) mark(n int) int {
+	if cap(a.buf)-len(a.buf) < n {
+		// A fresh buffer rather than growing this one: the slices already
+		// cut keep the old one alive anyway, and nothing is copied.
+		a.buf = make([]byte, 0, max(n, 2*cap(a.buf), 1024))
+	}
+	return len(a.buf)
+}
+
+// cut returns the bytes appended since mark start.
+func (a *arena) cut(start int) []byte { return a.buf[start:len(a.buf):len(a.buf)] }
+
+func (a *arena) str(s string) []byte {
+	start := a.mark(len(s))
+	a.buf = append(a.buf, s...)
+	return a.cut(start)
+}
+
+// key encodes a row key into the arena.
+func (a *arena) key(spec *rowkey.Spec, vals rowkey.Values) ([]byte, error) {
+	start := a.mark(64)
+	k, err := spec.AppendEncode(a.buf, vals)
+	if err != nil {
+		return nil, err
+	}
+	a.buf = k
+	return a.cut(start), nil
+}
+
+// value encodes one field value as EncodeValue does, into the arena.
+func (a *arena) value(t rowkey.Type, v any) ([]byte, error) {
+	switch x := v.(type) {
+	case string:
+		if t == rowkey.String {
+			return a.str(x), nil
+		}
+	case int64:
+		if t == rowkey.Int64 || t == rowkey.Timestamp {
+			start := a.mark(8)
+			a.buf = binary.BigEndian.AppendUint64(a.buf, uint64(x))
+			return a.cut(start), nil
+		}
+	case int32:
+		if t == rowkey.Int32 {
+			start := a.mark(4)
+			a.buf = binary.BigEndian.AppendUint32(a.buf, uint32(x))
+			return a.cut(start), nil
+		}
+	}
+	b, err := EncodeValue(t, v)
+	if err != nil {
+		return nil, err
+	}
+	start := a.mark(len(b))
+	a.buf = append(a.buf, b...)
+	return a.cut(start), nil
+}
+
+// cellList returns an empty cell list with room for n cells, cut from the
+// arena's cell buffer.
+func (a *arena) cellList(n int) []Cell {
+	if cap(a.cells)-len(a.cells) < n {
+		a.cells = make([]Cell, 0, max(n, 2*cap(a.cells), 32))
+	}
+	l := len(a.cells)
+	a.cells = a.cells[:l+n]
+	return a.cells[l : l : l+n]
+}

@@ -1,0 +1,215 @@
+package write
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime/pprof"
+	"strconv"
+	"testing"
+	"time"
+
+	pdb "github.com/cockroachdb/pebble/v2"
+
+	"github.com/denorm/denorm/ddl"
+	"github.com/denorm/denorm/event"
+	"github.com/denorm/denorm/gen"
+	"github.com/denorm/denorm/store/pebble"
+)
+
+// growthWindow is how many events each reported stretch of the growth
+// benchmark covers.
+const growthWindow = 20000
+
+// window is what the writer did over one stretch of events.
+type window struct {
+	events int
+	took   time.Duration // in Apply only
+	units  int           // cells and delete markers written, increments
+	fanout int           // of which refreshes of live copies
+}
+
+func (w window) String() string {
+	s := w.took.Seconds()
+	return fmt.Sprintf("%7.0f events/s %8.0f units/s (%8.0f without fan-out, fan-out %d units)",
+		float64(w.events)/s, float64(w.units)/s, float64(w.units-w.fanout)/s, w.fanout)
+}
+
+func units(s Stats) int {
+	n := s.Increments
+	for _, v := range s.Cells {
+		n += v
+	}
+	for _, v := range s.Deletes {
+		n += v
+	}
+	return n
+}
+
+// BenchmarkGrowth applies one generated stream (gen.Orders as `denorm gen
+// orders` makes it: 1% product renames, whose names orders copy live) to
+// one store, in batches of 1,000, and reports the first and the last 20,000
+// events: events/s and work units/s (cells and delete markers written,
+// live-copy refreshes included), and the live-copy fan-out on its own.
+// DENORM_GROWTH_EVENTS sets the stream's length (default 200,000, ten times
+// the other benchmarks'); DENORM_GROWTH_PROFILE=prefix writes CPU profiles
+// of the first and the last window to prefix-first.pprof and -last.pprof;
+// DENORM_GROWTH_CACHE sets the store's block cache in bytes (default the
+// store's own), to compare cache sizes.
+// Only Apply is timed: decoding the JSON lines is not the writer's work.
+// Run it once: -benchtime 1x.
+func BenchmarkGrowth(b *testing.B) {
+	n := 200000
+	if s := os.Getenv("DENORM_GROWTH_EVENTS"); s != "" {
+		var err error
+		if n, err = strconv.Atoi(s); err != nil || n < 2*growthWindow {
+			b.Fatalf("DENORM_GROWTH_EVENTS=%q: want a number of at least %d", s, 2*growthWindow)
+		}
+	}
+	prof := os.Getenv("DENORM_GROWTH_PROFILE")
+	path := filepath.Join(b.TempDir(), "events.jsonl")
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := gen.Orders(f, gen.OrdersOptions{Events: n, Seed: 1, Renames: 0.01}); err != nil {
+		b.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		b.Fatal(err)
+	}
+	plan := ordersPlan(b)
+	ctx := context.Background()
+	for b.Loop() {
+		b.StopTimer()
+		dir := filepath.Join(b.TempDir(), "store")
+		st := openGrowth(b, dir)
+		w := New(plan, st, Options{})
+		in, err := os.Open(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		sc := bufio.NewScanner(in)
+		sc.Buffer(make([]byte, 0, 1<<20), 16<<20)
+		var wins []window
+		cur := window{}
+		var total int
+		profiling := false
+		for done := false; !done; {
+			var evs []*event.Event
+			for len(evs) < 1000 {
+				if !sc.Scan() {
+					done = true
+					break
+				}
+				ev, err := event.Decode(plan, sc.Bytes())
+				if err != nil {
+					b.Fatal(err)
+				}
+				evs = append(evs, ev)
+			}
+			if len(evs) == 0 {
+				break
+			}
+			// The first window, and the one that starts within the last
+			// 20,000 lines generated (the stream holds a few more events
+			// than asked for: renames come on top).
+			if prof != "" && !profiling && (total == 0 || total >= n-growthWindow && cur.events == 0) {
+				name := prof + "-first.pprof"
+				if total > 0 {
+					name = prof + "-last.pprof"
+				}
+				pf, err := os.Create(name)
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer pf.Close()
+				if err := pprof.StartCPUProfile(pf); err != nil {
+					b.Fatal(err)
+				}
+				profiling = true
+			}
+			b.StartTimer()
+			start := time.Now()
+			stats, _, err := w.Apply(ctx, evs)
+			cur.took += time.Since(start)
+			b.StopTimer()
+			if err != nil {
+				b.Fatal(err)
+			}
+			cur.events += len(evs)
+			cur.units += units(stats)
+			cur.fanout += stats.Fanout
+			total += len(evs)
+			if cur.events >= growthWindow || done {
+				if profiling {
+					pprof.StopCPUProfile()
+					profiling = false
+				}
+				wins = append(wins, cur)
+				b.Logf("events %8d: %v", total, cur)
+				cur = window{}
+			}
+		}
+		if cur.events > 0 {
+			wins = append(wins, cur)
+		}
+		if err := sc.Err(); err != nil {
+			b.Fatal(err)
+		}
+		in.Close()
+		st.Close()
+		lsmShape(b, dir)
+		if len(wins) < 2 {
+			b.Fatalf("%d windows", len(wins))
+		}
+		// The last full window: a short tail would be a noisy figure.
+		first, last := wins[0], wins[len(wins)-1]
+		if last.events < growthWindow {
+			last = wins[len(wins)-2]
+		}
+		fs, ls := first.took.Seconds(), last.took.Seconds()
+		b.ReportMetric(float64(first.events)/fs, "first-events/s")
+		b.ReportMetric(float64(last.events)/ls, "last-events/s")
+		b.ReportMetric(float64(first.units)/fs, "first-units/s")
+		b.ReportMetric(float64(last.units)/ls, "last-units/s")
+		b.ReportMetric(float64(first.fanout)/fs, "first-fanout/s")
+		b.ReportMetric(float64(last.fanout)/ls, "last-fanout/s")
+		b.ReportMetric((float64(last.units)/ls)/(float64(first.units)/fs), "last/first-units")
+		b.ReportMetric(float64(total), "events")
+		b.ReportMetric(0, "ns/op")
+		b.StartTimer()
+	}
+}
+
+func openGrowth(b *testing.B, dir string) *pebble.Store {
+	opts := pebble.Options{Durability: benchDurability}
+	if s := os.Getenv("DENORM_GROWTH_CACHE"); s != "" {
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			b.Fatal(err)
+		}
+		opts.CacheSize = n
+	}
+	st, err := pebble.Open(context.Background(), dir, opts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := ddl.Create(context.Background(), st, ordersPlan(b)); err != nil {
+		b.Fatal(err)
+	}
+	return st
+}
+
+// lsmShape logs the shape of the store's Pebble database at the end: its
+// levels, files and read amplification.
+func lsmShape(b *testing.B, dir string) {
+	db, err := pdb.Open(dir, &pdb.Options{Logger: quietPebble{pdb.DefaultLogger}, ReadOnly: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	fmt.Fprintf(os.Stderr, "Pebble at the end:\n%s\n", db.Metrics())
+}

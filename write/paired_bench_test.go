@@ -1,0 +1,238 @@
+package write
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	pdb "github.com/cockroachdb/pebble/v2"
+
+	"github.com/denorm/denorm/event"
+	"github.com/denorm/denorm/gen"
+	"github.com/denorm/denorm/schema"
+	"github.com/denorm/denorm/store"
+	"github.com/denorm/denorm/store/pebble"
+)
+
+// cellLog is what a writer sent to the store, one key and value per cell or
+// delete marker, kept in one pointer-free arena: the garbage collector does
+// not scan it, so holding it costs the writer's timed run nothing.
+type cellLog struct {
+	buf []byte
+	// ends holds, per cell, the end of its key and then of its value in buf.
+	ends []int
+	// batches holds, per Apply, the number of cells recorded by its end.
+	batches []int
+}
+
+func (l *cellLog) add(table string, row []byte, x store.Mutation) {
+	l.buf = append(append(append(append(l.buf, table...), row...), x.Family...), x.Qualifier...)
+	l.buf = binary.BigEndian.AppendUint64(append(l.buf, byte(x.Kind)), uint64(x.Timestamp))
+	l.ends = append(l.ends, len(l.buf))
+	l.buf = append(l.buf, x.Value...)
+	l.ends = append(l.ends, len(l.buf))
+}
+
+func (l *cellLog) cells() int { return len(l.ends) / 2 }
+
+// cell returns cell i's key and value.
+func (l *cellLog) cell(i int) (k, v []byte) {
+	start := 0
+	if i > 0 {
+		start = l.ends[2*i-1]
+	}
+	return l.buf[start:l.ends[2*i]], l.buf[l.ends[2*i]:l.ends[2*i+1]]
+}
+
+// logStore records every cell and delete marker written through it (rows
+// of Mutate and Batch, counter increments as one cell each) and passes
+// everything on, Sync included, so the writer behaves as on the store.
+type logStore struct {
+	store.Store
+	mu  sync.Mutex
+	log *cellLog
+}
+
+func (s *logStore) record(table string, m store.RowMutation) {
+	for _, x := range m.Mutations {
+		s.log.add(table, m.Row, x)
+	}
+}
+
+func (s *logStore) Mutate(ctx context.Context, table string, m store.RowMutation) error {
+	s.mu.Lock()
+	s.record(table, m)
+	s.mu.Unlock()
+	return s.Store.Mutate(ctx, table, m)
+}
+
+func (s *logStore) Batch(ctx context.Context, table string, ms []store.RowMutation) ([]error, error) {
+	s.mu.Lock()
+	for _, m := range ms {
+		s.record(table, m)
+	}
+	s.mu.Unlock()
+	return s.Store.Batch(ctx, table, ms)
+}
+
+func (s *logStore) Increment(ctx context.Context, table string, inc store.Increment) ([]int64, error) {
+	s.mu.Lock()
+	for _, c := range inc.Columns {
+		s.log.add(table, inc.Row, store.Mutation{Kind: store.Put, Family: c.Family, Qualifier: c.Qualifier, Value: binary.BigEndian.AppendUint64(nil, uint64(c.Delta))})
+	}
+	s.mu.Unlock()
+	return s.Store.Increment(ctx, table, inc)
+}
+
+func (s *logStore) Sync(ctx context.Context) error {
+	if sy, ok := s.Store.(store.Syncer); ok {
+		return sy.Sync(ctx)
+	}
+	return nil
+}
+
+// lineStream is the generated stream as JSON lines in one pointer-free
+// arena: the benchmark decodes one batch at a time, untimed, so that the
+// heap holds what `denorm apply` holds (one batch of events), not the whole
+// stream, which every garbage collection in the timed run would mark.
+type lineStream struct {
+	buf  []byte
+	ends []int
+}
+
+func benchLines(b *testing.B) *lineStream {
+	b.Helper()
+	var buf bytes.Buffer
+	if err := gen.Orders(&buf, gen.OrdersOptions{Events: benchEvents, Seed: 1}); err != nil {
+		b.Fatal(err)
+	}
+	ls := &lineStream{buf: buf.Bytes()}
+	for i, c := range ls.buf {
+		if c == '\n' {
+			ls.ends = append(ls.ends, i+1)
+		}
+	}
+	return ls
+}
+
+func (ls *lineStream) events() int { return len(ls.ends) }
+
+// batch decodes events [off, off+n).
+func (ls *lineStream) batch(b *testing.B, plan *schema.Plan, off, n int) []*event.Event {
+	evs := make([]*event.Event, 0, n)
+	for i := off; i < min(off+n, len(ls.ends)); i++ {
+		start := 0
+		if i > 0 {
+			start = ls.ends[i-1]
+		}
+		ev, err := event.Decode(plan, bytes.TrimSpace(ls.buf[start:ls.ends[i]]))
+		if err != nil {
+			b.Fatal(err)
+		}
+		evs = append(evs, ev)
+	}
+	return evs
+}
+
+// recordStream applies the stream once, in batches of per events, and
+// returns what the writer wrote, batch by batch.
+func recordStream(b *testing.B, ls *lineStream, per int) *cellLog {
+	st := openBench(b)
+	defer st.Close()
+	plan := ordersPlan(b)
+	rs := &logStore{Store: st, log: &cellLog{}}
+	w := New(plan, rs, Options{})
+	for off := 0; off < ls.events(); off += per {
+		if _, _, err := w.Apply(context.Background(), ls.batch(b, plan, off, per)); err != nil {
+			b.Fatal(err)
+		}
+		rs.log.batches = append(rs.log.batches, rs.log.cells())
+	}
+	return rs.log
+}
+
+// BenchmarkApplyPaired alternates, inside every iteration, the writer
+// applying the generated stream (batches of 1,000 events) to a fresh store
+// and raw Pebble writing the exact cells and delete markers the writer
+// wrote, one synced commit per writer batch, into a fresh database opened
+// with the store's memtable size. Each side is timed on its own, so the
+// ratio (writer cells/s over raw cells/s) holds up when the machine's load
+// changes from second to second. Allocations are the writer side's only.
+func BenchmarkApplyPaired(b *testing.B) {
+	ls := benchLines(b)
+	const per = 1000
+	log := recordStream(b, ls, per)
+	plan := ordersPlan(b)
+	ctx := context.Background()
+	var tWriter, tRaw time.Duration
+	var mallocs, allocated uint64
+	var ms0, ms1 runtime.MemStats
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		st := openBench(b)
+		w := New(plan, st, Options{})
+		db, err := pdb.Open(filepath.Join(b.TempDir(), "raw"), &pdb.Options{MemTableSize: pebble.DefaultMemTableSize, Logger: quietPebble{pdb.DefaultLogger}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		runtime.GC()
+		b.StartTimer()
+
+		for off := 0; off < ls.events(); off += per {
+			b.StopTimer()
+			evs := ls.batch(b, plan, off, per)
+			runtime.ReadMemStats(&ms0)
+			b.StartTimer()
+			start := time.Now()
+			if _, _, err := w.Apply(ctx, evs); err != nil {
+				b.Fatal(err)
+			}
+			tWriter += time.Since(start)
+			b.StopTimer()
+			runtime.ReadMemStats(&ms1)
+			mallocs += ms1.Mallocs - ms0.Mallocs
+			allocated += ms1.TotalAlloc - ms0.TotalAlloc
+			b.StartTimer()
+		}
+
+		start := time.Now()
+		from := 0
+		for _, to := range log.batches {
+			batch := db.NewBatch()
+			for c := from; c < to; c++ {
+				k, v := log.cell(c)
+				_ = batch.Set(k, v, nil)
+			}
+			if err := batch.Commit(pdb.Sync); err != nil {
+				b.Fatal(err)
+			}
+			_ = batch.Close()
+			from = to
+		}
+		tRaw += time.Since(start)
+
+		b.StopTimer()
+		st.Close()
+		db.Close()
+		b.StartTimer()
+	}
+	cells := float64(b.N * log.cells())
+	b.ReportMetric(float64(b.N*ls.events())/tWriter.Seconds(), "events/s")
+	b.ReportMetric(cells/tWriter.Seconds(), "writer-cells/s")
+	b.ReportMetric(cells/tRaw.Seconds(), "raw-cells/s")
+	b.ReportMetric(tRaw.Seconds()/tWriter.Seconds(), "ratio")
+	b.ReportMetric(float64(mallocs)/float64(b.N*ls.events()), "allocs/event")
+	b.ReportMetric(float64(allocated)/float64(b.N*ls.events()), "B/event")
+	b.ReportMetric(0, "ns/op")
+}
+
+// quietPebble drops raw Pebble's information lines, as the store does.
+type quietPebble struct{ pdb.Logger }
+
+func (quietPebble) Infof(string, ...interface{}) {}
