@@ -179,7 +179,7 @@ func (r *rowReader) read(it *pdb.Iterator) (store.Row, error) {
 		returned int  // versions returned of this column
 	)
 	skipped := 0 // keys passed over in a row since the last seek or taken column
-	hidden := 0 // versions of the current column passed over past its cap
+	hidden := 0  // versions of the current column passed over past its cap
 	mv, first := moveFamily, true
 	// The loop moves to the seek target when one was set, else to the next key.
 	for ok := it.Valid(); ok; ok = (r.seekTo == nil && it.Next()) || (r.seekTo != nil && r.seek(it)) {
