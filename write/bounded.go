@@ -150,9 +150,7 @@ func (w *Writer) planBounded(ctx context.Context, plans []*entityPlan) (*bounded
 		return bb, nil
 	}
 	slices.Sort(bb.keys)
-	if err := w.each(ctx, len(bb.keys), func(ctx context.Context, i int) error {
-		return w.readBounded(ctx, bb.rows[bb.keys[i]])
-	}); err != nil {
+	if err := w.readBoundedRows(ctx, bb); err != nil {
 		return nil, err
 	}
 	for _, ep := range eps {
@@ -235,17 +233,59 @@ func sameNow(a, b *layout.Counted) bool {
 	return true
 }
 
-// readBounded reads a counter row's state cell.
-func (w *Writer) readBounded(ctx context.Context, br *boundedRow) error {
-	t := w.plan.Table(br.table)
-	if t == nil || !t.Counter.Bounded() {
-		return fmt.Errorf("write: counter table %s of a Counted record is not a bounded counter of the schema", br.table)
+// readBoundedRows reads the state cells of the batch's counter rows, one
+// getMany per table (the keys are sorted, so a table's rows are together).
+func (w *Writer) readBoundedRows(ctx context.Context, bb *boundedBatch) error {
+	for lo := 0; lo < len(bb.keys); {
+		table := bb.rows[bb.keys[lo]].table
+		fam, err := w.stateFamily(table)
+		if err != nil {
+			return err
+		}
+		hi := lo
+		var gets []store.Get
+		for hi < len(bb.keys) && bb.rows[bb.keys[hi]].table == table {
+			gets = append(gets, store.Get{Row: bb.rows[bb.keys[hi]].row, Columns: []store.Column{{Family: fam, Qualifier: layout.QualCounterState}}})
+			hi++
+		}
+		rows, err := w.getMany(ctx, table, gets)
+		if err != nil {
+			return fmt.Errorf("write: read counter rows of %s: %w", table, err)
+		}
+		for k, row := range rows {
+			if err := bb.rows[bb.keys[lo+k]].setState(row, fam); err != nil {
+				return err
+			}
+		}
+		lo = hi
 	}
-	fam := layout.CounterStateFamily(t)
+	return nil
+}
+
+// readBounded reads a counter row's state cell again.
+func (w *Writer) readBounded(ctx context.Context, br *boundedRow) error {
+	fam, err := w.stateFamily(br.table)
+	if err != nil {
+		return err
+	}
 	row, err := w.st.Get(ctx, br.table, store.Get{Row: br.row, Columns: []store.Column{{Family: fam, Qualifier: layout.QualCounterState}}})
 	if err != nil {
 		return fmt.Errorf("write: read counter row %s of %s: %w", store.Printable(br.row), br.table, err)
 	}
+	return br.setState(row, fam)
+}
+
+// stateFamily is the family of a bounded counter table's state cell.
+func (w *Writer) stateFamily(table string) (string, error) {
+	t := w.plan.Table(table)
+	if t == nil || !t.Counter.Bounded() {
+		return "", fmt.Errorf("write: counter table %s of a Counted record is not a bounded counter of the schema", table)
+	}
+	return layout.CounterStateFamily(t), nil
+}
+
+// setState takes a counter row's state cell from the row read.
+func (br *boundedRow) setState(row store.Row, fam string) error {
 	br.raw, br.ts = nil, 0
 	if c, ok := row.Latest(fam, layout.QualCounterState); ok {
 		br.raw, br.ts = bytes.Clone(c.Value), c.Timestamp

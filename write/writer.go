@@ -520,15 +520,20 @@ const readChunk = 128
 // getRows reads the rows of keys from table, in the order of keys, in
 // multi-gets of readChunk rows, Readers of them at a time.
 func (w *Writer) getRows(ctx context.Context, table string, keys [][]byte) ([]store.Row, error) {
-	rows := make([]store.Row, len(keys))
-	chunks := (len(keys) + readChunk - 1) / readChunk
+	gets := make([]store.Get, len(keys))
+	for k, key := range keys {
+		gets[k] = store.Get{Row: key}
+	}
+	return w.getMany(ctx, table, gets)
+}
+
+// getMany is getRows for Gets that may select columns.
+func (w *Writer) getMany(ctx context.Context, table string, gets []store.Get) ([]store.Row, error) {
+	rows := make([]store.Row, len(gets))
+	chunks := (len(gets) + readChunk - 1) / readChunk
 	err := w.each(ctx, chunks, func(ctx context.Context, c int) error {
-		lo, hi := c*readChunk, min(len(keys), (c+1)*readChunk)
-		gets := make([]store.Get, hi-lo)
-		for k := range gets {
-			gets[k] = store.Get{Row: keys[lo+k]}
-		}
-		got, err := store.GetMany(ctx, w.st, table, gets)
+		lo, hi := c*readChunk, min(len(gets), (c+1)*readChunk)
+		got, err := store.GetMany(ctx, w.st, table, gets[lo:hi])
 		if err != nil {
 			return err
 		}
