@@ -10,8 +10,9 @@ import (
 )
 
 // rowLog keeps, per table, every row mutation a writer sent (copied), so a
-// baseline can send the same ones. Increments are not row mutations: the
-// orders example's counters are written as cells.
+// baseline can send the same ones: those of Mutate and Batch, and those of
+// the check-and-mutates that took (bounded counter rows), which a baseline
+// sends as plain puts. The orders example has no fast-mode increments.
 type rowLog struct {
 	store.Store
 	mu     sync.Mutex
@@ -46,6 +47,16 @@ func (l *rowLog) Batch(ctx context.Context, table string, ms []store.RowMutation
 	}
 	l.mu.Unlock()
 	return l.Store.Batch(ctx, table, ms)
+}
+
+func (l *rowLog) CheckAndMutate(ctx context.Context, table string, cond store.Condition, m store.RowMutation) (bool, error) {
+	ok, err := l.Store.CheckAndMutate(ctx, table, cond, m)
+	if ok && err == nil {
+		l.mu.Lock()
+		l.keep(table, m)
+		l.mu.Unlock()
+	}
+	return ok, err
 }
 
 func (l *rowLog) cells() int {
