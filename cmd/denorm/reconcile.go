@@ -104,7 +104,7 @@ differences, or a repair failed; 2 bad usage or an unreadable schema.`,
 			if purge && !embeddedStore(cmd) {
 				return usageErrorf("--purge-markers needs the embedded store (pebble://): on HBase, run a major compaction yourself, then reconcile")
 			}
-			st, err := openStore(cmd)
+			st, err := openScanStore(cmd)
 			if err != nil {
 				return err
 			}

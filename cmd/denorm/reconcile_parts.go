@@ -70,7 +70,7 @@ run and merge refuse a schema that changed since.`,
 			if err := checkPrimaryTable(sp, table); err != nil {
 				return err
 			}
-			st, err := openStore(cmd)
+			st, err := openScanStore(cmd)
 			if err != nil {
 				return err
 			}
@@ -346,7 +346,7 @@ func openPlanStore(cmd *cobra.Command, p *reconcile.Plan) (store.Store, error) {
 	if err := cmd.Flags().Set("store", storeURL(cmd, p)); err != nil {
 		return nil, usageError(err)
 	}
-	return openStore(cmd)
+	return openScanStore(cmd)
 }
 
 func checkPrimaryTable(sp *schema.Plan, table string) error {

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -203,6 +204,29 @@ func exitCode(err error, ran bool) int {
 
 // openStore opens the store the --store flag names. The caller closes it.
 func openStore(cmd *cobra.Command) (store.Store, error) {
+	return openStoreURL(cmd, nil)
+}
+
+// scanCacheSize is the embedded store's block cache for commands that scan
+// whole tables (reconcile): every block is read once, so a cache buys
+// nothing (measured: 19.6 s against 22.5 s for a dry run over 494,000
+// orders) and costs about twice its size in memory; Pebble's own default.
+const scanCacheSize = 8 << 20
+
+// openScanStore is openStore for a command that scans whole tables: an
+// embedded store is opened with a small block cache unless the URL sets
+// cache_size, as HBase's own scan jobs turn block caching off.
+func openScanStore(cmd *cobra.Command) (store.Store, error) {
+	return openStoreURL(cmd, func(u *url.URL) {
+		if q := u.Query(); u.Scheme == "pebble" && !q.Has("cache_size") {
+			q.Set("cache_size", strconv.Itoa(scanCacheSize))
+			u.RawQuery = q.Encode()
+		}
+	})
+}
+
+// openStoreURL opens the --store URL, changed first by adjust when set.
+func openStoreURL(cmd *cobra.Command, adjust func(*url.URL)) (store.Store, error) {
 	raw := store.DefaultURL
 	if f := cmd.Flag("store"); f != nil {
 		// An empty --store is a mistake (an unset variable in a script),
@@ -223,6 +247,10 @@ func openStore(cmd *cobra.Command) (store.Store, error) {
 	if !slices.Contains(store.Schemes(), u.Scheme) {
 		return nil, usageErrorf("bad --store URL %q: scheme %q is not one of %s",
 			raw, u.Scheme, strings.Join(store.Schemes(), ", "))
+	}
+	if adjust != nil {
+		adjust(u)
+		raw = u.String()
 	}
 	return store.Open(cmd.Context(), raw)
 }

@@ -4,7 +4,8 @@
 // reads apply delete markers, versions and TTLs as HBase's scanners do.
 //
 // URLs: pebble:///abs/dir or pebble://./rel/dir, with the query parameters
-// max_cell_size, max_row_size and durability (sync_wal, async_wal, skip_wal).
+// max_cell_size, max_row_size, durability (sync_wal, async_wal, skip_wal)
+// and cache_size (Options.CacheSize, in bytes).
 //
 // Pebble has no per-batch way to skip its write-ahead log, so skip_wal
 // behaves as async_wal here: a mutation never gets less durability than it

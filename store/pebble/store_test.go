@@ -41,6 +41,9 @@ func TestParseURL(t *testing.T) {
 		{url: "pebble:///d?durability=fast", bad: true},
 		{url: "pebble:///d?max_cell_size=-1", bad: true},
 		{url: "pebble:///d?cache=1", bad: true},
+		{url: "pebble:///d?cache_size=8388608", dir: "/d", opts: Options{CacheSize: 8 << 20}},
+		{url: "pebble:///d?cache_size=0", bad: true},
+		{url: "pebble:///d?cache_size=8MiB", bad: true},
 	} {
 		u, err := url.Parse(tc.url)
 		if err != nil {
@@ -53,7 +56,7 @@ func TestParseURL(t *testing.T) {
 			}
 			continue
 		}
-		if err != nil || dir != tc.dir || opts.MaxCellSize != tc.opts.MaxCellSize || opts.MaxRowSize != tc.opts.MaxRowSize || opts.Durability != tc.opts.Durability {
+		if err != nil || dir != tc.dir || opts.MaxCellSize != tc.opts.MaxCellSize || opts.MaxRowSize != tc.opts.MaxRowSize || opts.Durability != tc.opts.Durability || opts.CacheSize != tc.opts.CacheSize {
 			t.Errorf("%s: got %q %+v %v, want %q %+v", tc.url, dir, opts, err, tc.dir, tc.opts)
 		}
 	}

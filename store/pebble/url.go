@@ -49,14 +49,14 @@ func parseURL(u *url.URL) (string, Options, error) {
 	var unknown []string
 	for k := range q {
 		switch k {
-		case "max_cell_size", "max_row_size", "durability":
+		case "max_cell_size", "max_row_size", "durability", "cache_size":
 		default:
 			unknown = append(unknown, strconv.Quote(k))
 		}
 	}
 	if len(unknown) > 0 {
 		slices.Sort(unknown)
-		return "", opts, fmt.Errorf("pebble URL %q: unknown parameter %s (want max_cell_size, max_row_size, durability)", u.Redacted(), strings.Join(unknown, ", "))
+		return "", opts, fmt.Errorf("pebble URL %q: unknown parameter %s (want max_cell_size, max_row_size, durability, cache_size)", u.Redacted(), strings.Join(unknown, ", "))
 	}
 	intParam := func(name string, dst *int) error {
 		v := q.Get(name)
@@ -76,6 +76,11 @@ func parseURL(u *url.URL) (string, Options, error) {
 	if err := intParam("max_row_size", &opts.MaxRowSize); err != nil {
 		return "", opts, err
 	}
+	var cache int
+	if err := intParam("cache_size", &cache); err != nil {
+		return "", opts, err
+	}
+	opts.CacheSize = int64(cache)
 	if v := q.Get("durability"); v != "" {
 		d, ok := store.ParseDurability(v)
 		if !ok {
