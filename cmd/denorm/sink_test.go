@@ -228,7 +228,8 @@ var ordersSchema = filepath.Join("..", "..", "examples", "orders.yaml")
 // holds the same cells, so which version's timestamp such a row keeps
 // depends on how events fell into batches. The writer's pending-redo cell
 // is left out for the same reason: whether a version needed one depends on
-// what the batch before it had applied.
+// what the batch before it had applied. So are bounded counters' positions
+// (see dumpTable).
 func sameTables(t *testing.T, modelURL string, got store.Store) {
 	t.Helper()
 	ctx := context.Background()
@@ -278,6 +279,20 @@ func dumpTable(t *testing.T, st store.Store, tbl string, primary bool) string {
 		deleted := primary && isDeleted(r)
 		for _, c := range r.Cells {
 			if bytes.Equal(c.Qualifier, layout.QualPending) {
+				continue
+			}
+			// A bounded counter's positional bookkeeping (each entity's
+			// Counted record, each counter row's state cell) names the
+			// log's own streams and offsets: a topic's partitions here, a
+			// file in the model. The totals, in their own cells, are
+			// compared.
+			if bytes.Equal(c.Qualifier, layout.QualCounted) || bytes.Equal(c.Qualifier, layout.QualCounterState) {
+				continue
+			}
+			// A total of zero reads as no total: whether a row counted
+			// into and out of again within one batch was written at all
+			// depends on how the events fell into batches.
+			if tbl == "daily_units" && bytes.Equal(c.Value, make([]byte, 8)) {
 				continue
 			}
 			// A deleted order holds no references, so readers never use
