@@ -104,7 +104,7 @@ func faultRoundTrip(t *testing.T, sp *schema.Plan, st store.Store, purges bool) 
 	// store only: slicing is the job's logic over the same reads, and each
 	// slice is one more scan of the primary table, slow through Thrift.)
 	if purges {
-		sliced := run(t, ctx, sp, st, Options{DryRun: true, DiffCells: 1000, Plan: PlanOptions{RangeRows: 1 << 20}})
+		sliced := run(t, ctx, sp, st, Options{DryRun: true, DiffCells: 3000, Plan: PlanOptions{RangeRows: 1 << 20}})
 		checkCounts(t, "dry run, ranges diffed in slices", sliced, want)
 		if sliced.RowsRead[sp.Primary("order").Name] < 4*sliced.Rows {
 			t.Fatalf("the sliced run read %v for %d orders: no range was sliced", sliced.RowsRead, sliced.Rows)
