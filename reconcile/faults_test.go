@@ -73,6 +73,9 @@ func runParts(t *testing.T, ctx context.Context, sp *schema.Plan, st store.Store
 // failed with their cause, and (where the store purges markers) that a
 // repair with PurgeMarkers then leaves the store as the writer did.
 func faultRoundTrip(t *testing.T, sp *schema.Plan, st store.Store, purges bool) {
+	if raceEnabled {
+		t.Skip("run without -race (scripts/test.sh): minutes under the race detector")
+	}
 	ctx := context.Background()
 	apply(t, ctx, write.New(sp, st, write.Options{}), genEvents(t, sp, gen.OrdersOptions{Events: 900, Seed: 3, SKUs: 30, Renames: 0.1, Deletes: 0.05}))
 	fast := sp.Table("daily_units").Counter.Mode == schema.CounterFast

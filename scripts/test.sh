@@ -81,6 +81,12 @@ if (( test_status == 0 )); then
   go test -count=1 -timeout "$timeout" -run 'TestConvergence|TestFast' ./write
   test_status=$?
 fi
+# The reconcile fault round trips, likewise (reconcile/race_on_test.go).
+if (( test_status == 0 )); then
+  say "go test -count=1 -run 'FaultsEveryKind' ./reconcile (without -race)"
+  go test -count=1 -timeout "$timeout" -run 'FaultsEveryKind' ./reconcile
+  test_status=$?
+fi
 
 stop_services
 
