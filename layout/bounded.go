@@ -118,30 +118,28 @@ func DecodeCounted(b []byte) (*Counted, error) {
 	if k <= 0 || n > uint64(len(b)) {
 		return nil, fmt.Errorf("counted record: bad count")
 	}
-	b = b[k:]
+	rd := refReader{b: owned(b[k:])}
+	if n > 0 {
+		c.Counts = make([]Count, 0, n)
+	}
 	for i := uint64(0); i < n; i++ {
-		var parts [4][]byte
-		for j := range parts {
-			l, k := binary.Uvarint(b)
-			if k <= 0 || uint64(len(b)-k) < l {
-				return nil, fmt.Errorf("counted record: count %d is truncated", i)
-			}
-			parts[j] = append([]byte(nil), b[k:k+int(l)]...)
-			b = b[k+int(l):]
+		r, ok := rd.ref()
+		if !ok {
+			return nil, fmt.Errorf("counted record: count %d is truncated", i)
 		}
-		x := Count{Ref: Ref{Table: string(parts[0]), Row: parts[1], Family: string(parts[2]), Qualifier: parts[3]}}
-		if x.Base, k = binary.Varint(b); k <= 0 {
+		x := Count{Ref: r}
+		if x.Base, k = binary.Varint(rd.b); k <= 0 {
 			return nil, fmt.Errorf("counted record: count %d: bad base", i)
 		}
-		b = b[k:]
-		if x.Now, k = binary.Varint(b); k <= 0 {
+		rd.b = rd.b[k:]
+		if x.Now, k = binary.Varint(rd.b); k <= 0 {
 			return nil, fmt.Errorf("counted record: count %d: bad value", i)
 		}
-		b = b[k:]
+		rd.b = rd.b[k:]
 		c.Counts = append(c.Counts, x)
 	}
-	if len(b) != 0 {
-		return nil, fmt.Errorf("counted record: %d bytes after the last count", len(b))
+	if len(rd.b) != 0 {
+		return nil, fmt.Errorf("counted record: %d bytes after the last count", len(rd.b))
 	}
 	return c, nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/denorm/denorm/rowkey"
 	"github.com/denorm/denorm/schema"
@@ -108,13 +109,13 @@ func EntityKey(ent *schema.Entity, vals map[string]any) ([]byte, error) {
 // state. state holds top-level fields by name and child lists as
 // []map[string]any.
 func Derive(plan *schema.Plan, ent *schema.Entity, state map[string]any) (*Derived, error) {
-	return derive(plan, ent, state, true, nil)
+	return derive(plan, ent, state, true, nil, nil)
 }
 
 // DeriveCopies is Derive without the primary row's cells (Primary is nil):
 // what a check of the copies needs, at about two thirds of the cost.
 func DeriveCopies(plan *schema.Plan, ent *schema.Entity, state map[string]any) (*Derived, error) {
-	return derive(plan, ent, state, false, nil)
+	return derive(plan, ent, state, false, nil, nil)
 }
 
 // DeriveTable is DeriveCopies for one table of the entity's: its Items are
@@ -122,19 +123,59 @@ func DeriveCopies(plan *schema.Plan, ent *schema.Entity, state map[string]any) (
 // contributions), exactly as DeriveCopies would list them for t. A reader
 // checking one index row needs no other table's rows.
 func DeriveTable(plan *schema.Plan, ent *schema.Entity, t *schema.Table, state map[string]any) (*Derived, error) {
-	return derive(plan, ent, state, false, t)
+	return derive(plan, ent, state, false, t, nil)
+}
+
+// Scratch keeps the buffers of one derive for the next, for a caller that is
+// done with each Derived before it derives again (the reconcile job hashes
+// the cells at once, a reader checks one hit): deriving then allocates
+// little beyond the row keys. A Derived it returns is valid until the next
+// call on the same Scratch, which overwrites its bytes. A Scratch is not
+// safe for concurrent use; its zero value is ready.
+type Scratch struct {
+	a arena
+	d Derived
+	// spare is the item buffer the next sort fills; the sorted items
+	// become d.Items and the buffer they came from the next spare.
+	spare []Item
+	idx   []int32
+}
+
+// DeriveCopies is layout.DeriveCopies into s.
+func (s *Scratch) DeriveCopies(plan *schema.Plan, ent *schema.Entity, state map[string]any) (*Derived, error) {
+	return derive(plan, ent, state, false, nil, s)
+}
+
+// DeriveTable is layout.DeriveTable into s.
+func (s *Scratch) DeriveTable(plan *schema.Plan, ent *schema.Entity, t *schema.Table, state map[string]any) (*Derived, error) {
+	return derive(plan, ent, state, false, t, s)
+}
+
+// start empties s for a derive and returns its derived state and arena.
+func (s *Scratch) start(primaryTable string) (*Derived, *arena) {
+	s.a.buf, s.a.cells = s.a.buf[:0], s.a.cells[:0]
+	s.d = Derived{PrimaryTable: primaryTable, Items: s.d.Items[:0], Increments: s.d.Increments[:0]}
+	return &s.d, &s.a
 }
 
 // derive derives the primary row (withPrimary) and the rows of every other
-// table of the entity, or of only when it is set.
-func derive(plan *schema.Plan, ent *schema.Entity, state map[string]any, withPrimary bool, only *schema.Table) (*Derived, error) {
+// table of the entity, or of only when it is set, into sc's buffers when sc
+// is not nil.
+func derive(plan *schema.Plan, ent *schema.Entity, state map[string]any, withPrimary bool, only *schema.Table, sc *Scratch) (*Derived, error) {
 	prim := plan.Primary(ent.Name)
 	if prim == nil {
 		return nil, fmt.Errorf("layout: entity %s has no primary table", ent.Name)
 	}
-	top := topValues(ent, state)
-	d := &Derived{PrimaryTable: prim.Name}
-	a := &arena{}
+	// The state serves as the top-level values as it is: keys and columns
+	// look fields up by name, and no field is named after a child list.
+	top := rowkey.Values(state)
+	var d *Derived
+	var a *arena
+	if sc != nil {
+		d, a = sc.start(prim.Name)
+	} else {
+		d, a = &Derived{PrimaryTable: prim.Name}, &arena{}
+	}
 	var err error
 	if d.PrimaryKey, err = a.key(prim.Key, top); err != nil {
 		return nil, fmt.Errorf("layout: primary key of %s in %s: %w", ent.Name, prim.Name, err)
@@ -152,9 +193,9 @@ func derive(plan *schema.Plan, ent *schema.Entity, state map[string]any, withPri
 	// keeps only what it encodes, so the element fields are overwritten in
 	// place from one element to the next.
 	var elemVals rowkey.Values
-	d.Items = make([]Item, 0, itemsHint(plan, ent, state))
-	for _, t := range plan.TablesOf(ent.Name) {
-		if t.Role == schema.RolePrimary || (only != nil && t.Name != only.Name) {
+	d.Items = slices.Grow(d.Items[:0], itemsHint(plan, ent, state))
+	for _, t := range plan.Tables {
+		if !isCopy(t, ent) || (only != nil && t.Name != only.Name) {
 			continue
 		}
 		if t.Each == "" {
@@ -171,9 +212,12 @@ func derive(plan *schema.Plan, ent *schema.Entity, state map[string]any, withPri
 			return nil, fmt.Errorf("layout: %s: entity %s has no child list %s", t.Name, ent.Name, t.Each)
 		}
 		if elemVals == nil {
-			elemVals = make(rowkey.Values, len(top)+len(ch.Fields))
+			elemVals = elemValsPool.Get().(rowkey.Values)
+			defer func() { clear(elemVals); elemValsPool.Put(elemVals) }()
 			for k, v := range top {
-				elemVals[k] = v
+				if ent.Child(k) == nil {
+					elemVals[k] = v
+				}
 			}
 		}
 		elems, _ := state[ch.Name].([]map[string]any)
@@ -195,7 +239,7 @@ func derive(plan *schema.Plan, ent *schema.Entity, state map[string]any, withPri
 			}
 		}
 	}
-	d.Items = mergeItems(d.Items)
+	d.Items = mergeItems(d.Items, sc)
 	slices.SortFunc(d.Increments, func(a, b Increment) int {
 		if c := strings.Compare(a.Table, b.Table); c != 0 {
 			return c
@@ -208,13 +252,26 @@ func derive(plan *schema.Plan, ent *schema.Entity, state map[string]any, withPri
 	return d, nil
 }
 
+// elemValsPool holds the maps derive lays one element's values out in. Each
+// is emptied before it goes back: deriveRow keeps encodings of the values,
+// never the map, so a map outlives no derive that used it.
+var elemValsPool = sync.Pool{New: func() any { return make(rowkey.Values, 16) }}
+
+// isCopy reports whether t holds derived rows of ent: the tables of
+// plan.TablesOf but the primary, in file order. Derive sorts what it
+// derives, so the order is not its output's; walking plan.Tables saves
+// building the list for every state.
+func isCopy(t *schema.Table, ent *schema.Entity) bool {
+	return t.Entity == ent.Name && t.Role != schema.RolePrimary && t.Role != schema.RoleLocator
+}
+
 // mergeItems sorts items by ref and merges those of one ref, in the order
 // they were derived: two elements mapping to one index row make one row
 // whose later cells replace earlier ones of the same column, and two
 // contributions to one counter cell add up. Sorting and merging once is
 // cheaper than keeping a map by ref ID while deriving.
-func mergeItems(items []Item) []Item {
-	items = sortItems(items)
+func mergeItems(items []Item, sc *Scratch) []Item {
+	items = sortItems(items, sc)
 	out := items[:0]
 	for _, it := range items {
 		if n := len(out); n > 0 && out[n-1].Compare(it.Ref) == 0 {
@@ -242,8 +299,8 @@ func mergeItems(items []Item) []Item {
 // table, element and counter column), to allocate them at once.
 func itemsHint(plan *schema.Plan, ent *schema.Entity, state map[string]any) int {
 	n := 0
-	for _, t := range plan.TablesOf(ent.Name) {
-		if t.Role == schema.RolePrimary {
+	for _, t := range plan.Tables {
+		if !isCopy(t, ent) {
 			continue
 		}
 		k := 1
@@ -262,11 +319,18 @@ func itemsHint(plan *schema.Plan, ent *schema.Entity, state map[string]any) int 
 // sortItems sorts items by ref, stably, by sorting their positions: an
 // item is a large struct, and moving positions costs less than moving
 // items in a sort's many swaps.
-func sortItems(items []Item) []Item {
+func sortItems(items []Item, sc *Scratch) []Item {
 	if slices.IsSortedFunc(items, func(a, b Item) int { return a.Compare(b.Ref) }) {
 		return items
 	}
-	idx := make([]int32, len(items))
+	var idx []int32
+	var out []Item
+	if sc != nil {
+		idx, out = slices.Grow(sc.idx[:0], len(items))[:len(items)], slices.Grow(sc.spare[:0], len(items))[:len(items)]
+		sc.idx, sc.spare = idx, items[:0]
+	} else {
+		idx, out = make([]int32, len(items)), make([]Item, len(items))
+	}
 	for i := range idx {
 		idx[i] = int32(i)
 	}
@@ -276,7 +340,6 @@ func sortItems(items []Item) []Item {
 		}
 		return int(a - b) // equal refs keep the order they were derived in
 	})
-	out := make([]Item, len(items))
 	for i, j := range idx {
 		out[i] = items[j]
 	}
@@ -322,36 +385,36 @@ func deriveRow(plan *schema.Plan, ent *schema.Entity, t *schema.Table, vals map[
 		if t.Counter.Buckets > 1 {
 			row = append(append([]byte(nil), key...), byte(t.CounterBucket(ekey)))
 		}
-		for _, a := range t.Counter.Adds {
-			delta := a.Const
-			if a.Field != "" {
-				v, ok := vals[a.Field]
+		for _, add := range t.Counter.Adds {
+			delta := add.Const
+			if add.Field != "" {
+				v, ok := vals[add.Field]
 				if !ok || v == nil {
 					continue
 				}
 				n, err := rowkey.Normalize(rowkey.Int64, v)
 				if err != nil {
-					return fmt.Errorf("layout: counter %s adds %s: %w", t.Name, a.Field, err)
+					return fmt.Errorf("layout: counter %s adds %s: %w", t.Name, add.Field, err)
 				}
 				delta = n.(int64)
 			}
 			if t.Counter.Mode == schema.CounterExact {
-				q := append(append([]byte(a.Qualifier), 0), ekey...)
-				d.Items = append(d.Items, Item{Ref: Ref{Table: t.Name, Row: row, Family: a.Family, Qualifier: q},
-					Cells: []Cell{{Family: a.Family, Qualifier: q, Value: Int64Cell(delta)}}})
+				q := append(append([]byte(add.Qualifier), 0), ekey...)
+				d.Items = append(d.Items, Item{Ref: Ref{Table: t.Name, Row: row, Family: add.Family, Qualifier: q},
+					Cells: []Cell{{Family: add.Family, Qualifier: q, Value: Int64Cell(delta)}}})
 				continue
 			}
 			merged := false
 			for i := range d.Increments {
 				in := &d.Increments[i]
-				if in.Table == t.Name && bytes.Equal(in.Row, row) && in.Family == a.Family && string(in.Qualifier) == a.Qualifier {
+				if in.Table == t.Name && bytes.Equal(in.Row, row) && in.Family == add.Family && string(in.Qualifier) == add.Qualifier {
 					in.Delta += delta
 					merged = true
 					break
 				}
 			}
 			if !merged {
-				d.Increments = append(d.Increments, Increment{Table: t.Name, Row: row, Family: a.Family, Qualifier: []byte(a.Qualifier), Delta: delta, Bounded: t.Counter.Bounded()})
+				d.Increments = append(d.Increments, Increment{Table: t.Name, Row: row, Family: add.Family, Qualifier: a.str(add.Qualifier), Delta: delta, Bounded: t.Counter.Bounded()})
 			}
 		}
 	}
@@ -469,17 +532,6 @@ func (s *qualSet) add(q []byte) bool {
 	}
 	s.list = append(s.list, q)
 	return true
-}
-
-// topValues is the entity's own fields (no child lists).
-func topValues(ent *schema.Entity, state map[string]any) rowkey.Values {
-	vals := make(rowkey.Values, len(state))
-	for k, v := range state {
-		if ent.Child(k) == nil {
-			vals[k] = v
-		}
-	}
-	return vals
 }
 
 var _ = store.LatestTimestamp

@@ -39,16 +39,25 @@ func EncodeElement(c *schema.Child, elem map[string]any) ([]byte, error) {
 
 // DecodeElement is the inverse of EncodeElement.
 func DecodeElement(c *schema.Child, b []byte) (map[string]any, error) {
+	elem := make(map[string]any, len(c.Fields))
+	if err := decodeElementInto(c, b, elem); err != nil {
+		return nil, err
+	}
+	return elem, nil
+}
+
+// decodeElementInto decodes an element record's fields into elem, which may
+// already hold some (the child key, read from the qualifier).
+func decodeElementInto(c *schema.Child, b []byte, elem map[string]any) error {
 	n := len(c.Fields)
 	nb := (n + 7) / 8
 	if len(b) < nb {
-		return nil, fmt.Errorf("layout: element of %s: %d bytes, shorter than its bitmap", c.Name, len(b))
+		return fmt.Errorf("layout: element of %s: %d bytes, shorter than its bitmap", c.Name, len(b))
 	}
 	bitmap, rest := b[:nb], b[nb:]
 	if n%8 != 0 && bitmap[nb-1]>>(n%8) != 0 {
-		return nil, fmt.Errorf("layout: element of %s: presence bits set past its %d fields", c.Name, n)
+		return fmt.Errorf("layout: element of %s: presence bits set past its %d fields", c.Name, n)
 	}
-	elem := make(map[string]any, n)
 	for i, f := range c.Fields {
 		if bitmap[i/8]&(1<<(i%8)) == 0 {
 			continue
@@ -56,24 +65,34 @@ func DecodeElement(c *schema.Child, b []byte) (map[string]any, error) {
 		w := f.Type.FixedWidth()
 		if w <= 0 {
 			l, k := binary.Uvarint(rest)
-			if k <= 0 || uint64(len(rest)-k) < l || k != len(binary.AppendUvarint(nil, l)) {
-				return nil, fmt.Errorf("layout: element of %s, field %s: bad length", c.Name, f.Name)
+			if k <= 0 || uint64(len(rest)-k) < l || k != uvarintLen(l) {
+				return fmt.Errorf("layout: element of %s, field %s: bad length", c.Name, f.Name)
 			}
 			rest = rest[k:]
 			w = int(l)
 		}
 		if len(rest) < w {
-			return nil, fmt.Errorf("layout: element of %s, field %s: truncated", c.Name, f.Name)
+			return fmt.Errorf("layout: element of %s, field %s: truncated", c.Name, f.Name)
 		}
 		v, err := DecodeValue(f.Type, rest[:w])
 		if err != nil {
-			return nil, fmt.Errorf("layout: element of %s, field %s: %w", c.Name, f.Name, err)
+			return fmt.Errorf("layout: element of %s, field %s: %w", c.Name, f.Name, err)
 		}
 		elem[f.Name] = v
 		rest = rest[w:]
 	}
 	if len(rest) != 0 {
-		return nil, fmt.Errorf("layout: element of %s: %d bytes after the last field", c.Name, len(rest))
+		return fmt.Errorf("layout: element of %s: %d bytes after the last field", c.Name, len(rest))
 	}
-	return elem, nil
+	return nil
+}
+
+// uvarintLen is the length of l's shortest uvarint encoding: a longer one
+// would decode the same and let two records of one element differ.
+func uvarintLen(l uint64) int {
+	n := 1
+	for ; l >= 0x80; l >>= 7 {
+		n++
+	}
+	return n
 }

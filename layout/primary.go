@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"sort"
+	"unsafe"
 
 	"github.com/denorm/denorm/rowkey"
 	"github.com/denorm/denorm/schema"
@@ -84,7 +85,7 @@ func ReadState(plan *schema.Plan, ent *schema.Entity, t *schema.Table, row store
 	// The decoded key fields start the state: DecodeValues returns a map
 	// of its own, which becomes the state rather than being copied.
 	state := map[string]any(vals)
-	children := map[string][]map[string]any{}
+	var children map[string][]map[string]any // made at the first element
 	for _, c := range row.Cells {
 		if c.Family == book && IsLive(c.Qualifier) {
 			continue
@@ -106,7 +107,7 @@ func ReadState(plan *schema.Plan, ent *schema.Entity, t *schema.Table, row store
 		if st.Deleted {
 			continue
 		}
-		if err := readCell(plan, ent, t, c, state, children); err != nil {
+		if err := readCell(plan, ent, t, c, state, &children); err != nil {
 			return nil, err
 		}
 	}
@@ -120,7 +121,7 @@ func ReadState(plan *schema.Plan, ent *schema.Entity, t *schema.Table, row store
 	return st, nil
 }
 
-func readCell(plan *schema.Plan, ent *schema.Entity, t *schema.Table, c store.Cell, state map[string]any, children map[string][]map[string]any) error {
+func readCell(plan *schema.Plan, ent *schema.Entity, t *schema.Table, c store.Cell, state map[string]any, childrenp *map[string][]map[string]any) error {
 	for _, col := range t.Columns {
 		if col.Family != c.Family {
 			continue
@@ -142,6 +143,10 @@ func readCell(plan *schema.Plan, ent *schema.Entity, t *schema.Table, c store.Ce
 			continue
 		}
 		ch := ent.Child(col.Child)
+		if *childrenp == nil {
+			*childrenp = map[string][]map[string]any{}
+		}
+		children := *childrenp
 		elems := children[ch.Name]
 		var el map[string]any
 		for _, e := range elems {
@@ -151,16 +156,13 @@ func readCell(plan *schema.Plan, ent *schema.Entity, t *schema.Table, c store.Ce
 			}
 		}
 		if el == nil {
-			el = map[string]any{ch.Key: key}
+			el = make(map[string]any, len(ch.Fields))
+			el[ch.Key] = key
 			children[ch.Name] = append(elems, el)
 		}
 		if col.Field == "" {
-			dec, err := DecodeElement(ch, c.Value)
-			if err != nil {
+			if err := decodeElementInto(ch, c.Value, el); err != nil {
 				return fmt.Errorf("layout: %s column %s: %w", t.Name, col.Name(), err)
-			}
-			for k, v := range dec {
-				el[k] = v
 			}
 			return nil
 		}
@@ -196,24 +198,58 @@ func DecodeRefs(b []byte) ([]Ref, error) {
 	if k <= 0 || n > uint64(len(b)) {
 		return nil, fmt.Errorf("bad ref count")
 	}
-	b = b[k:]
+	rd := refReader{b: owned(b[k:])}
 	refs := make([]Ref, 0, n)
 	for i := uint64(0); i < n; i++ {
-		var parts [4][]byte
-		for j := range parts {
-			l, k := binary.Uvarint(b)
-			if k <= 0 || uint64(len(b)-k) < l {
-				return nil, fmt.Errorf("ref %d is truncated", i)
-			}
-			parts[j] = append([]byte(nil), b[k:k+int(l)]...)
-			b = b[k+int(l):]
+		r, ok := rd.ref()
+		if !ok {
+			return nil, fmt.Errorf("ref %d is truncated", i)
 		}
-		refs = append(refs, Ref{Table: string(parts[0]), Row: parts[1], Family: string(parts[2]), Qualifier: parts[3]})
+		refs = append(refs, r)
 	}
-	if len(b) != 0 {
-		return nil, fmt.Errorf("%d bytes after the last ref", len(b))
+	if len(rd.b) != 0 {
+		return nil, fmt.Errorf("%d bytes after the last ref", len(rd.b))
 	}
 	return refs, nil
+}
+
+// owned copies an encoded record once, so that what is decoded from it can
+// point into the copy: a cell's value is only the caller's until the next
+// read, and one copy costs less than one per part.
+func owned(b []byte) []byte { return append(make([]byte, 0, len(b)), b...) }
+
+// refReader reads the four length-prefixed parts of encoded refs from a
+// buffer it owns: the parts point into it, and the buffer is never written.
+type refReader struct{ b []byte }
+
+func (rd *refReader) part() ([]byte, bool) {
+	l, k := binary.Uvarint(rd.b)
+	if k <= 0 || uint64(len(rd.b)-k) < l {
+		return nil, false
+	}
+	p := rd.b[k : k+int(l) : k+int(l)]
+	rd.b = rd.b[k+int(l):]
+	return p, true
+}
+
+func (rd *refReader) ref() (Ref, bool) {
+	var parts [4][]byte
+	for j := range parts {
+		var ok bool
+		if parts[j], ok = rd.part(); !ok {
+			return Ref{}, false
+		}
+	}
+	// The table and family strings share the owned buffer (unsafe.String):
+	// it is never written after the copy.
+	return Ref{Table: bytesString(parts[0]), Row: parts[1], Family: bytesString(parts[2]), Qualifier: parts[3]}, true
+}
+
+func bytesString(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(&b[0], len(b))
 }
 
 // Refs lists the refs of a derived state.

@@ -18,11 +18,12 @@ func (r *Reader) verify(ctx context.Context, qq *query, hits []store.Row, repair
 	if err != nil {
 		return err
 	}
+	var sc layout.Scratch // one hit's index rows at a time
 	for _, h := range hits {
 		ref, hasRef := h.Latest(qq.t.Ref.Family, []byte(qq.t.Ref.Qualifier))
 		why := "no ref cell"
 		if hasRef {
-			vals, ok, reason, err := r.checkHit(qq, h.Key, primaries[string(ref.Value)])
+			vals, ok, reason, err := r.checkHit(qq, h.Key, primaries[string(ref.Value)], &sc)
 			if err != nil {
 				return err
 			}
@@ -67,7 +68,7 @@ func hitTimestamp(h store.Row, ref store.Cell, hasRef bool) int64 {
 
 // checkHit reports whether the primary row derives the index row key, and
 // returns the entity's fields when it does.
-func (r *Reader) checkHit(qq *query, key []byte, prim store.Row) (map[string]any, bool, string, error) {
+func (r *Reader) checkHit(qq *query, key []byte, prim store.Row, sc *layout.Scratch) (map[string]any, bool, string, error) {
 	if prim.Empty() {
 		return nil, false, "primary row is gone", nil
 	}
@@ -78,7 +79,7 @@ func (r *Reader) checkHit(qq *query, key []byte, prim store.Row) (map[string]any
 	if !st.Exists() {
 		return nil, false, "entity is deleted", nil
 	}
-	d, err := layout.DeriveTable(r.plan, qq.ent, qq.t, st.Values)
+	d, err := sc.DeriveTable(r.plan, qq.ent, qq.t, st.Values)
 	if err != nil {
 		return nil, false, "", fmt.Errorf("read: query %s: deriving index rows: %w", qq.q.Name, err)
 	}

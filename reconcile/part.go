@@ -106,6 +106,9 @@ type worker struct {
 	h    hasher
 	keep func(ti, ri int) bool
 	mine func(pk []byte) bool
+	// sc holds one entity's derived rows until the next: entity hashes
+	// them before it derives again.
+	sc layout.Scratch
 }
 
 // primaryPass derives every primary row of r into exp (the ranges keep
@@ -172,7 +175,7 @@ func (w *worker) entity(ctx context.Context, row store.Row) error {
 	if !state.Exists() {
 		return nil
 	}
-	d, err := layout.DeriveCopies(j.sp, j.ent, state.Values)
+	d, err := w.sc.DeriveCopies(j.sp, j.ent, state.Values)
 	if err != nil {
 		return fmt.Errorf("reconcile: %s row %s: %w", j.prim.Name, store.Printable(row.Key), err)
 	}
