@@ -1,8 +1,10 @@
 package layout
 
 import (
+	"bytes"
 	"fmt"
-	"sort"
+	"slices"
+	"strings"
 
 	"github.com/denorm/denorm/rowkey"
 	"github.com/denorm/denorm/schema"
@@ -157,11 +159,11 @@ func LiveKeys(plan *schema.Plan, ent *schema.Entity, state map[string]any) ([]Li
 			}
 		}
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Ref.Name != out[j].Ref.Name {
-			return out[i].Ref.Name < out[j].Ref.Name
+	slices.SortFunc(out, func(a, b LiveRef) int {
+		if c := strings.Compare(a.Ref.Name, b.Ref.Name); c != 0 {
+			return c
 		}
-		return string(out[i].Key) < string(out[j].Key)
+		return bytes.Compare(a.Key, b.Key)
 	})
 	return out, nil
 }

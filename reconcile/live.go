@@ -14,16 +14,19 @@ import (
 // needs nothing but the entity's own row and the reference rows, so the
 // part that reads the primary row decides it alone.
 func (j *job) live(ctx context.Context, rep *Report, pk []byte, state *layout.State) error {
-	refs, err := layout.LiveRefs(j.sp, j.ent, state.Values)
+	// The keys alone: the cache locates a key's reference row only when
+	// it reads it.
+	refs, err := layout.LiveKeys(j.sp, j.ent, state.Values)
 	if err != nil {
 		return fmt.Errorf("reconcile: %w", err)
 	}
 	c := rep.Kinds[KindLive]
 	book := layout.BookFamily(j.prim)
 	var ms []store.Mutation
-	for _, lr := range refs {
+	for i := range refs {
+		lr := &refs[i]
 		fam := lr.Lookup.Families[0].Name
-		src, err := j.refs.get(ctx, j.st, lr.Lookup.Name, fam, lr.Row)
+		src, err := j.refs.get(ctx, j.st, lr)
 		if err != nil {
 			return err
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/denorm/denorm/layout"
 	"github.com/denorm/denorm/store"
 )
 
@@ -16,34 +17,54 @@ import (
 // rows: when full it starts over, so its memory does not grow with the
 // number of referenced entities.
 type refCache struct {
-	mu   sync.Mutex
-	cap  int
-	rows map[string]store.Row
+	mu  sync.Mutex
+	cap int
+	n   int
+	// rows holds, by lookup table and then by the encoded reference key
+	// (which names one reference row of that table), the rows read. Keyed
+	// by the key, a hit needs neither the row's location nor a string
+	// built for the lookup.
+	rows map[string]map[string]store.Row
 }
 
 // refCacheCap is the reference rows a run keeps.
 const refCacheCap = 20000
 
-func newRefCache(cap int) *refCache { return &refCache{cap: cap, rows: map[string]store.Row{}} }
+func newRefCache(cap int) *refCache {
+	return &refCache{cap: cap, rows: map[string]map[string]store.Row{}}
+}
 
-func (c *refCache) get(ctx context.Context, st store.Store, table, fam string, row []byte) (store.Row, error) {
-	key := table + "\x00" + string(row)
+// get returns the reference row of lr's key in its lookup table, locating
+// and reading it when the cache does not hold it.
+func (c *refCache) get(ctx context.Context, st store.Store, lr *layout.LiveRef) (store.Row, error) {
+	table := lr.Lookup.Name
 	c.mu.Lock()
-	r, ok := c.rows[key]
+	r, ok := c.rows[table][string(lr.Key)]
 	c.mu.Unlock()
 	if ok {
 		return r, nil
 	}
-	r, err := st.Get(ctx, table, store.Get{Row: row, Columns: []store.Column{{Family: fam}}})
+	if err := lr.Locate(); err != nil {
+		return store.Row{}, fmt.Errorf("reconcile: %w", err)
+	}
+	r, err := st.Get(ctx, table, store.Get{Row: lr.Row, Columns: []store.Column{{Family: lr.Lookup.Families[0].Name}}})
 	if err != nil {
-		return store.Row{}, fmt.Errorf("reconcile: get %s row %s: %w", table, store.Printable(row), err)
+		return store.Row{}, fmt.Errorf("reconcile: get %s row %s: %w", table, store.Printable(lr.Row), err)
 	}
 	r = copyRow(r)
 	c.mu.Lock()
-	if len(c.rows) >= c.cap {
-		c.rows = make(map[string]store.Row, c.cap)
+	if c.n >= c.cap {
+		c.rows, c.n = map[string]map[string]store.Row{}, 0
 	}
-	c.rows[key] = r
+	m := c.rows[table]
+	if m == nil {
+		m = map[string]store.Row{}
+		c.rows[table] = m
+	}
+	if _, had := m[string(lr.Key)]; !had {
+		c.n++
+	}
+	m[string(lr.Key)] = r
 	c.mu.Unlock()
 	return r, nil
 }
