@@ -17,6 +17,10 @@ type Values map[string]any
 // immutable and safe for concurrent use.
 type Spec struct {
 	parts []Part
+	// source maps a field to the index of the first part whose value
+	// stands for it when decoding: the first recoverable part reading it.
+	// Set once by NewSpec and read-only after.
+	source map[string]int
 }
 
 const msPerDay = 24 * 60 * 60 * 1000
@@ -34,7 +38,13 @@ func NewSpec(parts []Part) (*Spec, error) {
 			return nil, fmt.Errorf("key part %q: text without a delimiter reads to the end of the key, so it must be the last part (or give one: text(%s, #))", p.Expr, p.Field)
 		}
 	}
-	return &Spec{parts: append([]Part(nil), parts...)}, nil
+	s := &Spec{parts: append([]Part(nil), parts...), source: map[string]int{}}
+	for j, p := range s.parts {
+		if _, ok := s.source[p.Field]; !ok && p.Recoverable() {
+			s.source[p.Field] = j
+		}
+	}
+	return s, nil
 }
 
 // Parse reads key expressions and types their fields with typeOf.
@@ -312,14 +322,7 @@ func decodePart(p Part, b []byte) (any, []byte, error) {
 // that does not match its field, or one field encoded twice (plainly and
 // reversed) with two different values.
 func (s *Spec) checkDerived(parts []Decoded) error {
-	// source maps a field to the index of the first part whose value
-	// stands for it: the first recoverable part reading it.
-	source := map[string]int{}
-	for j, e := range parts {
-		if _, ok := source[e.Part.Field]; !ok && e.Part.Recoverable() {
-			source[e.Part.Field] = j
-		}
-	}
+	source := s.source
 	for i, d := range parts {
 		var want []byte
 		var err error
