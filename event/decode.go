@@ -210,7 +210,7 @@ func decodeKey(ent *schema.Entity, b json.RawMessage) (map[string]any, error) {
 		return key, nil
 	}
 	var obj map[string]json.RawMessage
-	if err := unmarshalNumber(b, &obj); err != nil {
+	if err := json.Unmarshal(b, &obj); err != nil {
 		return nil, fieldErr("key", "want a value or an object, got %s", b)
 	}
 	for _, k := range ent.Key {
@@ -234,7 +234,7 @@ func decodeKey(ent *schema.Entity, b json.RawMessage) (map[string]any, error) {
 
 func decodeState(ent *schema.Entity, b json.RawMessage) (map[string]any, error) {
 	var obj map[string]json.RawMessage
-	if err := unmarshalNumber(b, &obj); err != nil {
+	if err := json.Unmarshal(b, &obj); err != nil {
 		return nil, fieldErr("state", "want an object, got %s", abbreviate(b))
 	}
 	state := make(map[string]any, len(obj))
@@ -266,7 +266,7 @@ func decodeState(ent *schema.Entity, b json.RawMessage) (map[string]any, error) 
 
 func decodeChildren(c *schema.Child, b json.RawMessage, path string) ([]map[string]any, error) {
 	var elems []json.RawMessage
-	if err := unmarshalNumber(b, &elems); err != nil {
+	if err := json.Unmarshal(b, &elems); err != nil {
 		return nil, fieldErr(path, "want a list, got %s", abbreviate(b))
 	}
 	if c.Max > 0 && len(elems) > c.Max {
@@ -277,7 +277,7 @@ func decodeChildren(c *schema.Child, b json.RawMessage, path string) ([]map[stri
 	for i, eb := range elems {
 		ep := fmt.Sprintf("%s[%d]", path, i)
 		var obj map[string]json.RawMessage
-		if err := unmarshalNumber(eb, &obj); err != nil {
+		if err := json.Unmarshal(eb, &obj); err != nil {
 			return nil, fieldErr(ep, "want an object, got %s", abbreviate(eb))
 		}
 		m := make(map[string]any, len(obj))
@@ -312,7 +312,7 @@ func decodeChildren(c *schema.Child, b json.RawMessage, path string) ([]map[stri
 
 func decodeHints(ent *schema.Entity, b json.RawMessage) (map[string]any, error) {
 	var obj map[string]json.RawMessage
-	if err := unmarshalNumber(b, &obj); err != nil {
+	if err := json.Unmarshal(b, &obj); err != nil {
 		return nil, fieldErr("hints", "want an object, got %s", abbreviate(b))
 	}
 	hints := make(map[string]any, len(obj))
@@ -336,8 +336,8 @@ func decodeHints(ent *schema.Entity, b json.RawMessage) (map[string]any, error) 
 
 // scalar decodes one JSON value as the field's type.
 func scalar(f *schema.Field, b json.RawMessage, path string) (any, error) {
-	var v any
-	if err := unmarshalNumber(b, &v); err != nil {
+	v, err := rawScalar(b)
+	if err != nil {
 		return nil, fieldErr(path, "malformed value %s", abbreviate(b))
 	}
 	switch v.(type) {
@@ -359,6 +359,45 @@ func scalar(f *schema.Field, b json.RawMessage, path string) (any, error) {
 	return nv, nil
 }
 
+// rawScalar decodes one JSON value as unmarshalNumber into an any would
+// (numbers as json.Number), without a decoder for each value: the value is
+// part of a line the decoder has parsed already, so it is well-formed, and a
+// number's text is its json.Number. Strings, objects and arrays take
+// encoding/json.
+func rawScalar(b []byte) (any, error) {
+	b = bytes.TrimSpace(b)
+	if len(b) == 0 {
+		return nil, fmt.Errorf("no value")
+	}
+	switch c := b[0]; {
+	case c == '-' || (c >= '0' && c <= '9'):
+		if !json.Valid(b) {
+			return nil, fmt.Errorf("malformed number")
+		}
+		return json.Number(b), nil
+	case string(b) == "true":
+		return true, nil
+	case string(b) == "false":
+		return false, nil
+	case string(b) == "null":
+		return nil, nil
+	case c == '"':
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return nil, err
+		}
+		return s, nil
+	}
+	var v any
+	if err := unmarshalNumber(b, &v); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// unmarshalNumber decodes b into v with numbers as json.Number. Objects and
+// arrays of raw values need no decoder (json.Unmarshal): their values stay
+// raw until scalar reads them.
 func unmarshalNumber(b []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()
