@@ -54,6 +54,26 @@ func (s *State) Exists() bool { return s.Version > 0 && !s.Deleted }
 
 // ReadState rebuilds an entity from its primary row.
 func ReadState(plan *schema.Plan, ent *schema.Entity, t *schema.Table, row store.Row) (*State, error) {
+	return ReadStateSkipping(plan, ent, t, row, 0)
+}
+
+// Skip names bookkeeping of a primary row that a caller of
+// ReadStateSkipping does not need decoded; its State fields stay empty.
+type Skip uint8
+
+const (
+	// SkipPending leaves State.Pending nil: only the writer redoes deletes.
+	SkipPending Skip = 1 << iota
+	// SkipCounted leaves State.Counted nil: only the writer and reconcile
+	// read the bounded counters' record.
+	SkipCounted
+	// SkipBookkeeping is what a reader showing the entity skips.
+	SkipBookkeeping = SkipPending | SkipCounted
+)
+
+// ReadStateSkipping is ReadState without decoding the bookkeeping skip
+// names, which a reader would pay for at every row and never use.
+func ReadStateSkipping(plan *schema.Plan, ent *schema.Entity, t *schema.Table, row store.Row, skip Skip) (*State, error) {
 	st := &State{}
 	if row.Empty() {
 		return st, nil
@@ -91,13 +111,13 @@ func ReadState(plan *schema.Plan, ent *schema.Entity, t *schema.Table, row store
 			continue
 		}
 		if c.Family == book && IsBookkeeping(c.Qualifier) {
-			if bytes.Equal(c.Qualifier, QualCounted) && (st.Counted == nil || c.Timestamp > st.CountedAt) {
+			if skip&SkipCounted == 0 && bytes.Equal(c.Qualifier, QualCounted) && (st.Counted == nil || c.Timestamp > st.CountedAt) {
 				if st.Counted, err = DecodeCounted(c.Value); err != nil {
 					return nil, fmt.Errorf("layout: counted record of %s row %s: %w", t.Name, store.Printable(row.Key), err)
 				}
 				st.CountedAt = c.Timestamp
 			}
-			if bytes.Equal(c.Qualifier, QualPending) && c.Timestamp == st.Version {
+			if skip&SkipPending == 0 && bytes.Equal(c.Qualifier, QualPending) && c.Timestamp == st.Version {
 				if st.Pending, err = DecodeRefs(c.Value); err != nil {
 					return nil, fmt.Errorf("layout: pending refs of %s row %s: %w", t.Name, store.Printable(row.Key), err)
 				}

@@ -12,7 +12,7 @@ import (
 // in place of the snapshot values for the references the state holds.
 // ok is false for an absent or deleted entity.
 func (r *Reader) entityRow(qq *query, row store.Row) (map[string]any, *layout.State, bool, error) {
-	st, err := layout.ReadState(r.plan, qq.ent, qq.primary, row)
+	st, err := layout.ReadStateSkipping(r.plan, qq.ent, qq.primary, row, layout.SkipBookkeeping)
 	if err != nil {
 		return nil, nil, false, err
 	}

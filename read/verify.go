@@ -72,7 +72,7 @@ func (r *Reader) checkHit(qq *query, key []byte, prim store.Row, sc *layout.Scra
 	if prim.Empty() {
 		return nil, false, "primary row is gone", nil
 	}
-	st, err := layout.ReadState(r.plan, qq.ent, qq.primary, prim)
+	st, err := layout.ReadStateSkipping(r.plan, qq.ent, qq.primary, prim, layout.SkipBookkeeping)
 	if err != nil {
 		return nil, false, "", fmt.Errorf("read: query %s: %w", qq.q.Name, err)
 	}

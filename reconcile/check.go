@@ -95,7 +95,7 @@ func (j *job) isOrphan(ctx context.Context, want layout.Ref, pk []byte, newest i
 	if err != nil {
 		return false, fmt.Errorf("reconcile: get %s row %s: %w", j.prim.Name, store.Printable(pk), err)
 	}
-	state, err := layout.ReadState(j.sp, j.ent, j.prim, prow)
+	state, err := layout.ReadStateSkipping(j.sp, j.ent, j.prim, prow, layout.SkipPending)
 	if err != nil {
 		return false, fmt.Errorf("reconcile: %w", err)
 	}

@@ -93,7 +93,7 @@ func (j *job) diffGroup(ctx context.Context, rep *Report, group []target) error 
 	}
 	err = j.scanChunks(ctx, keyRange{}, func(rows []store.Row) error {
 		err := forEachRow(ctx, n, rows, func(g int, row store.Row) error {
-			state, err := layout.ReadState(j.sp, j.ent, j.prim, row)
+			state, err := layout.ReadStateSkipping(j.sp, j.ent, j.prim, row, layout.SkipPending)
 			if err != nil {
 				return fmt.Errorf("reconcile: %w", err)
 			}

@@ -164,7 +164,7 @@ func (j *job) primaryPass(ctx context.Context, r keyRange, keep func(ti, ri int)
 // entity derives one primary row's copies into the worker's checksums.
 func (w *worker) entity(ctx context.Context, row store.Row) error {
 	j := w.j
-	state, err := layout.ReadState(j.sp, j.ent, j.prim, row)
+	state, err := layout.ReadStateSkipping(j.sp, j.ent, j.prim, row, layout.SkipPending)
 	if err != nil {
 		return fmt.Errorf("reconcile: %w", err)
 	}
