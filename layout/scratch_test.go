@@ -1,11 +1,12 @@
 package layout
 
 import (
-	"github.com/denorm/denorm/schema"
-	"github.com/denorm/denorm/store"
 	"math/rand"
 	"reflect"
 	"testing"
+
+	"github.com/denorm/denorm/schema"
+	"github.com/denorm/denorm/store"
 )
 
 // A Scratch derives what DeriveCopies and DeriveTable derive, state after
