@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"sort"
 	"unsafe"
 
@@ -44,9 +45,24 @@ type State struct {
 	// record's timestamp.
 	Counted   *Counted
 	CountedAt int64
-	// Live holds the live-copy cells (qualifier -> cell), which carry the
-	// referenced entities' versions and are not part of Version.
-	Live map[string]store.Cell
+	// Live holds the live-copy cells, which carry the referenced entities'
+	// versions and are not part of Version.
+	Live LiveCells
+}
+
+// LiveCells are the live-copy cells of a primary row in qualifier order (the
+// row's), the newest version of each: a slice of the row's cells rather
+// than a map, since a state is read for every row and looked up a few
+// times.
+type LiveCells []store.Cell
+
+// Get finds the cell of qualifier q.
+func (l LiveCells) Get(q []byte) (store.Cell, bool) {
+	i, ok := slices.BinarySearchFunc(l, q, func(c store.Cell, q []byte) int { return bytes.Compare(c.Qualifier, q) })
+	if !ok {
+		return store.Cell{}, false
+	}
+	return l[i], true
 }
 
 // Exists reports whether the row holds a live entity.
@@ -82,10 +98,10 @@ func ReadStateSkipping(plan *schema.Plan, ent *schema.Entity, t *schema.Table, r
 	var tomb int64 = -1
 	for _, c := range row.Cells {
 		if c.Family == book && IsLive(c.Qualifier) {
-			if st.Live == nil {
-				st.Live = map[string]store.Cell{}
+			// Versions of a column come newest first: keep the first.
+			if n := len(st.Live); n == 0 || !bytes.Equal(st.Live[n-1].Qualifier, c.Qualifier) {
+				st.Live = append(st.Live, c)
 			}
-			st.Live[string(c.Qualifier)] = c
 			continue
 		}
 		if c.Timestamp > st.Version {

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/denorm/denorm/schema"
-	"github.com/denorm/denorm/store"
 )
 
 // A Scratch derives what DeriveCopies and DeriveTable derive, state after
@@ -55,53 +54,4 @@ func nilIfEmptyDerived(d *Derived) *Derived {
 	c.Items = nilIfEmpty(c.Items)
 	c.Increments = nilIfEmpty(c.Increments)
 	return &c
-}
-
-// ReadStateSkipping leaves out exactly what it is told to: the skipped
-// bookkeeping is empty, everything else is what ReadState reads.
-func TestReadStateSkipping(t *testing.T) {
-	p := ordersPlan(t)
-	ent, prim := p.Entity("order"), p.Primary("order")
-	r := rand.New(rand.NewSource(5))
-	for i := 0; i < 300; i++ {
-		d, err := Derive(p, ent, randomOrder(r, i))
-		if err != nil {
-			t.Fatal(err)
-		}
-		row := store.Row{Key: d.PrimaryKey}
-		book := BookFamily(prim)
-		counted := &Counted{Stream: 1, Offset: int64(i + 1)}
-		for _, in := range d.Increments {
-			counted.Counts = append(counted.Counts, Count{Ref: Ref{Table: in.Table, Row: in.Row, Family: in.Family, Qualifier: in.Qualifier}, Now: in.Delta})
-		}
-		row.Cells = append(row.Cells,
-			store.Cell{Row: row.Key, Family: book, Qualifier: QualPending, Timestamp: 4, Value: EncodeRefs(d.Refs())},
-			store.Cell{Row: row.Key, Family: book, Qualifier: QualCounted, Timestamp: 4, Value: EncodeCounted(counted)})
-		for _, c := range d.Primary {
-			row.Cells = append(row.Cells, store.Cell{Row: row.Key, Family: c.Family, Qualifier: c.Qualifier, Timestamp: 4, Value: c.Value})
-		}
-		full, err := ReadState(p, ent, prim, row)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if full.Pending == nil || full.Counted == nil {
-			t.Fatalf("row %d: ReadState read no pending refs or no counted record: %+v", i, full)
-		}
-		for _, skip := range []Skip{SkipPending, SkipCounted, SkipBookkeeping} {
-			got, err := ReadStateSkipping(p, ent, prim, row, skip)
-			if err != nil {
-				t.Fatal(err)
-			}
-			want := *full
-			if skip&SkipPending != 0 {
-				want.Pending = nil
-			}
-			if skip&SkipCounted != 0 {
-				want.Counted, want.CountedAt = nil, 0
-			}
-			if !reflect.DeepEqual(&want, got) {
-				t.Fatalf("row %d, skip %b:\nwant %+v\ngot  %+v", i, skip, &want, got)
-			}
-		}
-	}
 }

@@ -32,7 +32,8 @@ func (r *Reader) applyLive(ent *schema.Entity, st *layout.State) error {
 	if len(st.Live) == 0 {
 		return nil
 	}
-	refs, err := layout.LiveRefs(r.plan, ent, st.Values)
+	// The keys are enough: the lookup rows are not read here.
+	refs, err := layout.LiveKeys(r.plan, ent, st.Values)
 	if err != nil {
 		return err
 	}
@@ -46,7 +47,7 @@ func (r *Reader) applyLive(ent *schema.Entity, st *layout.State) error {
 			if c.Intent != schema.IntentLive {
 				continue
 			}
-			cell, ok := st.Live[string(layout.LiveQualifier(lr.Ref, lr.Key, c.From))]
+			cell, ok := st.Live.Get(layout.LiveQualifier(lr.Ref, lr.Key, c.From))
 			if !ok {
 				continue
 			}

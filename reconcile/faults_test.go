@@ -200,7 +200,7 @@ func TestLiveCopiesOfADeletedReference(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, lr := range refs {
-			if _, ok := e.state.Live[string(layout.LiveQualifier(lr.Ref, lr.Key, lr.From[0]))]; ok && target.Row == nil {
+			if _, ok := e.state.Live.Get(layout.LiveQualifier(lr.Ref, lr.Key, lr.From[0])); ok && target.Row == nil {
 				target = lr
 			}
 		}
@@ -215,7 +215,7 @@ func TestLiveCopiesOfADeletedReference(t *testing.T) {
 		store.Mutation{Kind: store.Put, Family: fam, Qualifier: layout.QualRefState, Timestamp: deletedAt, Value: []byte{layout.RefDeleted}})
 	var stale int64
 	for _, e := range ents {
-		if _, ok := e.state.Live[string(layout.LiveQualifier(target.Ref, target.Key, target.From[0]))]; ok {
+		if _, ok := e.state.Live.Get(layout.LiveQualifier(target.Ref, target.Key, target.From[0])); ok {
 			stale++
 		}
 	}

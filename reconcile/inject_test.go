@@ -123,8 +123,8 @@ func TestInjectedFailures(t *testing.T) {
 		mutate(t, ctx, st, it.Table, it.Row, store.Mutation{Kind: store.Put, Family: it.Family, Qualifier: it.Qualifier, Timestamp: e.state.Version, Value: layout.Int64Cell(999)})
 	}
 	for _, e := range withLive[:staleLive] {
-		for q, c := range e.state.Live {
-			mutate(t, ctx, st, "orders", e.row.Key, store.Mutation{Kind: store.Put, Family: c.Family, Qualifier: []byte(q), Timestamp: c.Timestamp, Value: []byte("an old name")})
+		for _, c := range e.state.Live {
+			mutate(t, ctx, st, "orders", e.row.Key, store.Mutation{Kind: store.Put, Family: c.Family, Qualifier: c.Qualifier, Timestamp: c.Timestamp, Value: []byte("an old name")})
 			break
 		}
 	}

@@ -39,13 +39,13 @@ func (j *job) live(ctx context.Context, rep *Report, pk []byte, state *layout.St
 				// copy (readers show the snapshot value). With one (the
 				// reference deleted, or the field left out at version rv),
 				// no copy may show at or below rv: the writer masks them.
-				if have, ok := state.Live[string(q)]; ok && rv > 0 && have.Timestamp <= rv {
+				if have, ok := state.Live.Get(q); ok && rv > 0 && have.Timestamp <= rv {
 					c.Stale++
 					ms = append(ms, store.Mutation{Kind: store.DeleteColumn, Family: book, Qualifier: q, Timestamp: rv})
 				}
 				continue
 			}
-			have, ok := state.Live[string(q)]
+			have, ok := state.Live.Get(q)
 			switch {
 			case !ok:
 				c.Missing++

@@ -262,15 +262,15 @@ func (in *injector) run(ctx context.Context, opts Options) error {
 	}
 	// Live copies: stale (an old product name), and lost.
 	for _, e := range withLive[:2] {
-		for q, c := range e.state.Live {
-			in.mutate(ctx, in.prim.Name, e.row.Key, store.Mutation{Kind: store.Put, Family: c.Family, Qualifier: []byte(q), Timestamp: c.Timestamp, Value: []byte("an old name")})
+		for _, c := range e.state.Live {
+			in.mutate(ctx, in.prim.Name, e.row.Key, store.Mutation{Kind: store.Put, Family: c.Family, Qualifier: c.Qualifier, Timestamp: c.Timestamp, Value: []byte("an old name")})
 			live.Stale++
 			break
 		}
 	}
 	for _, e := range withLive[2:3] {
-		for q, c := range e.state.Live {
-			lose(in.prim.Name, e.row.Key, store.Mutation{Kind: store.DeleteColumn, Family: c.Family, Qualifier: []byte(q), Timestamp: c.Timestamp}, live)
+		for _, c := range e.state.Live {
+			lose(in.prim.Name, e.row.Key, store.Mutation{Kind: store.DeleteColumn, Family: c.Family, Qualifier: c.Qualifier, Timestamp: c.Timestamp}, live)
 			break
 		}
 	}
