@@ -312,15 +312,17 @@ func (w *Writer) countedMutations(ep *entityPlan) []store.Mutation {
 
 // applyBounded writes every counter row of the batch: one check-and-mutate
 // on its state cell, retried on a fresh read when another stream's writer
-// changed the row in between. It runs after the batch's primary rows are
-// durable.
+// changed the row in between, CounterWriters rows at a time. It runs after
+// the batch's primary rows are written: durable already, or, on a store
+// whose one log a final Sync makes durable in order (store.Syncer), ahead
+// of the counter rows in that log.
 func (w *Writer) applyBounded(ctx context.Context, bb *boundedBatch, stats *Stats) error {
 	if bb == nil || len(bb.keys) == 0 {
 		return nil
 	}
 	var written []int
 	errs := make([]bool, len(bb.keys))
-	if err := w.each(ctx, len(bb.keys), func(ctx context.Context, i int) error {
+	if err := eachOn(ctx, w.opts.CounterWriters, len(bb.keys), func(ctx context.Context, i int) error {
 		ok, err := w.casBounded(ctx, bb.rows[bb.keys[i]])
 		errs[i] = ok
 		return err
@@ -333,11 +335,6 @@ func (w *Writer) applyBounded(ctx context.Context, bb *boundedBatch, stats *Stat
 		}
 	}
 	stats.Counted += len(written)
-	if sy, ok := w.st.(store.Syncer); ok && w.deferSync() && len(written) > 0 {
-		if err := sy.Sync(ctx); err != nil {
-			return fmt.Errorf("write: sync bounded counters: %w", err)
-		}
-	}
 	return nil
 }
 

@@ -298,13 +298,19 @@ func (w *Writer) refreshOne(ctx context.Context, ev *event.Event, rr layout.Refe
 // each runs fn for 0..n-1 on the writer's readers and returns the first
 // error.
 func (w *Writer) each(ctx context.Context, n int, fn func(context.Context, int) error) error {
+	return eachOn(ctx, w.opts.Readers, n, fn)
+}
+
+// eachOn runs fn for 0..n-1, width calls at a time, and returns the first
+// error; after one, the calls still to come see a cancelled context.
+func eachOn(ctx context.Context, width, n int, fn func(context.Context, int) error) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	work := make(chan int)
 	var wg sync.WaitGroup
 	var once sync.Once
 	var first error
-	for r := 0; r < w.opts.Readers && r < n; r++ {
+	for r := 0; r < width && r < n; r++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

@@ -183,22 +183,40 @@ func (w *Writer) write(ctx context.Context, plans []*entityPlan, stats *Stats) e
 			}
 		}
 	}
-	// Derived tables are independent of each other: write them at once, so
-	// that their log syncs can be grouped (Pebble commits concurrent
-	// batches with one sync; HBase serves them in parallel).
-	if err := w.parallel(ctx, derived.tables(), func(ctx context.Context, t string) error {
-		return w.batch(ctx, t, derived.sorted(t))
-	}); err != nil {
-		return err
-	}
-	for _, t := range locsAfter.tables() {
-		if err := w.batch(ctx, t, locsAfter.sorted(t)); err != nil {
+	// The primary rows are written: what remains is the derived rows and
+	// the locator rows a move unlists, and the bounded counter rows, which
+	// need only the primary rows' Counted records written before them
+	// (docs/writer.md, "bounded counters", step 3). Neither side reads
+	// what the other writes, so both run at once: on HBase the counter
+	// rows' check-and-mutates are most of a batch's round trips.
+	err = both(ctx, func(ctx context.Context) error {
+		// Derived tables are independent of each other: write them at
+		// once, so that their log syncs can be grouped (Pebble commits
+		// concurrent batches with one sync; HBase serves them in
+		// parallel).
+		if err := w.parallel(ctx, derived.tables(), func(ctx context.Context, t string) error {
+			return w.batch(ctx, t, derived.sorted(t))
+		}); err != nil {
 			return err
 		}
+		for _, t := range locsAfter.tables() {
+			if err := w.batch(ctx, t, locsAfter.sorted(t)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}, func(ctx context.Context) error {
+		return w.applyBounded(ctx, bounded, stats)
+	})
+	if err != nil {
+		return err
 	}
 	// Everything was sent without a log sync where the store can sync its
 	// one log at the end: one sync now makes the batch durable, in the
-	// order written, so primary rows still precede derived rows.
+	// order written. A counter row reached the log after the primary rows
+	// it counts (their Batch had returned when its check-and-mutate was
+	// sent), so a crash, which loses only the log's tail, cannot keep the
+	// counter row without them.
 	if sy, ok := w.st.(store.Syncer); ok && w.deferSync() {
 		if err := sy.Sync(ctx); err != nil {
 			return fmt.Errorf("write: sync: %w", err)
@@ -211,9 +229,20 @@ func (w *Writer) write(ctx context.Context, plans []*entityPlan, stats *Stats) e
 		}
 		stats.Increments++
 	}
-	// Bounded counters last: their rows may only count what the primary
-	// rows, now durable, record as counted.
-	return w.applyBounded(ctx, bounded, stats)
+	return nil
+}
+
+// both runs a and b at once and returns their errors, joined.
+func both(ctx context.Context, a, b func(context.Context) error) error {
+	var errB error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		errB = b(ctx)
+	}()
+	errA := a(ctx)
+	<-done
+	return errors.Join(errA, errB)
 }
 
 func (w *Writer) primaryMutations(prim *rowMuts, ep *entityPlan, stats *Stats) {

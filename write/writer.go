@@ -22,7 +22,18 @@ type Options struct {
 	Readers int
 	// BatchRows caps the rows of one store Batch call; 0 means 1000.
 	BatchRows int
+	// CounterWriters is how many bounded counter rows are written at once,
+	// one check-and-mutate each; 0 means DefaultCounterWriters. A batch
+	// writes each counter row it counts in, so on HBase this is most of
+	// a batch's round trips, and the server commits the log writes of
+	// concurrent ones together: the more at once, the fewer syncs. A
+	// store with a connection pool runs at most its pool's size at once
+	// (store/hbase: the URL's pool parameter).
+	CounterWriters int
 }
+
+// DefaultCounterWriters is Options.CounterWriters' default.
+const DefaultCounterWriters = 32
 
 // Writer applies events to a store. It is safe for concurrent use by
 // callers that never apply events of one entity concurrently.
@@ -48,6 +59,9 @@ func New(plan *schema.Plan, st store.Store, opts Options) *Writer {
 	}
 	if opts.BatchRows <= 0 {
 		opts.BatchRows = 1000
+	}
+	if opts.CounterWriters <= 0 {
+		opts.CounterWriters = DefaultCounterWriters
 	}
 	w := &Writer{plan: plan, st: st, opts: opts, unsupported: Supports(plan), bounded: map[string]bool{}}
 	for _, e := range plan.Entities {

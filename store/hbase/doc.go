@@ -5,7 +5,7 @@
 //
 //	timeout=10s          per-call deadline (connect and every RPC)
 //	connect_timeout=5s   dial deadline; defaults to timeout
-//	pool=4               connections kept, and calls in flight at once
+//	pool=32              connections kept, and calls in flight at once
 //	transport=buffered   or framed: must match the server's -f flag
 //	protocol=binary      or compact: must match the server's -c flag
 //	namespace=default    the namespace of names without "ns:"

@@ -20,7 +20,11 @@ type Options struct {
 	// ConnectTimeout bounds dialing one connection. 0 means Timeout.
 	ConnectTimeout time.Duration
 	// PoolSize is how many connections the store keeps open, which is also
-	// how many calls can be in flight at once. 0 means 4.
+	// how many calls can be in flight at once. 0 means 32. Connections are
+	// opened when calls need them, so a caller that makes few calls at once
+	// opens few; the writer's counter rows (write.DefaultCounterWriters) go
+	// out 32 at a time, and HBase serves concurrent calls with less work
+	// each (its log syncs are grouped).
 	PoolSize int
 	// Framed selects Thrift's framed transport (the server's -f flag);
 	// otherwise the buffered one, the server's default.
@@ -46,7 +50,7 @@ type Options struct {
 
 const (
 	defaultTimeout  = 30 * time.Second
-	defaultPoolSize = 4
+	defaultPoolSize = 32
 )
 
 func (o Options) withDefaults() Options {
