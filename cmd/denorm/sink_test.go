@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -348,7 +349,13 @@ func TestSinkSurvivesKill(t *testing.T) {
 	}
 	u := sinkTopic(t, "denorm-sink-kill", 4)
 	seed := time.Now().UnixNano()
-	t.Logf("seed %d", seed)
+	if s := os.Getenv("DENORM_SINK_SEED"); s != "" { // to rerun a failure
+		var err error
+		if seed, err = strconv.ParseInt(s, 10, 64); err != nil {
+			t.Fatalf("DENORM_SINK_SEED=%q: %v", s, err)
+		}
+	}
+	t.Logf("seed %d (DENORM_SINK_SEED reruns it)", seed)
 	r := rand.New(rand.NewSource(seed))
 	events := genEvents(t, gen.OrdersOptions{Events: 1500, Seed: r.Int63(), Deletes: 0.03, Renames: 0.02, Reorder: 0.05, Duplicate: 0.05})
 	total := int64(bytes.Count(events, []byte("\n")))
