@@ -2,6 +2,7 @@ package layout
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"fmt"
 	"hash/fnv"
@@ -171,7 +172,7 @@ type CounterState struct {
 
 // Seq returns the row's sequence for a stream, -1 when it has none.
 func (s *CounterState) Seq(stream uint64) int64 {
-	i, ok := slices.BinarySearchFunc(s.Seqs, stream, func(x Seq, id uint64) int { return cmpU64(x.Stream, id) })
+	i, ok := s.findSeq(stream)
 	if !ok {
 		return -1
 	}
@@ -192,7 +193,7 @@ func (s *CounterState) Settle(stream uint64, settled int64) {
 
 // Settled returns the row's settled position of a stream, -1 when none.
 func (s *CounterState) Settled(stream uint64) int64 {
-	i, ok := slices.BinarySearchFunc(s.Seqs, stream, func(x Seq, id uint64) int { return cmpU64(x.Stream, id) })
+	i, ok := s.findSeq(stream)
 	if !ok {
 		return -1
 	}
@@ -200,7 +201,7 @@ func (s *CounterState) Settled(stream uint64) int64 {
 }
 
 func (s *CounterState) seq(stream uint64) *Seq {
-	i, ok := slices.BinarySearchFunc(s.Seqs, stream, func(x Seq, id uint64) int { return cmpU64(x.Stream, id) })
+	i, ok := s.findSeq(stream)
 	if !ok {
 		s.Seqs = slices.Insert(s.Seqs, i, Seq{Stream: stream, Offset: -1, Settled: -1})
 	}
@@ -238,14 +239,8 @@ func (s *CounterState) findTotal(family string, qualifier []byte) (int, bool) {
 	})
 }
 
-func cmpU64(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
+func (s *CounterState) findSeq(stream uint64) (int, bool) {
+	return slices.BinarySearchFunc(s.Seqs, stream, func(x Seq, id uint64) int { return cmp.Compare(x.Stream, id) })
 }
 
 // stateMagic starts a state cell, so that a foreign value is not misread.
