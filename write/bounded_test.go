@@ -142,17 +142,12 @@ func TestConvergenceBounded(t *testing.T) {
 		n = max(n/5, 10)
 	}
 	t.Logf("%d histories from seed %d", n, seed)
-	const shards = 4
-	for s := 0; s < shards; s++ {
-		t.Run(fmt.Sprintf("shard%d", s), func(t *testing.T) {
-			t.Parallel()
-			f := newFixture(t)
-			f.plan = boundedPlan(t)
-			for h := s; h < n; h += shards {
-				convergeBounded(t, f, seed, h)
-			}
-		})
+	setup := func(t testing.TB) *fixture {
+		f := newFixture(t)
+		f.plan = boundedPlan(t)
+		return f
 	}
+	inShards(t, n, setup, func(t *testing.T, f *fixture, h int) { convergeBounded(t, f, seed, h) })
 }
 
 func convergeBounded(t *testing.T, f *fixture, seed int64, h int) {
@@ -182,12 +177,7 @@ func convergeBounded(t *testing.T, f *fixture, seed int64, h int) {
 	total := cs.writes
 
 	f.reset(t, ctx)
-	shuffled := append([]*event.Event(nil), evs...)
-	for i := 0; i < len(evs)/2+1; i++ {
-		shuffled = append(shuffled, evs[r.Intn(len(evs))])
-	}
-	r.Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
-	shuffled = positioned(shuffled, "log")
+	shuffled := positioned(withDuplicates(r, append([]*event.Event(nil), evs...), evs), "log")
 	run(t, ctx, New(f.plan, withSyncOf(refuseStore{f.ns}, f.st), Options{}), shuffled, rand.New(rand.NewSource(int64(h))))
 	check("shuffled with duplicates")
 

@@ -584,16 +584,32 @@ func TestConvergence(t *testing.T) {
 	seed := int64(20261130)
 	n := historyCount()
 	t.Logf("%d histories from seed %d", n, seed)
+	inShards(t, n, newFixture, func(t *testing.T, f *fixture, h int) { convergeHistory(t, f, seed, h) })
+}
+
+// inShards checks histories 0..n-1 in a few parallel shards, each on a
+// fixture of its own that setup makes.
+func inShards(t *testing.T, n int, setup func(testing.TB) *fixture, check func(t *testing.T, f *fixture, h int)) {
 	const shards = 4
 	for s := 0; s < shards; s++ {
 		t.Run(fmt.Sprintf("shard%d", s), func(t *testing.T) {
 			t.Parallel()
-			f := newFixture(t)
+			f := setup(t)
 			for h := s; h < n; h += shards {
-				convergeHistory(t, f, seed, h)
+				check(t, f, h)
 			}
 		})
 	}
+}
+
+// withDuplicates appends len(evs)/2+1 events picked from evs to log, as a
+// log that redelivers, and shuffles the whole.
+func withDuplicates(r *rand.Rand, log, evs []*event.Event) []*event.Event {
+	for i := 0; i < len(evs)/2+1; i++ {
+		log = append(log, evs[r.Intn(len(evs))])
+	}
+	r.Shuffle(len(log), func(i, j int) { log[i], log[j] = log[j], log[i] })
+	return log
 }
 
 // convergeHistory checks one history of TestConvergence.
@@ -624,11 +640,7 @@ func convergeHistory(t *testing.T, f *fixture, seed int64, h int) {
 
 		// Shuffled, with duplicates.
 		f.reset(t, ctx)
-		shuffled := append([]*event.Event(nil), evs...)
-		for i := 0; i < len(evs)/2+1; i++ {
-			shuffled = append(shuffled, evs[r.Intn(len(evs))])
-		}
-		r.Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
+		shuffled := withDuplicates(r, append([]*event.Event(nil), evs...), evs)
 		run(t, ctx, New(f.plan, withSyncOf(refuseStore{f.ns}, f.st), Options{}), shuffled, rand.New(rand.NewSource(int64(h))))
 		check("shuffled with duplicates")
 

@@ -126,10 +126,7 @@ func hbaseConverge(t *testing.T, ctx context.Context, hb store.Store, plan *sche
 			budget := -1
 			switch variant {
 			case 1:
-				for i := 0; i < len(evs)/2+1; i++ {
-					log = append(log, evs[r.Intn(len(evs))])
-				}
-				r.Shuffle(len(log), func(i, j int) { log[i], log[j] = log[j], log[i] })
+				log = withDuplicates(r, log, evs)
 			case 2:
 				budget = r.Intn(20)
 			}
