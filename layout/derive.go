@@ -194,8 +194,10 @@ func derive(plan *schema.Plan, ent *schema.Entity, state map[string]any, withPri
 	// place from one element to the next.
 	var elemVals rowkey.Values
 	d.Items = slices.Grow(d.Items[:0], itemsHint(plan, ent, state))
+	// Plan.Tables in file order, not TablesOf: derive sorts what it
+	// derives, and building the list for every state costs an allocation.
 	for _, t := range plan.Tables {
-		if !isCopy(t, ent) || (only != nil && t.Name != only.Name) {
+		if !t.HoldsCopiesOf(ent.Name) || (only != nil && t.Name != only.Name) {
 			continue
 		}
 		if t.Each == "" {
@@ -257,14 +259,6 @@ func derive(plan *schema.Plan, ent *schema.Entity, state map[string]any, withPri
 // never the map, so a map outlives no derive that used it.
 var elemValsPool = sync.Pool{New: func() any { return make(rowkey.Values, 16) }}
 
-// isCopy reports whether t holds derived rows of ent: the tables of
-// plan.TablesOf but the primary, in file order. Derive sorts what it
-// derives, so the order is not its output's; walking plan.Tables saves
-// building the list for every state.
-func isCopy(t *schema.Table, ent *schema.Entity) bool {
-	return t.Entity == ent.Name && t.Role != schema.RolePrimary && t.Role != schema.RoleLocator
-}
-
 // mergeItems sorts items by ref and merges those of one ref, in the order
 // they were derived: two elements mapping to one index row make one row
 // whose later cells replace earlier ones of the same column, and two
@@ -300,7 +294,7 @@ func mergeItems(items []Item, sc *Scratch) []Item {
 func itemsHint(plan *schema.Plan, ent *schema.Entity, state map[string]any) int {
 	n := 0
 	for _, t := range plan.Tables {
-		if !isCopy(t, ent) {
+		if !t.HoldsCopiesOf(ent.Name) {
 			continue
 		}
 		k := 1

@@ -84,7 +84,7 @@ type LiveRef struct {
 // LookupFor finds the lookup table that serves a reference.
 func LookupFor(plan *schema.Plan, ent *schema.Entity, ref *schema.Reference) *schema.Table {
 	for _, t := range plan.Tables { // not TablesOf: this runs for every state
-		if t.Entity == ent.Name && t.Role == schema.RoleLookup && t.Reference == ref.Name {
+		if t.HoldsCopiesOf(ent.Name) && t.Role == schema.RoleLookup && t.Reference == ref.Name {
 			return t
 		}
 	}

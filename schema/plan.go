@@ -103,11 +103,18 @@ func (p *Plan) TablesOf(entity string) []*Table {
 		out = append(out, t)
 	}
 	for _, t := range p.Tables {
-		if t.Entity == entity && t.Role != RolePrimary && t.Role != RoleLocator {
+		if t.HoldsCopiesOf(entity) {
 			out = append(out, t)
 		}
 	}
 	return out
+}
+
+// HoldsCopiesOf reports whether t holds rows derived from entity: one of
+// the entity's TablesOf other than its primary. Code that runs for every
+// state tests this over Plan.Tables rather than building TablesOf.
+func (t *Table) HoldsCopiesOf(entity string) bool {
+	return t.Entity == entity && t.Role != RolePrimary && t.Role != RoleLocator
 }
 
 // VersionKind says what an entity's version numbers are. It matters because
