@@ -68,7 +68,6 @@ func BenchmarkGrowth(b *testing.B) {
 			b.Fatalf("DENORM_GROWTH_EVENTS=%q: want a number of at least %d", s, 2*growthWindow)
 		}
 	}
-	long := os.Getenv("DENORM_GROWTH_EVENTS") != ""
 	prof := os.Getenv("DENORM_GROWTH_PROFILE")
 	path := filepath.Join(b.TempDir(), "events.jsonl")
 	f, err := os.Create(path)
@@ -150,12 +149,7 @@ func BenchmarkGrowth(b *testing.B) {
 					profiling = false
 				}
 				wins = append(wins, cur)
-				b.Logf("events %8d: %v", total, cur)
-				if long {
-					// A long run's windows as they end: the log above
-					// shows only once the benchmark is over.
-					fmt.Fprintf(os.Stderr, "growth: events %8d: %v\n", total, cur)
-				}
+				b.Logf("events %8d: %v", total, cur) // as each window ends, with -v
 				cur = window{}
 			}
 		}
