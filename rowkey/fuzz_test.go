@@ -2,6 +2,7 @@ package rowkey
 
 import (
 	"bytes"
+	"cmp"
 	"math"
 	"testing"
 )
@@ -92,8 +93,8 @@ func FuzzRoundTrip(f *testing.F) {
 		}
 		// Past the hash prefix, the keys order as the tuples do.
 		if bytes.Equal(ka[:2], kc[:2]) {
-			want := cmpOrdered(s1, s2)
-			for _, c := range []int{cmpOrdered(n1, n2), -cmpOrdered(t1, t2), cmpOrdered(f1, f2), 0, bytes.Compare(r1, r2)} {
+			want := cmp.Compare(s1, s2)
+			for _, c := range []int{cmp.Compare(n1, n2), -cmp.Compare(t1, t2), cmp.Compare(f1, f2), 0, bytes.Compare(r1, r2)} {
 				if want == 0 {
 					want = c
 				}

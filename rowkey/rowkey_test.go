@@ -2,6 +2,7 @@ package rowkey
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"math"
 	"math/rand"
@@ -168,13 +169,13 @@ func randValue(r *rand.Rand, t Type) any {
 func cmpValue(t Type, a, b any) int {
 	switch t {
 	case String:
-		return cmpOrdered(a.(string), b.(string))
+		return cmp.Compare(a.(string), b.(string))
 	case Bytes:
 		return bytes.Compare(a.([]byte), b.([]byte))
 	case Int32:
-		return cmpOrdered(a.(int32), b.(int32))
+		return cmp.Compare(a.(int32), b.(int32))
 	case Int64, Timestamp:
-		return cmpOrdered(a.(int64), b.(int64))
+		return cmp.Compare(a.(int64), b.(int64))
 	case Bool:
 		x, y := a.(bool), b.(bool)
 		switch {
@@ -185,19 +186,9 @@ func cmpValue(t Type, a, b any) int {
 		}
 		return 1
 	case Float64:
-		return cmpOrdered(a.(float64), b.(float64))
+		return cmp.Compare(a.(float64), b.(float64))
 	}
 	panic("unknown type")
-}
-
-func cmpOrdered[T int32 | int64 | float64 | string](a, b T) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 func sign(n int) int {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/denorm/denorm/store"
 )
@@ -145,7 +146,7 @@ func (m *model) columns(r *modelRow, keep func(modelPut) bool) [][]modelPut {
 	}
 	slices.SortFunc(keys, func(a, b [2]string) int {
 		if a[0] != b[0] {
-			return compareStrings(a[0], b[0])
+			return strings.Compare(a[0], b[0])
 		}
 		return bytes.Compare([]byte(a[1]), []byte(b[1]))
 	})
@@ -164,16 +165,6 @@ func (m *model) columns(r *modelRow, keep func(modelPut) bool) [][]modelPut {
 		out = append(out, ps)
 	}
 	return out
-}
-
-func compareStrings(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // selected reports whether a read's column list picks a cell.
