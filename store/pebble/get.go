@@ -36,7 +36,7 @@ func (s *Store) getRow(t *table, q *query, rowKey []byte) (store.Row, error) {
 		return store.Row{}, err
 	}
 	defer it.Close()
-	if !it.First() {
+	if !s.seekRow(it, lo) {
 		if err := it.Error(); err != nil {
 			return store.Row{}, err
 		}

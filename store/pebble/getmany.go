@@ -60,7 +60,7 @@ func (s *Store) GetMany(ctx context.Context, name string, gets []store.Get) ([]s
 		}
 		t.regions.read(g.Row)
 		prefix = appendRowPrefix(prefix[:0], t.id, g.Row)
-		row, err := readRowAt(it, rr, prefix, g.Row)
+		row, err := s.readRowAt(it, rr, prefix, g.Row)
 		if err != nil {
 			return nil, fmt.Errorf("get many from table %q: row %s (%d of %d): %w", name, store.Printable(g.Row), n+1, len(gets), err)
 		}
@@ -71,8 +71,8 @@ func (s *Store) GetMany(ctx context.Context, name string, gets []store.Get) ([]s
 
 // readRowAt seeks to the row whose key prefix is prefix and reads it; a
 // missing row is an empty Row keyed rowKey, as Get returns it.
-func readRowAt(it *pdb.Iterator, rr *rowReader, prefix, rowKey []byte) (store.Row, error) {
-	if !it.SeekGE(prefix) || !bytes.HasPrefix(it.Key(), prefix) {
+func (s *Store) readRowAt(it *pdb.Iterator, rr *rowReader, prefix, rowKey []byte) (store.Row, error) {
+	if !s.seekRow(it, prefix) {
 		if err := it.Error(); err != nil {
 			return store.Row{}, err
 		}

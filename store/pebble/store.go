@@ -10,6 +10,10 @@
 // Pebble has no per-batch way to skip its write-ahead log, so skip_wal
 // behaves as async_wal here: a mutation never gets less durability than it
 // asked for.
+//
+// Every sstable carries a bloom filter of the rows it holds, as an HBase
+// family with BLOOMFILTER => ROW does (comparer.go); a store created before
+// the filters opens and works without them.
 package pebble
 
 import (
@@ -64,6 +68,9 @@ type Store struct {
 	db   *pdb.DB
 	opts Options
 	now  func() int64
+	// filters tells that the database was made with rowComparer, so its
+	// sstables carry bloom filters of row prefixes (comparer.go).
+	filters bool
 
 	// life guards closing: every call holds it shared, Close exclusively.
 	life   sync.RWMutex
@@ -107,12 +114,19 @@ func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
 	}
 	c := pdb.NewCache(opts.CacheSize)
 	defer c.Unref()
-	po := &pdb.Options{Logger: quietLogger{pdb.DefaultLogger}, MemTableSize: opts.MemTableSize, Cache: c}
+	cmp, filters, err := comparerFor(dir)
+	if err != nil {
+		return nil, err
+	}
+	po := &pdb.Options{Logger: quietLogger{pdb.DefaultLogger}, MemTableSize: opts.MemTableSize, Cache: c, Comparer: cmp}
+	if filters {
+		applyFilters(po)
+	}
 	db, err := pdb.Open(dir, po)
 	if err != nil {
 		return nil, fmt.Errorf("pebble store: open %s: %w", dir, inUse(dir, err))
 	}
-	s := &Store{db: db, opts: opts, now: now, tables: map[string]*table{}, scanners: map[*scanner]struct{}{}}
+	s := &Store{db: db, opts: opts, now: now, filters: filters, tables: map[string]*table{}, scanners: map[*scanner]struct{}{}}
 	if err := s.loadTables(); err != nil {
 		_ = db.Close()
 		return nil, err
