@@ -27,7 +27,6 @@ func randomPart(r *rand.Rand, maxLen int) []byte {
 	return b
 }
 
-
 // Split's contract, checked on random cell keys: the prefix of a cell key
 // is its row's prefix; bytewise order is the order of prefixes, then of
 // suffixes; a bare prefix sorts before every key of its row; and the
