@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	pdb "github.com/cockroachdb/pebble/v2"
 
 	"github.com/denorm/denorm/ddl"
 	"github.com/denorm/denorm/event"
@@ -160,8 +159,8 @@ func BenchmarkGrowth(b *testing.B) {
 			b.Fatal(err)
 		}
 		in.Close()
+		fmt.Fprintf(os.Stderr, "Pebble at the end:\n%s\n", st.LSM())
 		st.Close()
-		lsmShape(b, dir)
 		if len(wins) < 2 {
 			b.Fatalf("%d windows", len(wins))
 		}
@@ -203,13 +202,3 @@ func openGrowth(b *testing.B, dir string) *pebble.Store {
 	return st
 }
 
-// lsmShape logs the shape of the store's Pebble database at the end: its
-// levels, files and read amplification.
-func lsmShape(b *testing.B, dir string) {
-	db, err := pdb.Open(dir, &pdb.Options{Logger: quietPebble{pdb.DefaultLogger}, ReadOnly: true})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer db.Close()
-	fmt.Fprintf(os.Stderr, "Pebble at the end:\n%s\n", db.Metrics())
-}

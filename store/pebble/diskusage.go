@@ -31,3 +31,14 @@ func (s *Store) DiskUsage(ctx context.Context, name string) (int64, error) {
 	}
 	return int64(n), nil
 }
+
+// LSM describes the Pebble database under the store: its levels, files,
+// read amplification, compaction debt, cache and filter use, as Pebble
+// formats its metrics. Benchmarks log it to show the shape a run left.
+func (s *Store) LSM() string {
+	if err := s.enter(); err != nil {
+		return err.Error()
+	}
+	defer s.leave()
+	return s.db.Metrics().String()
+}
