@@ -141,6 +141,11 @@ type Scratch struct {
 	idx   []int32
 }
 
+// Derive is layout.Derive into s.
+func (s *Scratch) Derive(plan *schema.Plan, ent *schema.Entity, state map[string]any) (*Derived, error) {
+	return derive(plan, ent, state, true, nil, s)
+}
+
 // DeriveCopies is layout.DeriveCopies into s.
 func (s *Scratch) DeriveCopies(plan *schema.Plan, ent *schema.Entity, state map[string]any) (*Derived, error) {
 	return derive(plan, ent, state, false, nil, s)

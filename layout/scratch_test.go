@@ -8,7 +8,7 @@ import (
 	"github.com/denorm/denorm/schema"
 )
 
-// A Scratch derives what DeriveCopies and DeriveTable derive, state after
+// A Scratch derives what Derive, DeriveCopies and DeriveTable derive, state after
 // state, though each derive overwrites the buffers of the one before; and
 // what it returned stays right until the next call.
 func TestScratchDerivesTheSame(t *testing.T) {
@@ -28,6 +28,15 @@ func TestScratchDerivesTheSame(t *testing.T) {
 			}
 			if !reflect.DeepEqual(nilIfEmptyDerived(want), nilIfEmptyDerived(got)) {
 				t.Fatalf("state %v:\nDeriveCopies %+v\nScratch      %+v", st, want, got)
+			}
+			if want, err = Derive(p, ent, st); err != nil {
+				t.Fatal(err)
+			}
+			if got, err = sc.Derive(p, ent, st); err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(nilIfEmptyDerived(want), nilIfEmptyDerived(got)) {
+				t.Fatalf("state %v:\nDerive  %+v\nScratch %+v", st, want, got)
 			}
 			tab := p.Tables[r.Intn(len(p.Tables))]
 			if tab.Entity != ent.Name {

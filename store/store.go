@@ -6,6 +6,11 @@ import "context"
 //
 // Reads of a table that does not exist return ErrTableNotFound; mutations
 // naming a family the table lacks return ErrFamilyNotFound.
+//
+// A call keeps none of the slices it was given once it returns (row keys,
+// qualifiers, values of mutations): the caller may overwrite them, as the
+// writer does with its derive buffers from one batch to the next. A wrapper
+// that records mutations copies what it keeps.
 type Store interface {
 	// CreateTable creates a table with its families and split keys.
 	CreateTable(ctx context.Context, spec TableSpec) error

@@ -56,7 +56,7 @@ func (r *recorder) Batch(ctx context.Context, table string, ms []store.RowMutati
 		for _, x := range m.Mutations {
 			k := append(append(append(append([]byte(table), m.Row...), x.Family...), x.Qualifier...), byte(x.Kind))
 			r.keys = append(r.keys, binary.BigEndian.AppendUint64(k, uint64(x.Timestamp)))
-			r.vals = append(r.vals, x.Value)
+			r.vals = append(r.vals, bytes.Clone(x.Value)) // the writer reuses its buffers
 		}
 	}
 	r.mu.Unlock()

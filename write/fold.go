@@ -51,12 +51,12 @@ type entityPlan struct {
 // replay of what the row holds, whose copies are redone from the row's
 // pending refs; newer ones advance the state, and the refs of every state
 // passed through become deletes.
-func (w *Writer) fold(g *group, stats *Stats) (*entityPlan, error) {
+func (w *Writer) fold(ds *deriveSet, g *group, stats *Stats) (*entityPlan, error) {
 	st := g.state
 	ep := &entityPlan{g: g, old: map[string]layout.Ref{}, version: st.Version, first: st.Version == 0, key: g.at}
 	var cur *layout.Derived
 	if st.Exists() {
-		d, err := layout.Derive(w.plan, g.ent, st.Values)
+		d, err := ds.derive(w.plan, g.ent, st.Values)
 		if err != nil {
 			return nil, err
 		}
@@ -125,7 +125,7 @@ func (w *Writer) fold(g *group, stats *Stats) (*entityPlan, error) {
 		ep.vacate = append(ep.vacate, located{key: g.at, state: st, derived: ep.stored})
 	}
 	for _, o := range g.others {
-		d, err := layout.Derive(w.plan, g.ent, o.state.Values)
+		d, err := ds.derive(w.plan, g.ent, o.state.Values)
 		if err != nil {
 			return nil, err
 		}

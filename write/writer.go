@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"sort"
+	"sync"
 
 	"fmt"
 
@@ -47,6 +48,8 @@ type Writer struct {
 	bounded map[string]bool
 	// lanes position the events that come from no log (lanes.go).
 	lanes lanes
+	// scratch holds the derive buffers of earlier Applies (deriveset.go).
+	scratch sync.Pool
 }
 
 // New returns a writer for the plan's tables in st.
@@ -203,6 +206,8 @@ func (w *Writer) Apply(ctx context.Context, evs []*event.Event) (Stats, []Reject
 }
 
 func (w *Writer) apply(ctx context.Context, evs []*event.Event, ln *lane, stats Stats) (Stats, []Rejected, error) {
+	ds := newDeriveSet(&w.scratch)
+	defer ds.release()
 	var rejected []Rejected
 	var groups []*group
 	byKey := map[string]*group{}
@@ -228,7 +233,7 @@ func (w *Writer) apply(ctx context.Context, evs []*event.Event, ln *lane, stats 
 	preps := make([]*pending, len(todo))
 	perrs := make([]error, len(todo))
 	if err := w.each(ctx, len(todo), func(_ context.Context, k int) error {
-		preps[k], perrs[k] = w.prepare(todo[k], evs[todo[k]])
+		preps[k], perrs[k] = w.prepare(ds, todo[k], evs[todo[k]])
 		return nil
 	}); err != nil {
 		return stats, rejected, err
@@ -262,7 +267,7 @@ func (w *Writer) apply(ctx context.Context, evs []*event.Event, ln *lane, stats 
 	eps := make([]*entityPlan, len(groups))
 	folded := make([]Stats, len(groups))
 	if err := w.each(ctx, len(groups), func(_ context.Context, i int) error {
-		ep, err := w.fold(groups[i], &folded[i])
+		ep, err := w.fold(ds, groups[i], &folded[i])
 		if ep != nil {
 			w.newLiveRefs(ep) // computed here, in parallel, and kept in ep
 		}
@@ -290,7 +295,7 @@ func (w *Writer) apply(ctx context.Context, evs []*event.Event, ln *lane, stats 
 }
 
 // prepare validates one event and derives its rows.
-func (w *Writer) prepare(i int, ev *event.Event) (*pending, error) {
+func (w *Writer) prepare(ds *deriveSet, i int, ev *event.Event) (*pending, error) {
 	ent := w.plan.Entity(ev.Entity)
 	if ent == nil {
 		return nil, fmt.Errorf("unknown entity %q", ev.Entity)
@@ -332,7 +337,7 @@ func (w *Writer) prepare(i int, ev *event.Event) (*pending, error) {
 		}
 		return p, nil
 	}
-	d, err := layout.Derive(w.plan, ent, ev.State)
+	d, err := ds.derive(w.plan, ent, ev.State)
 	if err != nil {
 		return nil, err
 	}
