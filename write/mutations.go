@@ -337,8 +337,8 @@ func (w *Writer) batch(ctx context.Context, table string, ms []store.RowMutation
 	for i := range ms {
 		ms[i].Durability = dur
 	}
-	for start := 0; start < len(ms); start += w.opts.BatchRows {
-		end := min(start+w.opts.BatchRows, len(ms))
+	for start, end := 0, 0; start < len(ms); start = end {
+		end = w.chunkEnd(ms, start)
 		errs, err := w.st.Batch(ctx, table, ms[start:end])
 		if err != nil {
 			return fmt.Errorf("write: batch of %d rows to %s: %w", end-start, table, err)
@@ -350,6 +350,22 @@ func (w *Writer) batch(ctx context.Context, table string, ms []store.RowMutation
 		}
 	}
 	return nil
+}
+
+// chunkEnd returns where the store Batch call that starts at ms[start]
+// ends: after BatchRows rows, or before the row that would take it past
+// BatchBytes. It always takes at least one row.
+func (w *Writer) chunkEnd(ms []store.RowMutation, start int) int {
+	end, size := start, 0
+	for end < len(ms) && end-start < w.opts.BatchRows {
+		n := ms[end].Size()
+		if end > start && size+n > w.opts.BatchBytes {
+			break
+		}
+		size += n
+		end++
+	}
+	return end
 }
 
 // durability is what a table's mutations are sent with: the schema's

@@ -23,6 +23,13 @@ type Options struct {
 	Readers int
 	// BatchRows caps the rows of one store Batch call; 0 means 1000.
 	BatchRows int
+	// BatchBytes caps the bytes of one store Batch call (store.RowMutation's
+	// Size), as a buffered mutator flushes by its write buffer: a batch of
+	// wide rows goes out in several calls instead of one request the
+	// server may refuse for its size, or hold its handlers on for long. 0
+	// means the schema's client write_buffer, else
+	// store.DefaultWriteBufferSize. A row larger than the cap goes alone.
+	BatchBytes int
 	// CounterWriters is how many bounded counter rows are written at once,
 	// one check-and-mutate each; 0 means DefaultCounterWriters. A batch
 	// writes each counter row it counts in, so on HBase this is most of
@@ -62,6 +69,12 @@ func New(plan *schema.Plan, st store.Store, opts Options) *Writer {
 	}
 	if opts.BatchRows <= 0 {
 		opts.BatchRows = 1000
+	}
+	if opts.BatchBytes <= 0 {
+		opts.BatchBytes = store.DefaultWriteBufferSize
+		if wb := plan.Client.WriteBuffer; wb > 0 && wb < 1<<31 {
+			opts.BatchBytes = int(wb)
+		}
 	}
 	if opts.CounterWriters <= 0 {
 		opts.CounterWriters = DefaultCounterWriters

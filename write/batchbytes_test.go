@@ -1,0 +1,101 @@
+package write
+
+import (
+	"context"
+	"math/rand"
+	"sync"
+	"testing"
+
+	"github.com/denorm/denorm/store"
+)
+
+// batchSizes records the rows and bytes of every store Batch call.
+type batchSizes struct {
+	store.Store
+	mu    sync.Mutex
+	calls [][]int // per call, the Size of each row mutation
+}
+
+func (b *batchSizes) Batch(ctx context.Context, table string, ms []store.RowMutation) ([]error, error) {
+	sizes := make([]int, len(ms))
+	for i, m := range ms {
+		sizes[i] = m.Size()
+	}
+	b.mu.Lock()
+	b.calls = append(b.calls, sizes)
+	b.mu.Unlock()
+	return b.Store.Batch(ctx, table, ms)
+}
+
+// A writer with a byte cap sends no Batch call over it (but for a row that
+// is over it alone), no call over the row cap, and writes exactly what a
+// writer with the defaults writes.
+func TestBatchBytesCapsEveryCall(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	r := rand.New(rand.NewSource(3))
+	evs := historyNS(r, 300, "")
+	f.reset(t, ctx)
+	if _, _, err := New(f.plan, f.ns, Options{}).Apply(ctx, evs); err != nil {
+		t.Fatal(err)
+	}
+	want := readAll(t, ctx, f.ns, f.plan)
+
+	f.reset(t, ctx)
+	const capBytes, capRows = 2048, 40
+	rec := &batchSizes{Store: f.ns}
+	w := New(f.plan, withSyncOf(rec, f.st), Options{BatchBytes: capBytes, BatchRows: capRows})
+	for lo := 0; lo < len(evs); lo += 500 {
+		if _, _, err := w.Apply(ctx, evs[lo:min(lo+500, len(evs))]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	split, alone := 0, 0
+	for _, sizes := range rec.calls {
+		total := 0
+		for _, n := range sizes {
+			total += n
+		}
+		if len(sizes) > capRows {
+			t.Fatalf("a Batch call of %d rows, cap %d", len(sizes), capRows)
+		}
+		if total > capBytes {
+			if len(sizes) > 1 {
+				t.Fatalf("a Batch call of %d rows and %d bytes, cap %d", len(sizes), total, capBytes)
+			}
+			alone++
+		}
+		if len(sizes) < capRows && total+sizes[0] > capBytes {
+			split++ // ended by bytes, not rows (or by the end of the table's rows)
+		}
+	}
+	if split == 0 {
+		t.Fatalf("no Batch call was cut by the byte cap in %d calls", len(rec.calls))
+	}
+	if got := readAll(t, ctx, f.ns, f.plan); got.diff(want) != "" {
+		t.Fatalf("stores differ:\n%s", got.diff(want))
+	}
+	t.Logf("%d calls, %d alone over the cap", len(rec.calls), alone)
+}
+
+func TestChunkEnd(t *testing.T) {
+	w := &Writer{opts: Options{BatchRows: 3, BatchBytes: 100}}
+	row := func(n int) store.RowMutation {
+		return store.RowMutation{Row: make([]byte, n-9-1), Mutations: []store.Mutation{{Family: "f"}}}
+	}
+	ms := []store.RowMutation{row(40), row(40), row(30), row(150), row(10), row(10), row(10), row(10)}
+	var got []int
+	for start, end := 0, 0; start < len(ms); start = end {
+		end = w.chunkEnd(ms, start)
+		got = append(got, end)
+	}
+	want := []int{2, 3, 4, 7, 8} // 80 bytes; 30; 150 alone; three rows; the last
+	if len(got) != len(want) {
+		t.Fatalf("chunk ends %v, want %v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("chunk ends %v, want %v", got, want)
+		}
+	}
+}
