@@ -65,10 +65,15 @@ func (w *Writer) fold(ds *deriveSet, g *group, stats *Stats) (*entityPlan, error
 	ep.deleted = st.Deleted
 	redo := false
 	for _, p := range g.events {
+		// The delete the locator recorded, replayed after a crash cut it
+		// short: applied again in full rather than redone, since its rows
+		// were never written.
+		finish := g.cutShort && !ep.writePrimary && p.ev.Op == event.Delete && p.ev.Version == ep.version
 		switch {
 		case p.ev.Version < ep.version:
 			stats.Stale++
 			continue
+		case finish:
 		case p.ev.Version == ep.version && !ep.writePrimary:
 			// The row holds this version already: a replay after a crash,
 			// or a duplicate. Redo its copies in case they were lost.
@@ -105,10 +110,12 @@ func (w *Writer) fold(ds *deriveSet, g *group, stats *Stats) (*entityPlan, error
 		switch {
 		case !ep.deleted:
 			ep.key = p.primKey
-		case g.at == nil:
-			ep.key = p.primKey // the hinted row, or none
-		default:
+		case g.at != nil:
 			ep.key = g.at // a delete deletes where the entity lives
+		case g.lived != nil:
+			ep.key = g.lived // or lived, when a delete was cut short
+		default:
+			ep.key = p.primKey // the hinted row, or none
 		}
 		cur = p.derived
 		stats.Applied++

@@ -187,6 +187,13 @@ type group struct {
 	others []located
 	// found is every primary row read for the entity.
 	found []located
+	// cutShort is set when the locator records a delete newer than every
+	// row read: a delete that a crash stopped after its first write (the
+	// locator's tombstone) and before its rows. lived is then the row the
+	// entity lived in before it, nil when none held it. The replay of that
+	// delete finishes it there, as the first attempt would have.
+	cutShort bool
+	lived    []byte
 }
 
 // located is a primary row and the state it holds.
@@ -598,8 +605,10 @@ func (g *group) settle(found []located) {
 	}
 	if g.loc != nil && g.loc.tomb > g.state.Version {
 		// A delete the locator recorded before the rows it deletes were
-		// written (or of an entity no row held): every live row is left
+		// written (or of an entity no row held). Its replay finishes it in
+		// the row the entity lived in (fold); any other live row is left
 		// over, and is vacated.
+		g.cutShort, g.lived = true, g.at
 		g.state, g.at, best = &layout.State{Version: g.loc.tomb, Deleted: true}, nil, -1
 	}
 	for i, f := range found {
