@@ -19,6 +19,7 @@ package pebble
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -122,6 +123,13 @@ func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
 	if filters {
 		applyFilters(po)
 	}
+	// Pebble's default runs one compaction at a time whatever the debt. A
+	// bulk apply with wide fan-out (a rename refreshing every order that
+	// holds the product) writes faster than one compaction drains L0, and
+	// reads then pay for every L0 file. Up to one compaction per core is
+	// allowed once Pebble sees L0 read amplification or compaction debt
+	// build up; normally it stays at one.
+	po.CompactionConcurrencyRange = func() (int, int) { return 1, max(2, runtime.GOMAXPROCS(0)) }
 	db, err := pdb.Open(dir, po)
 	if err != nil {
 		return nil, fmt.Errorf("pebble store: open %s: %w", dir, inUse(dir, err))
