@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-
 	"github.com/denorm/denorm/ddl"
 	"github.com/denorm/denorm/event"
 	"github.com/denorm/denorm/gen"
@@ -201,4 +200,3 @@ func openGrowth(b *testing.B, dir string) *pebble.Store {
 	}
 	return st
 }
-
