@@ -74,16 +74,10 @@ func boundedUnits(t testing.TB, ctx context.Context, st store.Store, p *schema.P
 	t.Helper()
 	tbl := p.Table("daily_units")
 	fam := layout.CounterStateFamily(tbl)
-	sc, err := st.Scan(ctx, tbl.Name, store.Scan{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sc.Close()
 	out := map[string]int64{}
-	for sc.Next(ctx) {
-		row := sc.Row()
+	eachRow(t, ctx, st, tbl.Name, func(row store.Row) {
 		if ns != "" && !bytes.Contains(row.Key, []byte(ns)) {
-			continue // another run's row in shared tables
+			return // another run's row in shared tables
 		}
 		if n := len(row.Cells); n > 1+len(tbl.Counter.Adds) {
 			t.Fatalf("bounded counter row %s has %d cells, more than its state cell and %d totals", store.Printable(row.Key), n, len(tbl.Counter.Adds))
@@ -114,10 +108,7 @@ func boundedUnits(t testing.TB, ctx context.Context, st store.Store, p *schema.P
 			}
 			out[fmt.Sprintf("%d|%s", rowkey.DayNumber(vals["placedAt"].(int64)), vals["items.sku"])] += v
 		}
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
+	})
 	for k, v := range out {
 		if v == 0 {
 			delete(out, k)

@@ -256,14 +256,9 @@ func readAll(t testing.TB, ctx context.Context, st store.Store, p *schema.Plan) 
 func readAllNS(t testing.TB, ctx context.Context, st store.Store, p *schema.Plan, ns string) tableState {
 	ts := tableState{}
 	for _, tbl := range p.Tables {
-		sc, err := st.Scan(ctx, tbl.Name, store.Scan{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for sc.Next(ctx) {
-			row := sc.Row()
+		eachRow(t, ctx, st, tbl.Name, func(row store.Row) {
 			if ns != "" && !bytes.Contains(row.Key, []byte(ns)) {
-				continue
+				return
 			}
 			if tbl.Role == schema.RoleLocator {
 				// What a locator says of a deleted entity depends on the
@@ -271,12 +266,12 @@ func readAllNS(t testing.TB, ctx context.Context, st store.Store, p *schema.Plan
 				for _, q := range locatedAlive(t, ctx, st, p, tbl, row) {
 					ts.put(tbl.Name, row.Key, layout.BookFamily(tbl), q, nil)
 				}
-				continue
+				return
 			}
 			var live map[string]bool // the live copies a reader would use
 			if tbl.Role == schema.RolePrimary {
 				if live = effectiveLive(t, p, tbl, row); live == nil {
-					continue // a deleted entity: readers see nothing
+					return // a deleted entity: readers see nothing
 				}
 			}
 			for _, c := range row.Cells {
@@ -286,13 +281,26 @@ func readAllNS(t testing.TB, ctx context.Context, st store.Store, p *schema.Plan
 				}
 				ts.put(tbl.Name, row.Key, c.Family, c.Qualifier, c.Value)
 			}
-		}
-		if err := sc.Err(); err != nil {
-			t.Fatal(err)
-		}
-		sc.Close()
+		})
 	}
 	return ts
+}
+
+// eachRow calls fn with every row of a table in key order (a row is valid
+// until fn returns) and fails the test when the scan fails.
+func eachRow(t testing.TB, ctx context.Context, st store.Store, table string, fn func(store.Row)) {
+	t.Helper()
+	sc, err := st.Scan(ctx, table, store.Scan{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sc.Close()
+	for sc.Next(ctx) {
+		fn(sc.Row())
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // model computes the expected store from the newest valid event of every
