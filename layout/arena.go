@@ -1,9 +1,8 @@
 package layout
 
 import (
-	"encoding/binary"
-
 	"github.com/denorm/denorm/rowkey"
+	"github.com/denorm/denorm/schema"
 )
 
 // arena hands out the byte slices and cell lists of one derived state, cut
@@ -49,30 +48,27 @@ func (a *arena) key(spec *rowkey.Spec, vals rowkey.Values) ([]byte, error) {
 
 // value encodes one field value as EncodeValue does, into the arena.
 func (a *arena) value(t rowkey.Type, v any) ([]byte, error) {
-	switch x := v.(type) {
-	case string:
-		if t == rowkey.String {
-			return a.str(x), nil
-		}
-	case int64:
-		if t == rowkey.Int64 || t == rowkey.Timestamp {
-			start := a.mark(8)
-			a.buf = binary.BigEndian.AppendUint64(a.buf, uint64(x))
-			return a.cut(start), nil
-		}
-	case int32:
-		if t == rowkey.Int32 {
-			start := a.mark(4)
-			a.buf = binary.BigEndian.AppendUint32(a.buf, uint32(x))
-			return a.cut(start), nil
-		}
+	n := 8
+	if s, ok := v.(string); ok {
+		n = len(s)
 	}
-	b, err := EncodeValue(t, v)
+	start := a.mark(n)
+	b, err := AppendValue(a.buf, t, v)
 	if err != nil {
 		return nil, err
 	}
-	start := a.mark(len(b))
-	a.buf = append(a.buf, b...)
+	a.buf = b
+	return a.cut(start), nil
+}
+
+// element encodes one child element as EncodeElement does, into the arena.
+func (a *arena) element(c *schema.Child, elem map[string]any) ([]byte, error) {
+	start := a.mark(64)
+	b, err := AppendElement(a.buf, c, elem)
+	if err != nil {
+		return nil, err
+	}
+	a.buf = b
 	return a.cut(start), nil
 }
 

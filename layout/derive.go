@@ -2,6 +2,7 @@ package layout
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"slices"
 	"strings"
@@ -32,11 +33,16 @@ type Ref struct {
 
 // ID is a string that identifies the ref, for sets.
 func (r Ref) ID() string {
-	b := make([]byte, 0, len(r.Table)+len(r.Row)+len(r.Family)+len(r.Qualifier)+3)
-	b = append(append(b, r.Table...), 0)
-	b = append(append(b, r.Row...), 0)
-	b = append(append(b, r.Family...), 0)
-	return string(append(b, r.Qualifier...))
+	return string(r.AppendID(make([]byte, 0, len(r.Table)+len(r.Row)+len(r.Family)+len(r.Qualifier)+3)))
+}
+
+// AppendID appends the bytes of the ref's ID to dst: a map keyed by IDs is
+// looked up with string(r.AppendID(buf)) without allocating.
+func (r Ref) AppendID(dst []byte) []byte {
+	dst = append(append(dst, r.Table...), 0)
+	dst = append(append(dst, r.Row...), 0)
+	dst = append(append(dst, r.Family...), 0)
+	return append(dst, r.Qualifier...)
 }
 
 // Compare orders refs as their IDs would sort, without building them.
@@ -194,56 +200,32 @@ func derive(plan *schema.Plan, ent *schema.Entity, state map[string]any, withPri
 	if err != nil {
 		return nil, err
 	}
-	// One map serves every element's row: deriveRow reads the values and
-	// keeps only what it encodes, so the element fields are overwritten in
-	// place from one element to the next.
-	var elemVals rowkey.Values
 	d.Items = slices.Grow(d.Items[:0], itemsHint(plan, ent, state))
 	// Plan.Tables in file order, not TablesOf: derive sorts what it
 	// derives, and building the list for every state costs an allocation.
+	// Tables with a row per child element come after, element by element.
+	eachTables := false
 	for _, t := range plan.Tables {
 		if !t.HoldsCopiesOf(ent.Name) || (only != nil && t.Name != only.Name) {
 			continue
 		}
-		if t.Each == "" {
-			if t.When != "" && !schema.Set(top[t.When]) {
-				continue
+		if t.Each != "" {
+			if ent.Child(t.Each) == nil {
+				return nil, fmt.Errorf("layout: %s: entity %s has no child list %s", t.Name, ent.Name, t.Each)
 			}
-			if err := deriveRow(plan, ent, t, top, d, ekey, a); err != nil {
-				return nil, err
-			}
+			eachTables = true
 			continue
 		}
-		ch := ent.Child(t.Each)
-		if ch == nil {
-			return nil, fmt.Errorf("layout: %s: entity %s has no child list %s", t.Name, ent.Name, t.Each)
+		if t.When != "" && !schema.Set(top[t.When]) {
+			continue
 		}
-		if elemVals == nil {
-			elemVals = elemValsPool.Get().(rowkey.Values)
-			defer func() { clear(elemVals); elemValsPool.Put(elemVals) }()
-			for k, v := range top {
-				if ent.Child(k) == nil {
-					elemVals[k] = v
-				}
-			}
+		if err := deriveRow(plan, ent, t, top, d, ekey, a); err != nil {
+			return nil, err
 		}
-		elems, _ := state[ch.Name].([]map[string]any)
-		for _, el := range elems {
-			// The schema's fields only (an element's undeclared fields can
-			// reach no key or column), under their precomputed paths.
-			for _, f := range ch.Fields {
-				if v, ok := el[f.Name]; ok {
-					elemVals[f.Path] = v
-				} else {
-					delete(elemVals, f.Path)
-				}
-			}
-			if t.When != "" && !schema.Set(elemVals[t.When]) {
-				continue
-			}
-			if err := deriveRow(plan, ent, t, elemVals, d, ekey, a); err != nil {
-				return nil, err
-			}
+	}
+	if eachTables {
+		if err := deriveElements(plan, ent, state, top, only, d, ekey, a); err != nil {
+			return nil, err
 		}
 	}
 	d.Items = mergeItems(d.Items, sc)
@@ -257,6 +239,63 @@ func derive(plan *schema.Plan, ent *schema.Entity, state map[string]any, withPri
 		return bytes.Compare(a.Qualifier, b.Qualifier)
 	})
 	return d, nil
+}
+
+// deriveElements derives the rows of the tables that hold one row per
+// child element. Each element's values are laid out once, in one map that
+// serves every such table of its child list: deriveRow reads the values and
+// keeps only what it encodes, so the element fields are overwritten in
+// place from one element to the next. The items come element by element,
+// not table by table; mergeItems sorts them by ref, and the rows of one
+// table keep the order of their elements.
+func deriveElements(plan *schema.Plan, ent *schema.Entity, state map[string]any, top rowkey.Values, only *schema.Table, d *Derived, ekey []byte, a *arena) error {
+	elemVals := elemValsPool.Get().(rowkey.Values)
+	defer func() { clear(elemVals); elemValsPool.Put(elemVals) }()
+	for k, v := range top {
+		if ent.Child(k) == nil {
+			elemVals[k] = v
+		}
+	}
+	for _, ch := range ent.Children {
+		has := false
+		for _, t := range plan.Tables {
+			if t.Each == ch.Name && t.HoldsCopiesOf(ent.Name) && (only == nil || t.Name == only.Name) {
+				has = true
+				break
+			}
+		}
+		if !has {
+			continue
+		}
+		elems, _ := state[ch.Name].([]map[string]any)
+		for _, el := range elems {
+			// The schema's fields only (an element's undeclared fields can
+			// reach no key or column), under their precomputed paths.
+			for _, f := range ch.Fields {
+				if v, ok := el[f.Name]; ok {
+					elemVals[f.Path] = v
+				} else {
+					delete(elemVals, f.Path)
+				}
+			}
+			for _, t := range plan.Tables {
+				if t.Each != ch.Name || !t.HoldsCopiesOf(ent.Name) || (only != nil && t.Name != only.Name) {
+					continue
+				}
+				if t.When != "" && !schema.Set(elemVals[t.When]) {
+					continue
+				}
+				if err := deriveRow(plan, ent, t, elemVals, d, ekey, a); err != nil {
+					return err
+				}
+			}
+		}
+		// The next child list's paths differ: this one's must not linger.
+		for _, f := range ch.Fields {
+			delete(elemVals, f.Path)
+		}
+	}
+	return nil
 }
 
 // elemValsPool holds the maps derive lays one element's values out in. Each
@@ -289,7 +328,7 @@ func mergeItems(items []Item, sc *Scratch) []Item {
 		out = append(out, it)
 	}
 	for i := range out {
-		slices.SortFunc(out[i].Cells, cellCompare)
+		slices.SortFunc(out[i].Cells, CompareColumns)
 	}
 	return out
 }
@@ -376,14 +415,16 @@ func deriveRow(plan *schema.Plan, ent *schema.Entity, t *schema.Table, vals map[
 		}
 		d.Items = append(d.Items, it)
 	case schema.RoleCounter:
-		key, err := t.Key.Encode(vals)
+		start := a.mark(64)
+		key, err := t.Key.AppendEncode(a.buf, vals)
 		if err != nil {
 			return fmt.Errorf("layout: row key of counter %s: %w", t.Name, err)
 		}
-		row := key
 		if t.Counter.Buckets > 1 {
-			row = append(append([]byte(nil), key...), byte(t.CounterBucket(ekey)))
+			key = append(key, byte(t.CounterBucket(ekey)))
 		}
+		a.buf = key
+		row := a.cut(start)
 		for _, add := range t.Counter.Adds {
 			delta := add.Const
 			if add.Field != "" {
@@ -398,9 +439,13 @@ func deriveRow(plan *schema.Plan, ent *schema.Entity, t *schema.Table, vals map[
 				delta = n.(int64)
 			}
 			if t.Counter.Mode == schema.CounterExact {
-				q := append(append([]byte(add.Qualifier), 0), ekey...)
-				d.Items = append(d.Items, Item{Ref: Ref{Table: t.Name, Row: row, Family: add.Family, Qualifier: q},
-					Cells: []Cell{{Family: add.Family, Qualifier: q, Value: Int64Cell(delta)}}})
+				qs := a.mark(len(add.Qualifier) + 1 + len(ekey))
+				a.buf = append(append(append(a.buf, add.Qualifier...), 0), ekey...)
+				q := a.cut(qs)
+				vs := a.mark(8)
+				a.buf = binary.BigEndian.AppendUint64(a.buf, uint64(delta))
+				cells := append(a.cellList(1), Cell{Family: add.Family, Qualifier: q, Value: a.cut(vs)})
+				d.Items = append(d.Items, Item{Ref: Ref{Table: t.Name, Row: row, Family: add.Family, Qualifier: q}, Cells: cells})
 				continue
 			}
 			merged := false
@@ -431,7 +476,9 @@ func setCell(cells []Cell, c Cell) []Cell {
 	return append(cells, c)
 }
 
-func cellCompare(a, b Cell) int {
+// CompareColumns orders cells by family, then qualifier: the order of a
+// derived row's cells (Derived.Primary and each Item's Cells).
+func CompareColumns(a, b Cell) int {
 	if c := strings.Compare(a.Family, b.Family); c != 0 {
 		return c
 	}
@@ -482,14 +529,14 @@ func primaryCells(plan *schema.Plan, ent *schema.Entity, t *schema.Table, state 
 			}
 			var b []byte
 			if c.Field == "" {
-				b, err = EncodeElement(ch, el)
+				b, err = a.element(ch, el)
 			} else {
 				name := c.Field[len(ch.Name)+1:]
 				v, ok := el[name]
 				if !ok || v == nil {
 					continue
 				}
-				b, err = EncodeValue(ch.Field(name).Type, v)
+				b, err = a.value(ch.Field(name).Type, v)
 			}
 			if err != nil {
 				return nil, fmt.Errorf("layout: %s column %s: %w", t.Name, c.Name(), err)
@@ -497,7 +544,7 @@ func primaryCells(plan *schema.Plan, ent *schema.Entity, t *schema.Table, state 
 			cells = append(cells, Cell{Family: c.Family, Qualifier: q, Value: b})
 		}
 	}
-	slices.SortStableFunc(cells, cellCompare)
+	slices.SortStableFunc(cells, CompareColumns)
 	return cells, nil
 }
 

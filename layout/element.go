@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 
+	"github.com/denorm/denorm/rowkey"
 	"github.com/denorm/denorm/schema"
 )
 
@@ -17,24 +18,40 @@ import (
 
 // EncodeElement encodes one child element.
 func EncodeElement(c *schema.Child, elem map[string]any) ([]byte, error) {
+	return AppendElement(make([]byte, 0, 64), c, elem)
+}
+
+// AppendElement appends the encoding of one child element to dst.
+func AppendElement(dst []byte, c *schema.Child, elem map[string]any) ([]byte, error) {
 	n := len(c.Fields)
-	out := make([]byte, (n+7)/8, 64)
+	bitmap := len(dst)
+	for range (n + 7) / 8 {
+		dst = append(dst, 0)
+	}
 	for i, f := range c.Fields {
 		v, ok := elem[f.Name]
 		if !ok || v == nil {
 			continue
 		}
-		out[i/8] |= 1 << (i % 8)
-		b, err := EncodeValue(f.Type, v)
+		dst[bitmap+i/8] |= 1 << (i % 8)
+		var err error
+		switch s, isString := v.(string); {
+		case f.Type.FixedWidth() > 0:
+			dst, err = AppendValue(dst, f.Type, v)
+		case isString && f.Type == rowkey.String:
+			// The length is known before the bytes: no copy of its own.
+			dst = append(binary.AppendUvarint(dst, uint64(len(s))), s...)
+		default:
+			var b []byte
+			if b, err = EncodeValue(f.Type, v); err == nil {
+				dst = append(binary.AppendUvarint(dst, uint64(len(b))), b...)
+			}
+		}
 		if err != nil {
 			return nil, fmt.Errorf("layout: element of %s, field %s: %w", c.Name, f.Name, err)
 		}
-		if f.Type.FixedWidth() <= 0 {
-			out = binary.AppendUvarint(out, uint64(len(b)))
-		}
-		out = append(out, b...)
 	}
-	return out, nil
+	return dst, nil
 }
 
 // DecodeElement is the inverse of EncodeElement.

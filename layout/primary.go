@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"slices"
-	"sort"
 	"unsafe"
 
 	"github.com/denorm/denorm/rowkey"
@@ -216,14 +215,18 @@ func readCell(plan *schema.Plan, ent *schema.Entity, t *schema.Table, c store.Ce
 // EncodeRefs serializes refs for the pending cell, sorted so equal sets
 // encode equally.
 func EncodeRefs(refs []Ref) []byte {
-	rs := append([]Ref(nil), refs...)
-	sort.Slice(rs, func(i, j int) bool { return rs[i].Compare(rs[j]) < 0 })
-	out := binary.AppendUvarint(nil, uint64(len(rs)))
+	rs := slices.Clone(refs)
+	slices.SortFunc(rs, Ref.Compare)
+	n := binary.MaxVarintLen64
 	for _, r := range rs {
-		for _, part := range [][]byte{[]byte(r.Table), r.Row, []byte(r.Family), r.Qualifier} {
-			out = binary.AppendUvarint(out, uint64(len(part)))
-			out = append(out, part...)
-		}
+		n += 4*binary.MaxVarintLen16 + len(r.Table) + len(r.Row) + len(r.Family) + len(r.Qualifier)
+	}
+	out := binary.AppendUvarint(make([]byte, 0, n), uint64(len(rs)))
+	for _, r := range rs {
+		out = append(binary.AppendUvarint(out, uint64(len(r.Table))), r.Table...)
+		out = append(binary.AppendUvarint(out, uint64(len(r.Row))), r.Row...)
+		out = append(binary.AppendUvarint(out, uint64(len(r.Family))), r.Family...)
+		out = append(binary.AppendUvarint(out, uint64(len(r.Qualifier))), r.Qualifier...)
 	}
 	return out
 }

@@ -52,6 +52,29 @@ func EncodeValue(t rowkey.Type, v any) ([]byte, error) {
 	return nil, fmt.Errorf("layout: no cell encoding for type %v", t)
 }
 
+// AppendValue appends the encoding EncodeValue gives v to dst.
+func AppendValue(dst []byte, t rowkey.Type, v any) ([]byte, error) {
+	switch x := v.(type) {
+	case string:
+		if t == rowkey.String {
+			return append(dst, x...), nil
+		}
+	case int64:
+		if t == rowkey.Int64 || t == rowkey.Timestamp {
+			return binary.BigEndian.AppendUint64(dst, uint64(x)), nil
+		}
+	case int32:
+		if t == rowkey.Int32 {
+			return binary.BigEndian.AppendUint32(dst, uint32(x)), nil
+		}
+	}
+	b, err := EncodeValue(t, v)
+	if err != nil {
+		return nil, err
+	}
+	return append(dst, b...), nil
+}
+
 // DecodeValue is the inverse of EncodeValue.
 func DecodeValue(t rowkey.Type, b []byte) (any, error) {
 	switch t {
