@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/denorm/denorm/event"
 	"github.com/denorm/denorm/layout"
@@ -302,32 +303,43 @@ func (w *Writer) each(ctx context.Context, n int, fn func(context.Context, int) 
 }
 
 // eachOn runs fn for 0..n-1, width calls at a time, and returns the first
-// error; after one, the calls still to come see a cancelled context.
+// error; after one, the calls still to come see a cancelled context, and
+// those not started are not made. Workers take the next index from a
+// counter, not a channel: a batch hands out thousands of small calls, and a
+// channel send per call costs a goroutine hand-off each. The caller's
+// goroutine is one of the workers.
 func eachOn(ctx context.Context, width, n int, fn func(context.Context, int) error) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	work := make(chan int)
-	var wg sync.WaitGroup
+	done := ctx.Done()
+	var next atomic.Int64
 	var once sync.Once
 	var first error
-	for r := 0; r < width && r < n; r++ {
+	run := func() {
+		for {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			i := int(next.Add(1) - 1)
+			if i >= n {
+				return
+			}
+			if err := fn(ctx, i); err != nil {
+				once.Do(func() { first = err; cancel() })
+			}
+		}
+	}
+	var wg sync.WaitGroup
+	for r := 1; r < width && r < n; r++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i := range work {
-				if err := fn(ctx, i); err != nil {
-					once.Do(func() { first = err; cancel() })
-				}
-			}
+			run()
 		}()
 	}
-	for i := 0; i < n; i++ {
-		select {
-		case work <- i:
-		case <-ctx.Done():
-		}
-	}
-	close(work)
+	run()
 	wg.Wait()
 	if first == nil && ctx.Err() != nil {
 		return ctx.Err()
