@@ -53,7 +53,7 @@ type entityPlan struct {
 // passed through become deletes.
 func (w *Writer) fold(ds *deriveSet, g *group, stats *Stats) (*entityPlan, error) {
 	st := g.state
-	ep := &entityPlan{g: g, old: map[string]layout.Ref{}, version: st.Version, first: st.Version == 0, key: g.at}
+	ep := &entityPlan{g: g, version: st.Version, first: st.Version == 0, key: g.at}
 	var cur *layout.Derived
 	if st.Exists() {
 		d, err := ds.derive(w.plan, g.ent, st.Values)
@@ -84,12 +84,12 @@ func (w *Writer) fold(ds *deriveSet, g *group, stats *Stats) (*entityPlan, error
 				for _, f := range g.found {
 					if f.state.Version == ep.version {
 						for _, r := range f.state.Pending {
-							ep.old[r.ID()] = r
+							ep.addOld(r)
 						}
 					}
 				}
 				for _, r := range st.Pending {
-					ep.old[r.ID()] = r
+					ep.addOld(r)
 				}
 			}
 			continue
@@ -101,7 +101,7 @@ func (w *Writer) fold(ds *deriveSet, g *group, stats *Stats) (*entityPlan, error
 		// refs (states folded within this batch were never written).
 		if !ep.writePrimary && ep.stored != nil {
 			for _, r := range ep.stored.Refs() {
-				ep.old[r.ID()] = r
+				ep.addOld(r)
 			}
 		}
 		ep.writePrimary = true
@@ -143,7 +143,7 @@ func (w *Writer) fold(ds *deriveSet, g *group, stats *Stats) (*entityPlan, error
 			ep.vacate = append(ep.vacate, o)
 		}
 		for _, r := range d.Refs() {
-			ep.old[r.ID()] = r
+			ep.addOld(r)
 		}
 	}
 	if redo && !ep.writePrimary {
@@ -154,6 +154,15 @@ func (w *Writer) fold(ds *deriveSet, g *group, stats *Stats) (*entityPlan, error
 		ep.derived = cur
 	}
 	return ep, nil
+}
+
+// addOld records a ref of an earlier state to delete. The set is made on
+// the first: most plans (new entities) have none.
+func (ep *entityPlan) addOld(r layout.Ref) {
+	if ep.old == nil {
+		ep.old = map[string]layout.Ref{}
+	}
+	ep.old[r.ID()] = r
 }
 
 // familiesOf lists a table's family names.

@@ -67,6 +67,16 @@ func (r *rowMuts) sorted(table string) []store.RowMutation {
 	return out
 }
 
+// merge appends o's row mutations to r's, table by table, after r's own.
+func (r *rowMuts) merge(o *rowMuts) {
+	for t, rows := range o.byTable {
+		if r.byTable == nil {
+			r.byTable = map[string][]store.RowMutation{}
+		}
+		r.byTable[t] = append(r.byTable[t], rows...)
+	}
+}
+
 func (r *rowMuts) tables() []string {
 	out := make([]string, 0, len(r.byTable))
 	for t := range r.byTable {
@@ -79,8 +89,6 @@ func (r *rowMuts) tables() []string {
 // write turns entity plans into mutations and applies them: primary rows
 // first, then derived rows, then fast counters.
 func (w *Writer) write(ctx context.Context, plans []*entityPlan, stats *Stats) error {
-	var locsBefore, prim, vacated, derived, locsAfter rowMuts
-	var incs []layout.Increment
 	live, err := w.liveSources(ctx, plans)
 	if err != nil {
 		return err
@@ -89,86 +97,20 @@ func (w *Writer) write(ctx context.Context, plans []*entityPlan, stats *Stats) e
 	if err != nil {
 		return err
 	}
-	for _, ep := range plans {
-		v := ep.version
-		if ep.writePrimary {
-			w.primaryMutations(&prim, ep, stats)
-		}
-		for _, x := range ep.vacate {
-			w.vacate(&vacated, ep, x, stats)
-		}
-		if cw := ep.counted; cw != nil {
-			if len(ep.vacate) > 0 && bytes.Equal(cw.row, ep.vacate[0].key) {
-				vacated.add(ep.g.prim.Name, cw.row, w.countedMutations(ep)...)
-			} else {
-				prim.add(ep.g.prim.Name, cw.row, w.countedMutations(ep)...)
-			}
-		}
-		if ms := w.liveMutations(ep, live, stats); len(ms) > 0 {
-			prim.add(ep.g.prim.Name, ep.key, ms...)
-		}
-		if before, after := w.locatorMutations(ep, stats); len(before)+len(after) > 0 {
-			if len(before) > 0 {
-				locsBefore.add(ep.g.loc.table.Name, ep.g.loc.row, before...)
-			}
-			if len(after) > 0 {
-				locsAfter.add(ep.g.loc.table.Name, ep.g.loc.row, after...)
-			}
-		}
-		// Derive returns items sorted by ref, so the stored state's items
-		// are found by walking both lists together.
-		var stored []layout.Item
-		if ep.stored != nil && !ep.redo {
-			stored = ep.stored.Items
-		}
-		if ep.derived != nil {
-			j := 0
-			for _, it := range ep.derived.Items {
-				for j < len(stored) && stored[j].Compare(it.Ref) < 0 {
-					j++
-				}
-				var prev *layout.Item
-				if j < len(stored) && stored[j].Compare(it.Ref) == 0 {
-					prev = &stored[j]
-				}
-				if prev != nil && sameCells(prev.Cells, it.Cells) {
-					continue // already in the store, as it should be
-				}
-				was := false
-				if len(ep.old) > 0 {
-					_, was = ep.old[it.ID()]
-				}
-				var ms []store.Mutation
-				if was && it.Family == "" && (prev == nil || !coveredBy(prev.Cells, it.Cells)) {
-					// The row existed for an older state and held a column
-					// the new state does not write: clear it.
-					ms = append(ms, w.clearRow(it.Table, v-1, stats)...)
-				}
-				for _, c := range it.Cells {
-					ms = append(ms, store.Mutation{Kind: store.Put, Family: c.Family, Qualifier: c.Qualifier, Timestamp: v, Value: c.Value})
-				}
-				stats.Cells[it.Table] += len(it.Cells)
-				derived.add(it.Table, it.Row, ms...)
-			}
-			if ep.first && ep.writePrimary {
-				for _, in := range ep.derived.Increments {
-					if !in.Bounded {
-						incs = append(incs, in)
-					}
-				}
-			}
-		}
-		for _, r := range ep.old {
-			if ep.derived != nil && derives(ep.derived.Items, r) {
-				continue
-			}
-			if r.Family == "" {
-				derived.add(r.Table, r.Row, w.clearRow(r.Table, v-1, stats)...)
-				continue
-			}
-			stats.Deletes[r.Table]++
-			derived.add(r.Table, r.Row, store.Mutation{Kind: store.DeleteColumn, Family: r.Family, Qualifier: r.Qualifier, Timestamp: v - 1})
-		}
+	sets, err := w.mutationSets(ctx, plans, live)
+	if err != nil {
+		return err
+	}
+	var locsBefore, prim, vacated, derived, locsAfter rowMuts
+	var incs []layout.Increment
+	for _, ms := range sets {
+		locsBefore.merge(&ms.locsBefore)
+		prim.merge(&ms.prim)
+		vacated.merge(&ms.vacated)
+		derived.merge(&ms.derived)
+		locsAfter.merge(&ms.locsAfter)
+		incs = append(incs, ms.incs...)
+		stats.Add(ms.stats)
 	}
 	// A move lists the new row in the locator, writes it, empties the old
 	// one (recording the old row's copies as pending there), writes the
@@ -232,6 +174,139 @@ func (w *Writer) write(ctx context.Context, plans []*entityPlan, stats *Stats) e
 	return nil
 }
 
+// mutSet is what the plans of one chunk come to: row mutations by the step
+// that writes them, fast increments, and what they count.
+type mutSet struct {
+	locsBefore, prim, vacated, derived, locsAfter rowMuts
+	incs                                          []layout.Increment
+	stats                                         Stats
+	slab                                          mutSlab
+	id                                            []byte // a ref's ID, looked up
+}
+
+// mutSlab hands out mutation lists cut from one shared buffer: a plan
+// writes a list per row, and allocating each on its own was most of the
+// writer's allocations after deriving. Each list is capped at the room it
+// asked for, so that appending past it reallocates instead of writing into
+// the next list.
+type mutSlab struct{ buf []store.Mutation }
+
+// muts returns an empty list with room for n mutations.
+func (s *mutSlab) muts(n int) []store.Mutation {
+	if cap(s.buf)-len(s.buf) < n {
+		s.buf = make([]store.Mutation, 0, max(n, 512))
+	}
+	start := len(s.buf)
+	s.buf = s.buf[:start+n]
+	return s.buf[start : start : start+n]
+}
+
+// planChunk is how many entity plans one goroutine turns into mutations
+// at a time: enough that merging the chunks' sets costs little next to
+// building them.
+const planChunk = 64
+
+// mutationSets builds the mutations of every plan, chunks of planChunk
+// plans on the writer's goroutines at once (each plan needs nothing but
+// itself and the reference rows read). Sets are returned in plan order, so
+// that merged in turn they add rows in the order one loop would have.
+func (w *Writer) mutationSets(ctx context.Context, plans []*entityPlan, live map[string]store.Row) ([]*mutSet, error) {
+	sets := make([]*mutSet, (len(plans)+planChunk-1)/planChunk)
+	err := w.each(ctx, len(sets), func(_ context.Context, c int) error {
+		ms := &mutSet{stats: Stats{Cells: map[string]int{}, Deletes: map[string]int{}}}
+		for _, ep := range plans[c*planChunk : min(len(plans), (c+1)*planChunk)] {
+			w.planMutations(ms, ep, live)
+		}
+		sets[c] = ms
+		return nil
+	})
+	return sets, err
+}
+
+// planMutations adds one entity plan's mutations to ms.
+func (w *Writer) planMutations(ms *mutSet, ep *entityPlan, live map[string]store.Row) {
+	v := ep.version
+	if ep.writePrimary {
+		w.primaryMutations(&ms.prim, &ms.slab, ep, &ms.stats)
+	}
+	for _, x := range ep.vacate {
+		w.vacate(&ms.vacated, ep, x, &ms.stats)
+	}
+	if cw := ep.counted; cw != nil {
+		if len(ep.vacate) > 0 && bytes.Equal(cw.row, ep.vacate[0].key) {
+			ms.vacated.add(ep.g.prim.Name, cw.row, w.countedMutations(ep)...)
+		} else {
+			ms.prim.add(ep.g.prim.Name, cw.row, w.countedMutations(ep)...)
+		}
+	}
+	if lm := w.liveMutations(ep, live, &ms.stats); len(lm) > 0 {
+		ms.prim.add(ep.g.prim.Name, ep.key, lm...)
+	}
+	if before, after := w.locatorMutations(ep, &ms.stats); len(before)+len(after) > 0 {
+		if len(before) > 0 {
+			ms.locsBefore.add(ep.g.loc.table.Name, ep.g.loc.row, before...)
+		}
+		if len(after) > 0 {
+			ms.locsAfter.add(ep.g.loc.table.Name, ep.g.loc.row, after...)
+		}
+	}
+	// Derive returns items sorted by ref, so the stored state's items
+	// are found by walking both lists together.
+	var stored []layout.Item
+	if ep.stored != nil && !ep.redo {
+		stored = ep.stored.Items
+	}
+	if ep.derived != nil {
+		j := 0
+		for _, it := range ep.derived.Items {
+			for j < len(stored) && stored[j].Compare(it.Ref) < 0 {
+				j++
+			}
+			var prev *layout.Item
+			if j < len(stored) && stored[j].Compare(it.Ref) == 0 {
+				prev = &stored[j]
+			}
+			if prev != nil && sameCells(prev.Cells, it.Cells) {
+				continue // already in the store, as it should be
+			}
+			was := false
+			if len(ep.old) > 0 {
+				ms.id = it.AppendID(ms.id[:0])
+				_, was = ep.old[string(ms.id)]
+			}
+			rm := ms.slab.muts(len(it.Cells))
+			if was && it.Family == "" && (prev == nil || !coveredBy(prev.Cells, it.Cells)) {
+				// The row existed for an older state and held a column
+				// the new state does not write: clear it.
+				rm = append(rm, w.clearRow(it.Table, v-1, &ms.stats)...)
+			}
+			for _, c := range it.Cells {
+				rm = append(rm, store.Mutation{Kind: store.Put, Family: c.Family, Qualifier: c.Qualifier, Timestamp: v, Value: c.Value})
+			}
+			ms.stats.Cells[it.Table] += len(it.Cells)
+			ms.derived.add(it.Table, it.Row, rm...)
+		}
+		if ep.first && ep.writePrimary {
+			for _, in := range ep.derived.Increments {
+				if !in.Bounded {
+					ms.incs = append(ms.incs, in)
+				}
+			}
+		}
+	}
+	for _, r := range ep.old {
+		if ep.derived != nil && derives(ep.derived.Items, r) {
+			continue
+		}
+		if r.Family == "" {
+			ms.derived.add(r.Table, r.Row, w.clearRow(r.Table, v-1, &ms.stats)...)
+			continue
+		}
+		ms.stats.Deletes[r.Table]++
+		ms.derived.add(r.Table, r.Row, store.Mutation{Kind: store.DeleteColumn, Family: r.Family, Qualifier: r.Qualifier, Timestamp: v - 1})
+	}
+}
+
 // both runs a and b at once and returns their errors, joined.
 func both(ctx context.Context, a, b func(context.Context) error) error {
 	var errB error
@@ -245,14 +320,21 @@ func both(ctx context.Context, a, b func(context.Context) error) error {
 	return errors.Join(errA, errB)
 }
 
-func (w *Writer) primaryMutations(prim *rowMuts, ep *entityPlan, stats *Stats) {
+func (w *Writer) primaryMutations(prim *rowMuts, slab *mutSlab, ep *entityPlan, stats *Stats) {
 	t := ep.g.prim
 	v := ep.version
 	key := ep.key
 	if key == nil {
 		return // a delete of an entity no row holds: the locator records it
 	}
-	var ms []store.Mutation
+	n := 2
+	if ep.inRow != nil {
+		n += len(ep.inRow.Primary)
+	}
+	if ep.derived != nil {
+		n += len(ep.derived.Primary)
+	}
+	ms := slab.muts(n)
 	// Delete, below the new version, each column the row's stored state
 	// wrote and this one does not. Columns rather than families: live
 	// copies in the row carry other entities' versions and must stay. A
@@ -263,11 +345,18 @@ func (w *Writer) primaryMutations(prim *rowMuts, ep *entityPlan, stats *Stats) {
 		if !ep.deleted {
 			keep = ep.derived.Primary
 		}
+		// Both lists are in column order (layout.Derive sorts a primary
+		// row's cells): one walk finds the columns keep lacks.
+		j := 0
 		for _, c := range inRow.Primary {
-			if !coveredBy([]layout.Cell{c}, keep) {
-				ms = append(ms, store.Mutation{Kind: store.DeleteColumn, Family: c.Family, Qualifier: c.Qualifier, Timestamp: v - 1})
-				stats.Deletes[t.Name]++
+			for j < len(keep) && layout.CompareColumns(keep[j], c) < 0 {
+				j++
 			}
+			if j < len(keep) && layout.CompareColumns(keep[j], c) == 0 {
+				continue
+			}
+			ms = append(ms, store.Mutation{Kind: store.DeleteColumn, Family: c.Family, Qualifier: c.Qualifier, Timestamp: v - 1})
+			stats.Deletes[t.Name]++
 		}
 	}
 	book := layout.BookFamily(t)
@@ -331,14 +420,28 @@ func (w *Writer) clearRow(table string, ts int64, stats *Stats) []store.Mutation
 }
 
 // batch writes row mutations in chunks and fails on the first row that
-// failed: the caller retries the whole batch, which is idempotent.
+// failed: the caller retries the whole batch, which is idempotent. The
+// chunks go out side by side, Readers at a time: each row is whole in one
+// chunk, so no row's atomicity depends on another's, and a table's batch
+// is cut into at least Readers chunks (of minCallRows rows or more) so
+// that one large table does not write on one core, or one connection,
+// while the rest wait.
 func (w *Writer) batch(ctx context.Context, table string, ms []store.RowMutation) error {
 	dur := w.durability(table)
 	for i := range ms {
 		ms[i].Durability = dur
 	}
+	rows := min(w.opts.BatchRows, max(minCallRows, (len(ms)+w.opts.Readers-1)/w.opts.Readers))
+	var cuts []int
 	for start, end := 0, 0; start < len(ms); start = end {
-		end = w.chunkEnd(ms, start)
+		end = w.cutEnd(ms, start, rows)
+		cuts = append(cuts, end)
+	}
+	return w.each(ctx, len(cuts), func(ctx context.Context, k int) error {
+		start, end := 0, cuts[k]
+		if k > 0 {
+			start = cuts[k-1]
+		}
 		errs, err := w.st.Batch(ctx, table, ms[start:end])
 		if err != nil {
 			return fmt.Errorf("write: batch of %d rows to %s: %w", end-start, table, err)
@@ -348,16 +451,26 @@ func (w *Writer) batch(ctx context.Context, table string, ms []store.RowMutation
 				return fmt.Errorf("write: row %s of %s: %w", store.Printable(ms[start+j].Row), table, e)
 			}
 		}
-	}
-	return nil
+		return nil
+	})
 }
+
+// minCallRows is the fewest rows batch puts in a store call when it cuts a
+// table's rows for side-by-side calls: below it, a call's fixed cost (a
+// commit, a round trip) outweighs what running it beside others saves.
+const minCallRows = 64
 
 // chunkEnd returns where the store Batch call that starts at ms[start]
 // ends: after BatchRows rows, or before the row that would take it past
 // BatchBytes. It always takes at least one row.
 func (w *Writer) chunkEnd(ms []store.RowMutation, start int) int {
+	return w.cutEnd(ms, start, w.opts.BatchRows)
+}
+
+// cutEnd is chunkEnd with a cap of rows instead of BatchRows.
+func (w *Writer) cutEnd(ms []store.RowMutation, start, rows int) int {
 	end, size := start, 0
-	for end < len(ms) && end-start < w.opts.BatchRows {
+	for end < len(ms) && end-start < rows {
 		n := ms[end].Size()
 		if end > start && size+n > w.opts.BatchBytes {
 			break
