@@ -136,10 +136,14 @@ func LiveKeys(plan *schema.Plan, ent *schema.Entity, state map[string]any) ([]Li
 			return nil, fmt.Errorf("layout: reference %s: no field %s", ref.Name, ref.Key)
 		}
 		start := len(out)
-		var buf []byte // the keys are cut from it, each capped at its length
-		for _, v := range refKeyValues(ent, ref, state) {
+		vals := refKeyValues(ent, ref, state)
+		out = slices.Grow(out, len(vals))
+		// The keys are cut from one buffer, each capped at its length,
+		// sized for the usual short keys.
+		buf := make([]byte, 0, 32+16*len(vals))
+		for _, v := range vals {
 			if cap(buf)-len(buf) < 32 {
-				buf = make([]byte, 0, 512)
+				buf = make([]byte, 0, max(512, 16*len(vals)))
 			}
 			k, err := rowkey.AppendValue(buf, f.Type, v)
 			if err != nil {
@@ -211,7 +215,7 @@ func refKeyValues(ent *schema.Entity, ref *schema.Reference, state map[string]an
 		return nil
 	}
 	elems, _ := state[f.Child].([]map[string]any)
-	var out []any
+	out := make([]any, 0, len(elems))
 	for _, el := range elems {
 		if v, ok := el[f.Name]; ok && v != nil {
 			out = append(out, v)
