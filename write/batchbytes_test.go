@@ -5,6 +5,7 @@ import (
 	"math/rand"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/denorm/denorm/store"
 )
@@ -97,5 +98,73 @@ func TestChunkEnd(t *testing.T) {
 		if got[i] != want[i] {
 			t.Fatalf("chunk ends %v, want %v", got, want)
 		}
+	}
+}
+
+// inFlight records, per table, the most store Batch calls it had under way
+// at once, holding each call until a second arrives (or a moment passes),
+// so that calls sent side by side are seen together even on one core.
+type inFlight struct {
+	store.Store
+	mu    sync.Mutex
+	now   map[string]int
+	most  map[string]int
+	rows  map[string]int
+	calls int
+}
+
+func (f *inFlight) Batch(ctx context.Context, table string, ms []store.RowMutation) ([]error, error) {
+	f.mu.Lock()
+	f.now[table]++
+	f.most[table] = max(f.most[table], f.now[table])
+	f.rows[table] += len(ms)
+	f.calls++
+	f.mu.Unlock()
+	for i := 0; i < 2000; i++ {
+		f.mu.Lock()
+		n := f.now[table]
+		f.mu.Unlock()
+		if n > 1 {
+			break
+		}
+		time.Sleep(50 * time.Microsecond)
+	}
+	errs, err := f.Store.Batch(ctx, table, ms)
+	f.mu.Lock()
+	f.now[table]--
+	f.mu.Unlock()
+	return errs, err
+}
+
+// A table's rows of one Apply go to the store in several calls side by
+// side, not one call after another, and the store ends up as a writer that
+// sends each table's rows in one call leaves it.
+func TestBatchCallsGoSideBySide(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	evs := historyNS(rand.New(rand.NewSource(5)), 600, "")
+	f.reset(t, ctx)
+	if _, _, err := New(f.plan, f.ns, Options{Readers: 1, BatchRows: 1 << 20}).Apply(ctx, evs); err != nil {
+		t.Fatal(err)
+	}
+	want := readAll(t, ctx, f.ns, f.plan)
+
+	f.reset(t, ctx)
+	rec := &inFlight{Store: f.ns, now: map[string]int{}, most: map[string]int{}, rows: map[string]int{}}
+	if _, _, err := New(f.plan, withSyncOf(rec, f.st), Options{Readers: 4}).Apply(ctx, evs); err != nil {
+		t.Fatal(err)
+	}
+	side := false
+	for table, n := range rec.most {
+		t.Logf("%s: %d rows, at most %d calls at once", table, rec.rows[table], n)
+		if rec.rows[table] >= 4*minCallRows && n > 1 {
+			side = true
+		}
+	}
+	if !side {
+		t.Fatalf("no table of %d Batch calls had two under way at once: %v", rec.calls, rec.most)
+	}
+	if got := readAll(t, ctx, f.ns, f.plan); got.diff(want) != "" {
+		t.Fatalf("stores differ:\n%s", got.diff(want))
 	}
 }
