@@ -422,16 +422,22 @@ func (w *Writer) clearRow(table string, ts int64, stats *Stats) []store.Mutation
 // batch writes row mutations in chunks and fails on the first row that
 // failed: the caller retries the whole batch, which is idempotent. The
 // chunks go out side by side, Readers at a time: each row is whole in one
-// chunk, so no row's atomicity depends on another's, and a table's batch
-// is cut into at least Readers chunks (of minCallRows rows or more) so
-// that one large table does not write on one core, or one connection,
-// while the rest wait.
+// chunk, so no row's atomicity depends on another's. On a store with one
+// local log (a store.Syncer: the embedded store), a call is a commit this
+// process does on one core, so a table's batch is cut into at least Readers
+// chunks (of minCallRows rows or more), that one large table does not
+// write on one core while the other waits. A remote store cuts its calls
+// into requests of its own and sends them side by side already; more
+// calls would only add to the server's work per call.
 func (w *Writer) batch(ctx context.Context, table string, ms []store.RowMutation) error {
 	dur := w.durability(table)
 	for i := range ms {
 		ms[i].Durability = dur
 	}
-	rows := min(w.opts.BatchRows, max(minCallRows, (len(ms)+w.opts.Readers-1)/w.opts.Readers))
+	rows := w.opts.BatchRows
+	if _, local := w.st.(store.Syncer); local {
+		rows = min(rows, max(minCallRows, (len(ms)+w.opts.Readers-1)/w.opts.Readers))
+	}
 	var cuts []int
 	for start, end := 0, 0; start < len(ms); start = end {
 		end = w.cutEnd(ms, start, rows)
