@@ -131,4 +131,3 @@ func both(ctx context.Context, a, b func(context.Context) error) error {
 	<-done
 	return errors.Join(errA, errB)
 }
-
