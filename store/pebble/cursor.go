@@ -3,6 +3,7 @@ package pebble
 import (
 	"encoding/binary"
 	"fmt"
+	"math/bits"
 )
 
 // move is where a key stands relative to the key a cursor read before it.
@@ -64,12 +65,16 @@ func (c *cursor) first(key []byte) error {
 
 // next places the key after the current one. It returns moveOut, and
 // changes nothing, when the key is not in the current row.
+//
+// One pass finds how many leading bytes the key shares with the current
+// column's prefix; since terminated parts are never prefixes of one another,
+// that length alone says whether the key is in another row, another family,
+// another column or the same one.
 func (c *cursor) next(key []byte) (move, error) {
+	d := commonPrefix(key, c.col)
 	fe := c.famEnd
-	// The shortest key of the family: an empty qualifier, its terminator
-	// and the tail.
-	if len(key) < fe+2+tailLen || string(key[:fe]) != string(c.col[:fe]) {
-		if len(key) < c.rowLen || string(key[:c.rowLen]) != string(c.col[:c.rowLen]) {
+	if d < fe {
+		if d < c.rowLen {
 			return moveOut, nil
 		}
 		c.col = c.col[:c.rowLen]
@@ -78,33 +83,50 @@ func (c *cursor) next(key []byte) (move, error) {
 		}
 		return moveFamily, nil
 	}
-	rest := key[fe:]
-	qlen := len(rest) - tailLen - 2 // of the qualifier, if it is plain
-	if rest[qlen] != escByte || rest[qlen+1] != escEnd || !plain(rest[:qlen]) {
-		// An escaped (or malformed) qualifier: the general split.
-		part, tail, esc, err := splitEscaped(rest)
-		if err != nil {
-			return moveOut, fmt.Errorf("cell key %x: qualifier: %w", key, err)
-		}
-		if len(tail) != tailLen {
-			return moveOut, fmt.Errorf("cell key %x: %d bytes after the qualifier, want %d", key, len(tail), tailLen)
-		}
-		qlen = len(part)
-		c.decodeTail(tail)
-		if string(part) == string(c.qualifier()) {
-			return moveVersion, nil
-		}
-		c.col = append(c.col[:fe], rest[:qlen+2]...)
-		c.qualEsc = esc
-		return moveColumn, nil
-	}
-	c.decodeTail(rest[qlen+2:])
-	if string(rest[:qlen]) == string(c.qualifier()) {
+	if d == len(c.col) && len(key) == d+tailLen {
+		c.decodeTail(key[d:])
 		return moveVersion, nil
 	}
-	c.col = append(c.col[:fe], rest[:qlen+2]...)
-	c.qualEsc = false
+	// Another qualifier of the family. A plain one (no zero byte) ends at
+	// the terminator tailLen+2 bytes before the end of the key; it cannot be
+	// the current qualifier, which the test above would have found.
+	if q := len(key) - tailLen - 2; q >= fe && key[q] == escByte && key[q+1] == escEnd && plain(key[fe:q]) {
+		c.decodeTail(key[q+2:])
+		c.col = append(c.col[:fe], key[fe:q+2]...)
+		c.qualEsc = false
+		return moveColumn, nil
+	}
+	// An escaped (or malformed) qualifier: the general split.
+	part, tail, esc, err := splitEscaped(key[fe:])
+	if err != nil {
+		return moveOut, fmt.Errorf("cell key %x: qualifier: %w", key, err)
+	}
+	if len(tail) != tailLen {
+		return moveOut, fmt.Errorf("cell key %x: %d bytes after the qualifier, want %d", key, len(tail), tailLen)
+	}
+	c.decodeTail(tail)
+	if string(part) == string(c.qualifier()) {
+		return moveVersion, nil
+	}
+	c.col = append(c.col[:fe], key[fe:fe+len(part)+2]...)
+	c.qualEsc = esc
 	return moveColumn, nil
+}
+
+// commonPrefix returns the length of the longest common prefix of a and b,
+// comparing eight bytes at a time.
+func commonPrefix(a, b []byte) int {
+	n := min(len(a), len(b))
+	d := 0
+	for ; d+8 <= n; d += 8 {
+		if x := binary.LittleEndian.Uint64(a[d:]) ^ binary.LittleEndian.Uint64(b[d:]); x != 0 {
+			return d + bits.TrailingZeros64(x)>>3
+		}
+	}
+	for d < n && a[d] == b[d] {
+		d++
+	}
+	return d
 }
 
 // enterFamily parses the family, qualifier and tail of key, whose row
