@@ -149,7 +149,8 @@ func (r *rowReader) seekNextColumn(fs *famSel) {
 // returned row may have no cells.
 func (r *rowReader) read(it *pdb.Iterator) (store.Row, error) {
 	c := &r.cur
-	if err := c.first(it.Key()); err != nil {
+	key := it.Key()
+	if err := c.first(key); err != nil {
 		return store.Row{}, err
 	}
 	var arena []byte
@@ -173,27 +174,17 @@ func (r *rowReader) read(it *pdb.Iterator) (store.Row, error) {
 	var (
 		raw      int
 		fs       *famSel
-		famOn    bool // the family is selected
-		colOn    bool // the column is selected
-		versions int  // cap for this family
-		returned int  // versions returned of this column
+		fam      string // the family's name, for its cells
+		famOn    bool   // the family is selected
+		colOn    bool   // the column is selected
+		versions int    // cap for this family
+		returned int    // versions returned of this column
 	)
 	skipped := 0 // keys passed over in a row since the last seek or taken column
 	hidden := 0  // versions of the current column passed over past its cap
-	mv, first := moveFamily, true
-	// The loop moves to the seek target when one was set, else to the next key.
-	for ok := it.Valid(); ok; ok = (r.seekTo == nil && it.Next()) || (r.seekTo != nil && r.seek(it)) {
-		key := it.Key()
-		if !first { // c.first placed the row's first key
-			var err error
-			if mv, err = c.next(key); err != nil {
-				return store.Row{}, err
-			}
-			if mv == moveOut {
-				break
-			}
-		}
-		first = false
+	mv := moveFamily
+	ok := true
+	for {
 		val, err := it.ValueAndErr()
 		if err != nil {
 			return store.Row{}, fmt.Errorf("read value of %x: %w", key, err)
@@ -202,34 +193,27 @@ func (r *rowReader) read(it *pdb.Iterator) (store.Row, error) {
 		if raw > r.q.maxRow {
 			return store.Row{}, &store.RowTooBigError{Table: r.q.table, Row: row.Key, Limit: r.q.maxRow}
 		}
-		switch mv {
-		case moveFamily:
-			r.vis.enterFamily(c.family(), c.famEsc)
-			fi := r.vis.fi
-			famOn = fi != nil
-			fs = nil
-			if famOn && r.q.sel != nil {
-				fs = r.q.sel[fi.name]
-				famOn = fs != nil
-			}
-			if famOn {
-				versions = min(r.q.maxVersions, fi.versions)
-			}
-			skipped = 0
-		case moveColumn:
-			r.vis.enterColumn()
-		}
-		if !famOn {
-			if skipped++; skipped >= seekAfter {
-				r.seekPastFamily()
-				skipped = 0
-			}
-			continue
-		}
 		if mv != moveVersion {
+			if mv == moveFamily {
+				r.vis.enterFamily(c.family(), c.famEsc)
+				fi := r.vis.fi
+				famOn = fi != nil
+				fs = nil
+				if famOn && r.q.sel != nil {
+					fs = r.q.sel[fi.name]
+					famOn = fs != nil
+				}
+				if famOn {
+					versions = min(r.q.maxVersions, fi.versions)
+					fam = fi.name
+				}
+				skipped = 0
+			} else {
+				r.vis.enterColumn()
+			}
 			returned, hidden = 0, 0
-			colOn = true
-			if fs != nil && !fs.all {
+			colOn = famOn
+			if famOn && fs != nil && !fs.all {
 				q := c.qualifier()
 				if c.qualEsc {
 					r.qualBuf = appendUnescaped(r.qualBuf[:0], q)
@@ -241,15 +225,19 @@ func (r *rowReader) read(it *pdb.Iterator) (store.Row, error) {
 				}
 			}
 		}
+		switch {
+		case !famOn:
+			if skipped++; skipped >= seekAfter {
+				r.seekPastFamily()
+				skipped = 0
+			}
 		// Family markers carry the empty qualifier: never seek away from
 		// it, or the markers after the first would go unseen.
-		if !colOn && len(c.qualifier()) > 0 {
+		case !colOn && len(c.qualifier()) > 0:
 			if skipped++; skipped >= seekAfter {
 				r.seekNextColumn(fs)
 				skipped = 0
 			}
-			continue
-		}
 		// Once a column has given every version the read may return, the
 		// rest of it (older versions, and the markers among them, which
 		// mask nothing outside the column) cannot show: past a few keys
@@ -258,43 +246,61 @@ func (r *rowReader) read(it *pdb.Iterator) (store.Row, error) {
 		// by each rename of its reference) costs the same to read however
 		// old it is. The empty qualifier is never left early: family
 		// markers there mask the columns that follow.
-		if colOn && returned >= versions && len(c.qualifier()) > 0 {
+		case colOn && returned >= versions && len(c.qualifier()) > 0:
 			if hidden++; hidden >= seekAfter {
 				r.seekPastColumn()
 				hidden = 0
 			}
-			continue
+		case r.vis.judge(c.ts, c.typ) != vVisible || !colOn || returned >= versions || !r.q.tr.Contains(c.ts):
+		default:
+			returned++
+			start := len(arena)
+			if c.qualEsc {
+				arena = appendUnescaped(arena, c.qualifier())
+			} else {
+				arena = append(arena, c.qualifier()...)
+			}
+			qual := arena[start:len(arena):len(arena)]
+			start = len(arena)
+			arena = append(arena, val...)
+			// The cell is written in place: append of a composite literal
+			// builds it on the stack first and copies it.
+			n := len(row.Cells)
+			if n == cap(row.Cells) {
+				row.Cells = append(row.Cells, store.Cell{})
+			} else {
+				row.Cells = row.Cells[:n+1]
+			}
+			cell := &row.Cells[n]
+			cell.Row = row.Key
+			cell.Family = fam
+			cell.Qualifier = qual
+			cell.Timestamp = c.ts
+			cell.Value = arena[start:len(arena):len(arena)]
 		}
-		if r.vis.judge(c.ts, c.typ) != vVisible || !colOn || returned >= versions || !r.q.tr.Contains(c.ts) {
-			continue
-		}
-		returned++
-		start := len(arena)
-		if c.qualEsc {
-			arena = appendUnescaped(arena, c.qualifier())
+		// Move to the seek target when one was set, else to the next key.
+		if r.seekTo != nil {
+			ok = r.seek(it)
 		} else {
-			arena = append(arena, c.qualifier()...)
+			ok = it.Next()
 		}
-		qual := arena[start:len(arena):len(arena)]
-		start = len(arena)
-		arena = append(arena, val...)
-		// The cell is written in place: append of a composite literal
-		// builds it on the stack first and copies it.
-		n := len(row.Cells)
-		if n == cap(row.Cells) {
-			row.Cells = append(row.Cells, store.Cell{})
-		} else {
-			row.Cells = row.Cells[:n+1]
+		if !ok {
+			break
 		}
-		cell := &row.Cells[n]
-		cell.Row = row.Key
-		cell.Family = r.vis.fi.name
-		cell.Qualifier = qual
-		cell.Timestamp = c.ts
-		cell.Value = arena[start:len(arena):len(arena)]
+		key = it.Key()
+		if mv, err = c.next(key); err != nil {
+			return store.Row{}, err
+		}
+		if mv == moveOut {
+			break
+		}
 	}
-	if err := it.Error(); err != nil {
-		return store.Row{}, err
+	// The iterator is still valid when the loop stopped at the next row: only
+	// an exhausted one can hold an error.
+	if !ok {
+		if err := it.Error(); err != nil {
+			return store.Row{}, err
+		}
 	}
 	r.arenaHint, r.cellsHint = len(arena), len(row.Cells)
 	if r.reuse {
