@@ -3,7 +3,6 @@ package pebble
 import (
 	"encoding/binary"
 	"fmt"
-	"math/bits"
 )
 
 // move is where a key stands relative to the key a cursor read before it.
@@ -66,15 +65,14 @@ func (c *cursor) first(key []byte) error {
 // next places the key after the current one. It returns moveOut, and
 // changes nothing, when the key is not in the current row.
 //
-// One pass finds how many leading bytes the key shares with the current
-// column's prefix; since terminated parts are never prefixes of one another,
-// that length alone says whether the key is in another row, another family,
-// another column or the same one.
+// Terminated parts are never prefixes of one another, so a key that starts
+// with the current row and family part is in the family, and one that
+// starts with the whole current column prefix is another version of the
+// column.
 func (c *cursor) next(key []byte) (move, error) {
-	d := commonPrefix(key, c.col)
 	fe := c.famEnd
-	if d < fe {
-		if d < c.rowLen {
+	if len(key) < fe || string(key[:fe]) != string(c.col[:fe]) {
+		if len(key) < c.rowLen || string(key[:c.rowLen]) != string(c.col[:c.rowLen]) {
 			return moveOut, nil
 		}
 		c.col = c.col[:c.rowLen]
@@ -83,13 +81,12 @@ func (c *cursor) next(key []byte) (move, error) {
 		}
 		return moveFamily, nil
 	}
-	if d == len(c.col) && len(key) == d+tailLen {
-		c.decodeTail(key[d:])
+	if n := len(c.col); len(key) == n+tailLen && string(key[fe:n]) == string(c.col[fe:]) {
+		c.decodeTail(key[n:])
 		return moveVersion, nil
 	}
 	// Another qualifier of the family. A plain one (no zero byte) ends at
-	// the terminator tailLen+2 bytes before the end of the key; it cannot be
-	// the current qualifier, which the test above would have found.
+	// the terminator tailLen+2 bytes before the end of the key.
 	if q := len(key) - tailLen - 2; q >= fe && key[q] == escByte && key[q+1] == escEnd && plain(key[fe:q]) {
 		c.decodeTail(key[q+2:])
 		c.col = append(c.col[:fe], key[fe:q+2]...)
@@ -105,28 +102,9 @@ func (c *cursor) next(key []byte) (move, error) {
 		return moveOut, fmt.Errorf("cell key %x: %d bytes after the qualifier, want %d", key, len(tail), tailLen)
 	}
 	c.decodeTail(tail)
-	if string(part) == string(c.qualifier()) {
-		return moveVersion, nil
-	}
 	c.col = append(c.col[:fe], key[fe:fe+len(part)+2]...)
 	c.qualEsc = esc
 	return moveColumn, nil
-}
-
-// commonPrefix returns the length of the longest common prefix of a and b,
-// comparing eight bytes at a time.
-func commonPrefix(a, b []byte) int {
-	n := min(len(a), len(b))
-	d := 0
-	for ; d+8 <= n; d += 8 {
-		if x := binary.LittleEndian.Uint64(a[d:]) ^ binary.LittleEndian.Uint64(b[d:]); x != 0 {
-			return d + bits.TrailingZeros64(x)>>3
-		}
-	}
-	for d < n && a[d] == b[d] {
-		d++
-	}
-	return d
 }
 
 // enterFamily parses the family, qualifier and tail of key, whose row
@@ -137,6 +115,15 @@ func (c *cursor) enterFamily(key []byte) error {
 	if err != nil {
 		return fmt.Errorf("cell key %x: family: %w", key, err)
 	}
+	c.famEnd = len(key) - len(afterFam)
+	// A plain qualifier ends at the terminator tailLen+2 bytes before the
+	// end of the key, as in next.
+	if q := len(key) - tailLen - 2; q >= c.famEnd && key[q] == escByte && key[q+1] == escEnd && plain(key[c.famEnd:q]) {
+		c.col = append(c.col, key[c.rowLen:q+2]...)
+		c.famEsc, c.qualEsc = famEsc, false
+		c.decodeTail(key[q+2:])
+		return nil
+	}
 	qual, tail, qualEsc, err := splitEscaped(afterFam)
 	if err != nil {
 		return fmt.Errorf("cell key %x: qualifier: %w", key, err)
@@ -144,7 +131,6 @@ func (c *cursor) enterFamily(key []byte) error {
 	if len(tail) != tailLen {
 		return fmt.Errorf("cell key %x: %d bytes after the qualifier, want %d", key, len(tail), tailLen)
 	}
-	c.famEnd = len(key) - len(afterFam)
 	c.col = append(c.col, key[c.rowLen:c.famEnd+len(qual)+2]...)
 	c.famEsc, c.qualEsc = famEsc, qualEsc
 	c.decodeTail(tail)
