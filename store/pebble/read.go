@@ -2,6 +2,7 @@ package pebble
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"math"
 	"sort"
@@ -184,6 +185,7 @@ func (r *rowReader) read(it *pdb.Iterator) (store.Row, error) {
 	hidden := 0  // versions of the current column passed over past its cap
 	mv := moveFamily
 	ok := true
+keys:
 	for {
 		val, err := it.ValueAndErr()
 		if err != nil {
@@ -277,6 +279,76 @@ func (r *rowReader) read(it *pdb.Iterator) (store.Row, error) {
 			cell.Qualifier = qual
 			cell.Timestamp = c.ts
 			cell.Value = arena[start:len(arena):len(arena)]
+			if (fs == nil || fs.all) && !c.qualEsc && r.vis.plainFamily() {
+				// A run of new columns of the family, each a put with a
+				// plain qualifier, in a family with no marker and no TTL:
+				// each is the first version of its column, and visible.
+				// The run takes them with the fewest tests; the first key
+				// that is anything else goes back to the loop above.
+				fe, took, ts := c.famEnd, 0, c.ts
+				for {
+					if !it.Next() {
+						ok = false
+						break keys
+					}
+					key = it.Key()
+					q := len(key) - tailLen - 2
+					// Qualifiers of a row mostly differ in their last byte:
+					// test it before comparing them whole.
+					if q < fe || key[len(key)-1] != 0xFF-typePut || key[q] != escByte || key[q+1] != escEnd ||
+						string(key[:fe]) != string(c.col[:fe]) || !plain(key[fe:q]) ||
+						q-fe == len(qual) && (q == fe || key[q-1] == qual[len(qual)-1]) && string(key[fe:q]) == string(qual) {
+						break
+					}
+					kts := decodeTimestamp(binary.BigEndian.Uint64(key[q+2:]))
+					if !r.q.tr.Contains(kts) {
+						break
+					}
+					val, err := it.ValueAndErr()
+					if err != nil {
+						return store.Row{}, fmt.Errorf("read value of %x: %w", key, err)
+					}
+					raw += len(key) + len(val)
+					if raw > r.q.maxRow {
+						return store.Row{}, &store.RowTooBigError{Table: r.q.table, Row: row.Key, Limit: r.q.maxRow}
+					}
+					start := len(arena)
+					arena = append(arena, key[fe:q]...)
+					qual = arena[start:len(arena):len(arena)]
+					start = len(arena)
+					arena = append(arena, val...)
+					n := len(row.Cells)
+					if n == cap(row.Cells) {
+						row.Cells = append(row.Cells, store.Cell{})
+					} else {
+						row.Cells = row.Cells[:n+1]
+					}
+					cell := &row.Cells[n]
+					cell.Row = row.Key
+					cell.Family = fam
+					cell.Qualifier = qual
+					cell.Timestamp = kts
+					cell.Value = arena[start:len(arena):len(arena)]
+					took++
+					ts = kts
+				}
+				if took > 0 {
+					// Leave the cursor and the column's state as the loop
+					// above would have after the run's last put.
+					c.col = append(append(c.col[:fe], qual...), escByte, escEnd)
+					c.ts, c.typ = ts, typePut
+					r.vis.enterColumn()
+					r.vis.judge(ts, typePut)
+					returned, hidden = 1, 0
+				}
+				if mv, err = c.next(key); err != nil {
+					return store.Row{}, err
+				}
+				if mv == moveOut {
+					break keys
+				}
+				continue keys
+			}
 		}
 		// Move to the seek target when one was set, else to the next key.
 		if r.seekTo != nil {
