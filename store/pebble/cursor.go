@@ -87,7 +87,7 @@ func (c *cursor) next(key []byte) (move, error) {
 	}
 	// Another qualifier of the family. A plain one (no zero byte) ends at
 	// the terminator tailLen+2 bytes before the end of the key.
-	if q := len(key) - tailLen - 2; q >= fe && key[q] == escByte && key[q+1] == escEnd && plain(key[fe:q]) {
+	if q := len(key) - tailLen - 2; q >= fe && key[q] == escByte && key[q+1] == escEnd && plainBefore(key, fe, q) {
 		c.decodeTail(key[q+2:])
 		c.col = append(c.col[:fe], key[fe:q+2]...)
 		c.qualEsc = false
@@ -118,7 +118,7 @@ func (c *cursor) enterFamily(key []byte) error {
 	c.famEnd = len(key) - len(afterFam)
 	// A plain qualifier ends at the terminator tailLen+2 bytes before the
 	// end of the key, as in next.
-	if q := len(key) - tailLen - 2; q >= c.famEnd && key[q] == escByte && key[q+1] == escEnd && plain(key[c.famEnd:q]) {
+	if q := len(key) - tailLen - 2; q >= c.famEnd && key[q] == escByte && key[q+1] == escEnd && plainBefore(key, c.famEnd, q) {
 		c.col = append(c.col, key[c.rowLen:q+2]...)
 		c.famEsc, c.qualEsc = famEsc, false
 		c.decodeTail(key[q+2:])
@@ -141,6 +141,19 @@ func (c *cursor) enterFamily(key []byte) error {
 func (c *cursor) decodeTail(tail []byte) {
 	c.ts = decodeTimestamp(binary.BigEndian.Uint64(tail))
 	c.typ = 0xFF - tail[8]
+}
+
+// plainBefore reports whether key[from:q] holds no zero byte, and so is
+// its own escaping with nothing to undo. Up to eight bytes are tested at
+// once in the word that ends at q, with the bytes before from set: a cell
+// key has at least tablePfx bytes before any qualifier.
+func plainBefore(key []byte, from, q int) bool {
+	n := q - from
+	if n > 8 || q < 8 || from < 0 {
+		return plain(key[from:q])
+	}
+	w := binary.LittleEndian.Uint64(key[q-8:q]) | ^uint64(0)>>(8*n)
+	return (w-0x0101010101010101)&^w&0x8080808080808080 == 0
 }
 
 // plain reports whether b holds no zero byte, and so is its own escaping

@@ -155,3 +155,25 @@ func TestCursorMalformedKeys(t *testing.T) {
 		walkCursor(t, [][]byte{base, bad})
 	}
 }
+
+// TestPlainBefore checks the word-at-a-time test against the byte loop for
+// every length up to past a word and a zero at every place.
+func TestPlainBefore(t *testing.T) {
+	for n := 0; n <= 12; n++ {
+		for zero := -1; zero < n; zero++ {
+			for _, fill := range []byte{0x01, 0x7f, 0x80, 0xff} {
+				key := bytes.Repeat([]byte{0x00}, tablePfx) // zeros before the part must not count
+				part := bytes.Repeat([]byte{fill}, n)
+				if zero >= 0 {
+					part[zero] = 0
+				}
+				key = append(key, part...)
+				key = append(key, escByte, escEnd)
+				from, q := tablePfx, tablePfx+n
+				if got, want := plainBefore(key, from, q), plain(key[from:q]); got != want {
+					t.Fatalf("part %x: plainBefore %v, plain %v", part, got, want)
+				}
+			}
+		}
+	}
+}
