@@ -292,11 +292,24 @@ keys:
 						break keys
 					}
 					key = it.Key()
+					if len(key) < fe || string(key[:fe]) != string(c.col[:fe]) {
+						// Another family or row: the cursor's column no
+						// longer matters, as a new family starts afresh.
+						if len(key) < c.rowLen || string(key[:c.rowLen]) != string(c.col[:c.rowLen]) {
+							mv = moveOut
+							break keys
+						}
+						c.col = c.col[:c.rowLen]
+						if err := c.enterFamily(key); err != nil {
+							return store.Row{}, err
+						}
+						mv = moveFamily
+						continue keys
+					}
 					q := len(key) - tailLen - 2
 					// Qualifiers of a row mostly differ in their last byte:
 					// test it before comparing them whole.
-					if q < fe || key[len(key)-1] != 0xFF-typePut || key[q] != escByte || key[q+1] != escEnd ||
-						string(key[:fe]) != string(c.col[:fe]) || !plain(key[fe:q]) ||
+					if q < fe || key[len(key)-1] != 0xFF-typePut || key[q] != escByte || key[q+1] != escEnd || !plainBefore(key, fe, q) ||
 						q-fe == len(qual) && (q == fe || key[q-1] == qual[len(qual)-1]) && string(key[fe:q]) == string(qual) {
 						break
 					}
@@ -313,8 +326,18 @@ keys:
 						return store.Row{}, &store.RowTooBigError{Table: r.q.table, Row: row.Key, Limit: r.q.maxRow}
 					}
 					start := len(arena)
-					arena = append(arena, key[fe:q]...)
-					qual = arena[start:len(arena):len(arena)]
+					if n := q - fe; n <= 8 && cap(arena)-start >= 8 {
+						// A short qualifier is copied as the word that
+						// starts it (the key goes on for at least the
+						// tail); the value then overwrites what follows.
+						w := arena[start : start+8]
+						binary.LittleEndian.PutUint64(w, binary.LittleEndian.Uint64(key[fe:]))
+						qual = w[:n:n]
+						arena = arena[:start+n]
+					} else {
+						arena = append(arena, key[fe:q]...)
+						qual = arena[start:len(arena):len(arena)]
+					}
 					start = len(arena)
 					arena = append(arena, val...)
 					n := len(row.Cells)
