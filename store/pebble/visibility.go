@@ -47,6 +47,7 @@ type visibility struct {
 	// families; a key naming more (unknown ones) than recentFams falls back
 	// to the table's map.
 	recent []recentFam
+	next   int // the index in recent after the family last found
 }
 
 type recentFam struct {
@@ -112,8 +113,19 @@ func (v *visibility) enterFamily(family []byte, esc bool) {
 // lookup finds a family's settings by its stored name; nil means the table
 // has no such family.
 func (v *visibility) lookup(family []byte, esc bool) *famInfo {
-	for _, r := range v.recent {
+	// Rows of a table mostly hold the same families, met in the same order:
+	// try the one after the last found first (the first after the last).
+	i := v.next
+	if i >= len(v.recent) {
+		i = 0
+	}
+	if i < len(v.recent) && string(v.recent[i].stored) == string(family) {
+		v.next = i + 1
+		return v.recent[i].fi
+	}
+	for i, r := range v.recent {
 		if string(r.stored) == string(family) {
+			v.next = i + 1
 			return r.fi
 		}
 	}
@@ -125,6 +137,7 @@ func (v *visibility) lookup(family []byte, esc bool) *famInfo {
 	fi := v.t.fams[string(name)]
 	if len(v.recent) < recentFams {
 		v.recent = append(v.recent, recentFam{stored: append([]byte(nil), family...), fi: fi})
+		v.next = len(v.recent)
 	}
 	return fi
 }
