@@ -286,13 +286,15 @@ keys:
 				// The run takes them with the fewest tests; the first key
 				// that is anything else goes back to the loop above.
 				fe, took, ts := c.famEnd, 0, c.ts
+				// What the run reads at every key, out of the structs.
+				famPart, rowKey, maxRow, tr := c.col[:fe:fe], row.Key, r.q.maxRow, r.q.tr
 				for {
 					if !it.Next() {
 						ok = false
 						break keys
 					}
 					key = it.Key()
-					if len(key) < fe || string(key[:fe]) != string(c.col[:fe]) {
+					if len(key) < fe || string(key[:fe]) != string(famPart) {
 						// Another family or row: the cursor's column no
 						// longer matters, as a new family starts afresh.
 						if len(key) < c.rowLen || string(key[:c.rowLen]) != string(c.col[:c.rowLen]) {
@@ -314,7 +316,7 @@ keys:
 						break
 					}
 					kts := decodeTimestamp(binary.BigEndian.Uint64(key[q+2:]))
-					if !r.q.tr.Contains(kts) {
+					if !tr.Contains(kts) {
 						break
 					}
 					val, err := it.ValueAndErr()
@@ -322,7 +324,7 @@ keys:
 						return store.Row{}, fmt.Errorf("read value of %x: %w", key, err)
 					}
 					raw += len(key) + len(val)
-					if raw > r.q.maxRow {
+					if raw > maxRow {
 						return store.Row{}, &store.RowTooBigError{Table: r.q.table, Row: row.Key, Limit: r.q.maxRow}
 					}
 					start := len(arena)
@@ -347,7 +349,7 @@ keys:
 						row.Cells = row.Cells[:n+1]
 					}
 					cell := &row.Cells[n]
-					cell.Row = row.Key
+					cell.Row = rowKey
 					cell.Family = fam
 					cell.Qualifier = qual
 					cell.Timestamp = kts
