@@ -149,10 +149,17 @@ func (r *rowReader) seekNextColumn(fs *famSel) {
 // leaves the iterator at the first key past the row (or exhausted). The
 // returned row may have no cells.
 func (r *rowReader) read(it *pdb.Iterator) (store.Row, error) {
+	var row store.Row
+	err := r.readInto(it, &row)
+	return row, err
+}
+
+// readInto is read that sets *out to the row (left alone on an error).
+func (r *rowReader) readInto(it *pdb.Iterator, out *store.Row) error {
 	c := &r.cur
 	key := it.Key()
 	if err := c.first(key); err != nil {
-		return store.Row{}, err
+		return err
 	}
 	var arena []byte
 	var row store.Row
@@ -189,11 +196,11 @@ keys:
 	for {
 		val, err := it.ValueAndErr()
 		if err != nil {
-			return store.Row{}, fmt.Errorf("read value of %x: %w", key, err)
+			return fmt.Errorf("read value of %x: %w", key, err)
 		}
 		raw += len(key) + len(val)
 		if raw > r.q.maxRow {
-			return store.Row{}, &store.RowTooBigError{Table: r.q.table, Row: row.Key, Limit: r.q.maxRow}
+			return &store.RowTooBigError{Table: r.q.table, Row: row.Key, Limit: r.q.maxRow}
 		}
 		if mv != moveVersion {
 			if mv == moveFamily {
@@ -303,7 +310,7 @@ keys:
 						}
 						c.col = c.col[:c.rowLen]
 						if err := c.enterFamily(key); err != nil {
-							return store.Row{}, err
+							return err
 						}
 						mv = moveFamily
 						continue keys
@@ -321,11 +328,11 @@ keys:
 					}
 					val, err := it.ValueAndErr()
 					if err != nil {
-						return store.Row{}, fmt.Errorf("read value of %x: %w", key, err)
+						return fmt.Errorf("read value of %x: %w", key, err)
 					}
 					raw += len(key) + len(val)
 					if raw > maxRow {
-						return store.Row{}, &store.RowTooBigError{Table: r.q.table, Row: row.Key, Limit: r.q.maxRow}
+						return &store.RowTooBigError{Table: r.q.table, Row: row.Key, Limit: r.q.maxRow}
 					}
 					start := len(arena)
 					if n := q - fe; n <= 8 && cap(arena)-start >= 8 {
@@ -367,7 +374,7 @@ keys:
 					returned, hidden = 1, 0
 				}
 				if mv, err = c.next(key); err != nil {
-					return store.Row{}, err
+					return err
 				}
 				if mv == moveOut {
 					break keys
@@ -386,7 +393,7 @@ keys:
 		}
 		key = it.Key()
 		if mv, err = c.next(key); err != nil {
-			return store.Row{}, err
+			return err
 		}
 		if mv == moveOut {
 			break
@@ -396,7 +403,7 @@ keys:
 	// an exhausted one can hold an error.
 	if !ok {
 		if err := it.Error(); err != nil {
-			return store.Row{}, err
+			return err
 		}
 	}
 	r.arenaHint, r.cellsHint = len(arena), len(row.Cells)
@@ -405,7 +412,8 @@ keys:
 		// the earlier cells in its old array, which stays alive through them.
 		r.arena, r.cells = arena, row.Cells
 	}
-	return row, nil
+	*out = row
+	return nil
 }
 
 // maxRowSize is the row limit of reads of t: the table's own, else the
