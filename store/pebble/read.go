@@ -194,7 +194,7 @@ func (r *rowReader) readInto(it *pdb.Iterator, out *store.Row) error {
 	ok := true
 keys:
 	for {
-		val, err := it.ValueAndErr()
+		val, err := value(it)
 		if err != nil {
 			return fmt.Errorf("read value of %x: %w", key, err)
 		}
@@ -326,9 +326,16 @@ keys:
 					if !tr.Contains(kts) {
 						break
 					}
-					val, err := it.ValueAndErr()
-					if err != nil {
-						return fmt.Errorf("read value of %x: %w", key, err)
+					// value(it), written out: the call costs more than
+					// the test.
+					lv := it.LazyValue()
+					val := lv.ValueOrHandle
+					if lv.Fetcher != nil {
+						v, err := it.ValueAndErr()
+						if err != nil {
+							return fmt.Errorf("read value of %x: %w", key, err)
+						}
+						val = v
 					}
 					raw += len(key) + len(val)
 					if raw > maxRow {
@@ -414,6 +421,17 @@ keys:
 	}
 	*out = row
 	return nil
+}
+
+// value returns the value at the iterator's position. A value stored in
+// place (every value the store writes, short of Pebble separating large
+// ones out) is the lazy value's bytes themselves: taking them saves a call
+// per key; any other is fetched as ValueAndErr does.
+func value(it *pdb.Iterator) ([]byte, error) {
+	if lv := it.LazyValue(); lv.Fetcher == nil {
+		return lv.ValueOrHandle, nil
+	}
+	return it.ValueAndErr()
 }
 
 // maxRowSize is the row limit of reads of t: the table's own, else the
