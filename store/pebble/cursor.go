@@ -64,11 +64,14 @@ func (c *cursor) first(key []byte) error {
 
 // next places the key after the current one. It returns moveOut, and
 // changes nothing, when the key is not in the current row.
+//
+// Terminated parts are never prefixes of one another, so a key that starts
+// with the current row and family part is in the family, and one that
+// starts with the whole current column prefix is another version of the
+// column.
 func (c *cursor) next(key []byte) (move, error) {
 	fe := c.famEnd
-	// The shortest key of the family: an empty qualifier, its terminator
-	// and the tail.
-	if len(key) < fe+2+tailLen || string(key[:fe]) != string(c.col[:fe]) {
+	if len(key) < fe || string(key[:fe]) != string(c.col[:fe]) {
 		if len(key) < c.rowLen || string(key[:c.rowLen]) != string(c.col[:c.rowLen]) {
 			return moveOut, nil
 		}
@@ -78,32 +81,29 @@ func (c *cursor) next(key []byte) (move, error) {
 		}
 		return moveFamily, nil
 	}
-	rest := key[fe:]
-	qlen := len(rest) - tailLen - 2 // of the qualifier, if it is plain
-	if rest[qlen] != escByte || rest[qlen+1] != escEnd || !plain(rest[:qlen]) {
-		// An escaped (or malformed) qualifier: the general split.
-		part, tail, esc, err := splitEscaped(rest)
-		if err != nil {
-			return moveOut, fmt.Errorf("cell key %x: qualifier: %w", key, err)
-		}
-		if len(tail) != tailLen {
-			return moveOut, fmt.Errorf("cell key %x: %d bytes after the qualifier, want %d", key, len(tail), tailLen)
-		}
-		qlen = len(part)
-		c.decodeTail(tail)
-		if string(part) == string(c.qualifier()) {
-			return moveVersion, nil
-		}
-		c.col = append(c.col[:fe], rest[:qlen+2]...)
-		c.qualEsc = esc
-		return moveColumn, nil
-	}
-	c.decodeTail(rest[qlen+2:])
-	if string(rest[:qlen]) == string(c.qualifier()) {
+	if n := len(c.col); len(key) == n+tailLen && string(key[fe:n]) == string(c.col[fe:]) {
+		c.decodeTail(key[n:])
 		return moveVersion, nil
 	}
-	c.col = append(c.col[:fe], rest[:qlen+2]...)
-	c.qualEsc = false
+	// Another qualifier of the family. A plain one (no zero byte) ends at
+	// the terminator tailLen+2 bytes before the end of the key.
+	if q := len(key) - tailLen - 2; q >= fe && key[q] == escByte && key[q+1] == escEnd && plainBefore(key, fe, q) {
+		c.decodeTail(key[q+2:])
+		c.col = append(c.col[:fe], key[fe:q+2]...)
+		c.qualEsc = false
+		return moveColumn, nil
+	}
+	// An escaped (or malformed) qualifier: the general split.
+	part, tail, esc, err := splitEscaped(key[fe:])
+	if err != nil {
+		return moveOut, fmt.Errorf("cell key %x: qualifier: %w", key, err)
+	}
+	if len(tail) != tailLen {
+		return moveOut, fmt.Errorf("cell key %x: %d bytes after the qualifier, want %d", key, len(tail), tailLen)
+	}
+	c.decodeTail(tail)
+	c.col = append(c.col[:fe], key[fe:fe+len(part)+2]...)
+	c.qualEsc = esc
 	return moveColumn, nil
 }
 
@@ -115,6 +115,15 @@ func (c *cursor) enterFamily(key []byte) error {
 	if err != nil {
 		return fmt.Errorf("cell key %x: family: %w", key, err)
 	}
+	c.famEnd = len(key) - len(afterFam)
+	// A plain qualifier ends at the terminator tailLen+2 bytes before the
+	// end of the key, as in next.
+	if q := len(key) - tailLen - 2; q >= c.famEnd && key[q] == escByte && key[q+1] == escEnd && plainBefore(key, c.famEnd, q) {
+		c.col = append(c.col, key[c.rowLen:q+2]...)
+		c.famEsc, c.qualEsc = famEsc, false
+		c.decodeTail(key[q+2:])
+		return nil
+	}
 	qual, tail, qualEsc, err := splitEscaped(afterFam)
 	if err != nil {
 		return fmt.Errorf("cell key %x: qualifier: %w", key, err)
@@ -122,7 +131,6 @@ func (c *cursor) enterFamily(key []byte) error {
 	if len(tail) != tailLen {
 		return fmt.Errorf("cell key %x: %d bytes after the qualifier, want %d", key, len(tail), tailLen)
 	}
-	c.famEnd = len(key) - len(afterFam)
 	c.col = append(c.col, key[c.rowLen:c.famEnd+len(qual)+2]...)
 	c.famEsc, c.qualEsc = famEsc, qualEsc
 	c.decodeTail(tail)
@@ -133,6 +141,19 @@ func (c *cursor) enterFamily(key []byte) error {
 func (c *cursor) decodeTail(tail []byte) {
 	c.ts = decodeTimestamp(binary.BigEndian.Uint64(tail))
 	c.typ = 0xFF - tail[8]
+}
+
+// plainBefore reports whether key[from:q] holds no zero byte, and so is
+// its own escaping with nothing to undo. Up to eight bytes are tested at
+// once in the word that ends at q, with the bytes before from set: a cell
+// key has at least tablePfx bytes before any qualifier.
+func plainBefore(key []byte, from, q int) bool {
+	n := q - from
+	if n > 8 || q < 8 || from < 0 {
+		return plain(key[from:q])
+	}
+	w := binary.LittleEndian.Uint64(key[q-8:q]) | ^uint64(0)>>(8*n)
+	return (w-0x0101010101010101)&^w&0x8080808080808080 == 0
 }
 
 // plain reports whether b holds no zero byte, and so is its own escaping

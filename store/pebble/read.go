@@ -2,6 +2,7 @@ package pebble
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"math"
 	"sort"
@@ -148,9 +149,17 @@ func (r *rowReader) seekNextColumn(fs *famSel) {
 // leaves the iterator at the first key past the row (or exhausted). The
 // returned row may have no cells.
 func (r *rowReader) read(it *pdb.Iterator) (store.Row, error) {
+	var row store.Row
+	err := r.readInto(it, &row)
+	return row, err
+}
+
+// readInto is read that sets *out to the row (left alone on an error).
+func (r *rowReader) readInto(it *pdb.Iterator, out *store.Row) error {
 	c := &r.cur
-	if err := c.first(it.Key()); err != nil {
-		return store.Row{}, err
+	key := it.Key()
+	if err := c.first(key); err != nil {
+		return err
 	}
 	var arena []byte
 	var row store.Row
@@ -173,63 +182,47 @@ func (r *rowReader) read(it *pdb.Iterator) (store.Row, error) {
 	var (
 		raw      int
 		fs       *famSel
-		famOn    bool // the family is selected
-		colOn    bool // the column is selected
-		versions int  // cap for this family
-		returned int  // versions returned of this column
+		fam      string // the family's name, for its cells
+		famOn    bool   // the family is selected
+		colOn    bool   // the column is selected
+		versions int    // cap for this family
+		returned int    // versions returned of this column
 	)
 	skipped := 0 // keys passed over in a row since the last seek or taken column
 	hidden := 0  // versions of the current column passed over past its cap
-	mv, first := moveFamily, true
-	// The loop moves to the seek target when one was set, else to the next key.
-	for ok := it.Valid(); ok; ok = (r.seekTo == nil && it.Next()) || (r.seekTo != nil && r.seek(it)) {
-		key := it.Key()
-		if !first { // c.first placed the row's first key
-			var err error
-			if mv, err = c.next(key); err != nil {
-				return store.Row{}, err
-			}
-			if mv == moveOut {
-				break
-			}
-		}
-		first = false
-		val, err := it.ValueAndErr()
+	mv := moveFamily
+	ok := true
+keys:
+	for {
+		val, err := value(it)
 		if err != nil {
-			return store.Row{}, fmt.Errorf("read value of %x: %w", key, err)
+			return fmt.Errorf("read value of %x: %w", key, err)
 		}
 		raw += len(key) + len(val)
 		if raw > r.q.maxRow {
-			return store.Row{}, &store.RowTooBigError{Table: r.q.table, Row: row.Key, Limit: r.q.maxRow}
-		}
-		switch mv {
-		case moveFamily:
-			r.vis.enterFamily(c.family(), c.famEsc)
-			fi := r.vis.fi
-			famOn = fi != nil
-			fs = nil
-			if famOn && r.q.sel != nil {
-				fs = r.q.sel[fi.name]
-				famOn = fs != nil
-			}
-			if famOn {
-				versions = min(r.q.maxVersions, fi.versions)
-			}
-			skipped = 0
-		case moveColumn:
-			r.vis.enterColumn()
-		}
-		if !famOn {
-			if skipped++; skipped >= seekAfter {
-				r.seekPastFamily()
-				skipped = 0
-			}
-			continue
+			return &store.RowTooBigError{Table: r.q.table, Row: row.Key, Limit: r.q.maxRow}
 		}
 		if mv != moveVersion {
+			if mv == moveFamily {
+				r.vis.enterFamily(c.family(), c.famEsc)
+				fi := r.vis.fi
+				famOn = fi != nil
+				fs = nil
+				if famOn && r.q.sel != nil {
+					fs = r.q.sel[fi.name]
+					famOn = fs != nil
+				}
+				if famOn {
+					versions = min(r.q.maxVersions, fi.versions)
+					fam = fi.name
+				}
+				skipped = 0
+			} else {
+				r.vis.enterColumn()
+			}
 			returned, hidden = 0, 0
-			colOn = true
-			if fs != nil && !fs.all {
+			colOn = famOn
+			if famOn && fs != nil && !fs.all {
 				q := c.qualifier()
 				if c.qualEsc {
 					r.qualBuf = appendUnescaped(r.qualBuf[:0], q)
@@ -241,15 +234,19 @@ func (r *rowReader) read(it *pdb.Iterator) (store.Row, error) {
 				}
 			}
 		}
+		switch {
+		case !famOn:
+			if skipped++; skipped >= seekAfter {
+				r.seekPastFamily()
+				skipped = 0
+			}
 		// Family markers carry the empty qualifier: never seek away from
 		// it, or the markers after the first would go unseen.
-		if !colOn && len(c.qualifier()) > 0 {
+		case !colOn && len(c.qualifier()) > 0:
 			if skipped++; skipped >= seekAfter {
 				r.seekNextColumn(fs)
 				skipped = 0
 			}
-			continue
-		}
 		// Once a column has given every version the read may return, the
 		// rest of it (older versions, and the markers among them, which
 		// mask nothing outside the column) cannot show: past a few keys
@@ -258,43 +255,163 @@ func (r *rowReader) read(it *pdb.Iterator) (store.Row, error) {
 		// by each rename of its reference) costs the same to read however
 		// old it is. The empty qualifier is never left early: family
 		// markers there mask the columns that follow.
-		if colOn && returned >= versions && len(c.qualifier()) > 0 {
+		case colOn && returned >= versions && len(c.qualifier()) > 0:
 			if hidden++; hidden >= seekAfter {
 				r.seekPastColumn()
 				hidden = 0
 			}
-			continue
+		case r.vis.judge(c.ts, c.typ) != vVisible || !colOn || returned >= versions || !r.q.tr.Contains(c.ts):
+		default:
+			returned++
+			start := len(arena)
+			if c.qualEsc {
+				arena = appendUnescaped(arena, c.qualifier())
+			} else {
+				arena = append(arena, c.qualifier()...)
+			}
+			qual := arena[start:len(arena):len(arena)]
+			start = len(arena)
+			arena = append(arena, val...)
+			// The cell is written in place: append of a composite literal
+			// builds it on the stack first and copies it.
+			n := len(row.Cells)
+			if n == cap(row.Cells) {
+				row.Cells = append(row.Cells, store.Cell{})
+			} else {
+				row.Cells = row.Cells[:n+1]
+			}
+			cell := &row.Cells[n]
+			cell.Row = row.Key
+			cell.Family = fam
+			cell.Qualifier = qual
+			cell.Timestamp = c.ts
+			cell.Value = arena[start:len(arena):len(arena)]
+			if (fs == nil || fs.all) && !c.qualEsc && r.vis.plainFamily() {
+				// A run of new columns of the family, each a put with a
+				// plain qualifier, in a family with no marker and no TTL:
+				// each is the first version of its column, and visible.
+				// The run takes them with the fewest tests; the first key
+				// that is anything else goes back to the loop above.
+				fe, took, ts := c.famEnd, 0, c.ts
+				// What the run reads at every key, out of the structs.
+				famPart, rowKey, maxRow, tr := c.col[:fe:fe], row.Key, r.q.maxRow, r.q.tr
+				for {
+					if !it.Next() {
+						ok = false
+						break keys
+					}
+					key = it.Key()
+					if len(key) < fe || string(key[:fe]) != string(famPart) {
+						// Another family or row: the cursor's column no
+						// longer matters, as a new family starts afresh.
+						if len(key) < c.rowLen || string(key[:c.rowLen]) != string(c.col[:c.rowLen]) {
+							mv = moveOut
+							break keys
+						}
+						c.col = c.col[:c.rowLen]
+						if err := c.enterFamily(key); err != nil {
+							return err
+						}
+						mv = moveFamily
+						continue keys
+					}
+					q := len(key) - tailLen - 2
+					// Qualifiers of a row mostly differ in their last byte:
+					// test it before comparing them whole.
+					if q < fe || key[len(key)-1] != 0xFF-typePut || key[q] != escByte || key[q+1] != escEnd || !plainBefore(key, fe, q) ||
+						q-fe == len(qual) && (q == fe || key[q-1] == qual[len(qual)-1]) && string(key[fe:q]) == string(qual) {
+						break
+					}
+					kts := decodeTimestamp(binary.BigEndian.Uint64(key[q+2:]))
+					if !tr.Contains(kts) {
+						break
+					}
+					// value(it), written out: the call costs more than
+					// the test.
+					lv := it.LazyValue()
+					val := lv.ValueOrHandle
+					if lv.Fetcher != nil {
+						v, err := it.ValueAndErr()
+						if err != nil {
+							return fmt.Errorf("read value of %x: %w", key, err)
+						}
+						val = v
+					}
+					raw += len(key) + len(val)
+					if raw > maxRow {
+						return &store.RowTooBigError{Table: r.q.table, Row: row.Key, Limit: r.q.maxRow}
+					}
+					start := len(arena)
+					if n := q - fe; n <= 8 && cap(arena)-start >= 8 {
+						// A short qualifier is copied as the word that
+						// starts it (the key goes on for at least the
+						// tail); the value then overwrites what follows.
+						w := arena[start : start+8]
+						binary.LittleEndian.PutUint64(w, binary.LittleEndian.Uint64(key[fe:]))
+						qual = w[:n:n]
+						arena = arena[:start+n]
+					} else {
+						arena = append(arena, key[fe:q]...)
+						qual = arena[start:len(arena):len(arena)]
+					}
+					start = len(arena)
+					arena = append(arena, val...)
+					n := len(row.Cells)
+					if n == cap(row.Cells) {
+						row.Cells = append(row.Cells, store.Cell{})
+					} else {
+						row.Cells = row.Cells[:n+1]
+					}
+					cell := &row.Cells[n]
+					cell.Row = rowKey
+					cell.Family = fam
+					cell.Qualifier = qual
+					cell.Timestamp = kts
+					cell.Value = arena[start:len(arena):len(arena)]
+					took++
+					ts = kts
+				}
+				if took > 0 {
+					// Leave the cursor and the column's state as the loop
+					// above would have after the run's last put.
+					c.col = append(append(c.col[:fe], qual...), escByte, escEnd)
+					c.ts, c.typ = ts, typePut
+					r.vis.enterColumn()
+					r.vis.judge(ts, typePut)
+					returned, hidden = 1, 0
+				}
+				if mv, err = c.next(key); err != nil {
+					return err
+				}
+				if mv == moveOut {
+					break keys
+				}
+				continue keys
+			}
 		}
-		if r.vis.judge(c.ts, c.typ) != vVisible || !colOn || returned >= versions || !r.q.tr.Contains(c.ts) {
-			continue
-		}
-		returned++
-		start := len(arena)
-		if c.qualEsc {
-			arena = appendUnescaped(arena, c.qualifier())
+		// Move to the seek target when one was set, else to the next key.
+		if r.seekTo != nil {
+			ok = r.seek(it)
 		} else {
-			arena = append(arena, c.qualifier()...)
+			ok = it.Next()
 		}
-		qual := arena[start:len(arena):len(arena)]
-		start = len(arena)
-		arena = append(arena, val...)
-		// The cell is written in place: append of a composite literal
-		// builds it on the stack first and copies it.
-		n := len(row.Cells)
-		if n == cap(row.Cells) {
-			row.Cells = append(row.Cells, store.Cell{})
-		} else {
-			row.Cells = row.Cells[:n+1]
+		if !ok {
+			break
 		}
-		cell := &row.Cells[n]
-		cell.Row = row.Key
-		cell.Family = r.vis.fi.name
-		cell.Qualifier = qual
-		cell.Timestamp = c.ts
-		cell.Value = arena[start:len(arena):len(arena)]
+		key = it.Key()
+		if mv, err = c.next(key); err != nil {
+			return err
+		}
+		if mv == moveOut {
+			break
+		}
 	}
-	if err := it.Error(); err != nil {
-		return store.Row{}, err
+	// The iterator is still valid when the loop stopped at the next row: only
+	// an exhausted one can hold an error.
+	if !ok {
+		if err := it.Error(); err != nil {
+			return err
+		}
 	}
 	r.arenaHint, r.cellsHint = len(arena), len(row.Cells)
 	if r.reuse {
@@ -302,7 +419,19 @@ func (r *rowReader) read(it *pdb.Iterator) (store.Row, error) {
 		// the earlier cells in its old array, which stays alive through them.
 		r.arena, r.cells = arena, row.Cells
 	}
-	return row, nil
+	*out = row
+	return nil
+}
+
+// value returns the value at the iterator's position. A value stored in
+// place (every value the store writes, short of Pebble separating large
+// ones out) is the lazy value's bytes themselves: taking them saves a call
+// per key; any other is fetched as ValueAndErr does.
+func value(it *pdb.Iterator) ([]byte, error) {
+	if lv := it.LazyValue(); lv.Fetcher == nil {
+		return lv.ValueOrHandle, nil
+	}
+	return it.ValueAndErr()
 }
 
 // maxRowSize is the row limit of reads of t: the table's own, else the

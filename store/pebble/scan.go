@@ -127,7 +127,9 @@ func (sc *scanner) next(ctx context.Context, entered error) bool {
 			sc.done = true
 			return false
 		}
-		row, ok, err := sc.nextRow()
+		// The row is read into sc.whole in place: a Row passed up by value
+		// through each call is copied at each.
+		ok, err := sc.nextRow()
 		if err != nil {
 			sc.err = fmt.Errorf("scan table %q: %w", sc.t.spec.Name, err)
 			return false
@@ -136,12 +138,12 @@ func (sc *scanner) next(ctx context.Context, entered error) bool {
 			sc.done = true
 			return false
 		}
-		if row.Empty() {
+		if len(sc.whole.Cells) == 0 {
 			continue
 		}
 		sc.rows++
-		sc.t.regions.read(row.Key)
-		sc.whole, sc.off = row, 0
+		sc.t.regions.read(sc.whole.Key)
+		sc.off = 0
 		return sc.piece()
 	}
 }
@@ -157,8 +159,9 @@ func (sc *scanner) piece() bool {
 	return true
 }
 
-// nextRow reads the next row in scan order, visible cells or not.
-func (sc *scanner) nextRow() (store.Row, bool, error) {
+// nextRow reads the next row in scan order, visible cells or not, into
+// sc.whole.
+func (sc *scanner) nextRow() (bool, error) {
 	it := sc.it
 	if !sc.reverse {
 		if !sc.started {
@@ -166,39 +169,37 @@ func (sc *scanner) nextRow() (store.Row, bool, error) {
 			it.First()
 		}
 		if !it.Valid() {
-			return store.Row{}, false, it.Error()
+			return false, it.Error()
 		}
 		// Every key of a row sorts below hi when its first key does: hi is
 		// a row prefix (or a table prefix), never inside a row.
 		if bytes.Compare(it.Key(), sc.hi) >= 0 {
-			return store.Row{}, false, nil
+			return false, nil
 		}
-		row, err := sc.rr.read(it)
-		return row, true, err
+		return true, sc.rr.readInto(it, &sc.whole)
 	}
 	if !sc.started {
 		sc.started = true
 		it.Last()
 	}
 	if !it.Valid() {
-		return store.Row{}, false, it.Error()
+		return false, it.Error()
 	}
 	// Stepping backwards lands on a row's last key: go to its first key,
 	// read the row forwards, then continue before it.
 	prefix, err := splitRowPrefix(it.Key())
 	if err != nil {
-		return store.Row{}, false, err
+		return false, err
 	}
 	sc.prefix = append(sc.prefix[:0], prefix...)
 	if !it.SeekGE(sc.prefix) {
-		return store.Row{}, false, fmt.Errorf("row vanished from its own snapshot: %w", it.Error())
+		return false, fmt.Errorf("row vanished from its own snapshot: %w", it.Error())
 	}
-	row, err := sc.rr.read(it)
-	if err != nil {
-		return store.Row{}, false, err
+	if err := sc.rr.readInto(it, &sc.whole); err != nil {
+		return false, err
 	}
 	it.SeekLT(sc.prefix)
-	return row, true, nil
+	return true, nil
 }
 
 func (sc *scanner) Row() store.Row { return sc.cur }

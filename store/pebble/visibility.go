@@ -27,14 +27,19 @@ type visibility struct {
 	t   *table
 	now int64
 
-	fam       []byte   // current family, escaped
-	fi        *famInfo // nil for a family the table does not know
-	famDel    int64    // newest DeleteFamily timestamp seen in this family
-	famVDel   []int64  // DeleteFamilyVersion timestamps seen in this family
-	qual      []byte   // current qualifier, escaped
-	colDel    int64    // newest DeleteColumn timestamp of this column
-	verDel    []int64  // Delete (one version) timestamps of this column
-	kept      int      // puts of this column judged visible or out of range so far
+	fam     []byte   // current family, escaped
+	fi      *famInfo // nil for a family the table does not know
+	famDel  int64    // newest DeleteFamily timestamp seen in this family
+	famVDel []int64  // DeleteFamilyVersion timestamps seen in this family
+	qual    []byte   // current qualifier, escaped
+	colDel  int64    // newest DeleteColumn timestamp of this column
+	verDel  []int64  // Delete (one version) timestamps of this column
+	kept    int      // puts of this column judged visible or out of range so far
+	// quick is how many more puts of this column are visible by their count
+	// alone: while the family is known and has no TTL, and no marker of the
+	// family or the column was met, every put up to the family's versions.
+	quick     int
+	quickFrom int // quick when kept last counted the puts it let through
 	famBuf    []byte
 	newFamily bool
 	// recent caches the families met so far by their stored name, so that
@@ -42,6 +47,7 @@ type visibility struct {
 	// families; a key naming more (unknown ones) than recentFams falls back
 	// to the table's map.
 	recent []recentFam
+	next   int // the index in recent after the family last found
 }
 
 type recentFam struct {
@@ -70,6 +76,11 @@ func (v *visibility) resetColumn() {
 	v.colDel = math.MinInt64
 	v.verDel = v.verDel[:0]
 	v.kept = 0
+	v.quick = 0
+	if v.fi != nil && v.fi.ttlMs == 0 && v.famDel == math.MinInt64 && len(v.famVDel) == 0 {
+		v.quick = v.fi.versions
+	}
+	v.quickFrom = v.quick
 }
 
 // position moves the walk to the key's column and reports whether the family
@@ -102,8 +113,19 @@ func (v *visibility) enterFamily(family []byte, esc bool) {
 // lookup finds a family's settings by its stored name; nil means the table
 // has no such family.
 func (v *visibility) lookup(family []byte, esc bool) *famInfo {
-	for _, r := range v.recent {
+	// Rows of a table mostly hold the same families, met in the same order:
+	// try the one after the last found first (the first after the last).
+	i := v.next
+	if i >= len(v.recent) {
+		i = 0
+	}
+	if i < len(v.recent) && string(v.recent[i].stored) == string(family) {
+		v.next = i + 1
+		return v.recent[i].fi
+	}
+	for i, r := range v.recent {
 		if string(r.stored) == string(family) {
+			v.next = i + 1
 			return r.fi
 		}
 	}
@@ -115,8 +137,16 @@ func (v *visibility) lookup(family []byte, esc bool) *famInfo {
 	fi := v.t.fams[string(name)]
 	if len(v.recent) < recentFams {
 		v.recent = append(v.recent, recentFam{stored: append([]byte(nil), family...), fi: fi})
+		v.next = len(v.recent)
 	}
 	return fi
+}
+
+// plainFamily reports whether the walk is in a family the table knows, with
+// no TTL, in which no family marker was met: there the first put of each
+// column is visible.
+func (v *visibility) plainFamily() bool {
+	return v.fi != nil && v.fi.ttlMs == 0 && v.famDel == math.MinInt64 && len(v.famVDel) == 0
 }
 
 // enterColumn starts the walk of the next column of the current family.
@@ -124,25 +154,44 @@ func (v *visibility) enterColumn() { v.resetColumn() }
 
 // judge records a marker or decides a put, given the key's timestamp and
 // type. position (or enterFamily and enterColumn) must have placed the key
-// first.
+// first. A visible put of a known family without a TTL, in a column and
+// family that no marker was met in, takes the short way; judgeAll has every
+// rule.
 func (v *visibility) judge(ts int64, typ byte) verdict {
+	if typ == typePut && v.quick > 0 {
+		v.quick--
+		return vVisible
+	}
+	return v.judgeAll(ts, typ)
+}
+
+// judgeAll is judge for any key.
+func (v *visibility) judgeAll(ts int64, typ byte) verdict {
+	// Count the puts judge let through since kept was last brought up to
+	// date.
+	v.kept += v.quickFrom - v.quick
+	v.quickFrom = v.quick
 	switch typ {
 	case typePut:
 	case typeDeleteFamily:
 		if ts > v.famDel {
 			v.famDel = ts
 		}
+		v.quick, v.quickFrom = 0, 0
 		return vMarker
 	case typeDeleteFamilyVersion:
 		v.famVDel = append(v.famVDel, ts)
+		v.quick, v.quickFrom = 0, 0
 		return vMarker
 	case typeDeleteColumn:
 		if ts > v.colDel {
 			v.colDel = ts
 		}
+		v.quick, v.quickFrom = 0, 0
 		return vMarker
 	case typeDelete:
 		v.verDel = append(v.verDel, ts)
+		v.quick, v.quickFrom = 0, 0
 		return vMarker
 	default:
 		// Unknown types are never written; treat them as markers that mask

@@ -1,0 +1,179 @@
+package pebble
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// walkCursor places keys, in order, with a cursor as a row read does, and
+// checks every placement against parseKey: the move it reports, the parts it
+// holds and its errors.
+func walkCursor(t *testing.T, keys [][]byte) {
+	t.Helper()
+	var c cursor
+	var prev rawKey
+	started := false
+	for _, key := range keys {
+		var rk rawKey
+		perr := parseKey(key, &rk)
+		if !started {
+			err := c.first(key)
+			if (err != nil) != (perr != nil) {
+				t.Fatalf("first(%x): error %v, parseKey %v", key, err, perr)
+			}
+			if err != nil {
+				continue
+			}
+			started = true
+			checkCursor(t, &c, key, &rk)
+			prev = copyRawKey(rk)
+			continue
+		}
+		mv, err := c.next(key)
+		if !bytes.HasPrefix(key, prev.rowPrefix) {
+			// Another row: the cursor must say so and keep its place.
+			if mv != moveOut || err != nil {
+				t.Fatalf("next(%x) after row %x: move %d, error %v; want moveOut", key, prev.rowPrefix, mv, err)
+			}
+			checkCursor(t, &c, nil, &prev)
+			err = c.first(key)
+			if (err != nil) != (perr != nil) {
+				t.Fatalf("first(%x): error %v, parseKey %v", key, err, perr)
+			}
+			if err != nil {
+				started = false
+				continue
+			}
+			checkCursor(t, &c, key, &rk)
+			prev = copyRawKey(rk)
+			continue
+		}
+		if (err != nil) != (perr != nil) {
+			t.Fatalf("next(%x): error %v, parseKey %v", key, err, perr)
+		}
+		if err != nil {
+			// A read stops at its first error; start afresh.
+			started = false
+			continue
+		}
+		want := moveVersion
+		switch {
+		case !bytes.Equal(rk.family, prev.family):
+			want = moveFamily
+		case !bytes.Equal(rk.qualifier, prev.qualifier):
+			want = moveColumn
+		}
+		if mv != want {
+			t.Fatalf("next(%x) after %+v: move %d, want %d", key, prev, mv, want)
+		}
+		checkCursor(t, &c, key, &rk)
+		prev = copyRawKey(rk)
+	}
+}
+
+func copyRawKey(rk rawKey) rawKey {
+	rk.rowPrefix = bytes.Clone(rk.rowPrefix)
+	rk.family = bytes.Clone(rk.family)
+	rk.qualifier = bytes.Clone(rk.qualifier)
+	return rk
+}
+
+// checkCursor compares the cursor's parts with a parsed key; key, when not
+// nil, is the key just placed (its timestamp and type are checked too).
+func checkCursor(t *testing.T, c *cursor, key []byte, rk *rawKey) {
+	t.Helper()
+	if !bytes.Equal(c.rowPrefix(), rk.rowPrefix) || !bytes.Equal(c.family(), rk.family) || !bytes.Equal(c.qualifier(), rk.qualifier) ||
+		c.famEsc != rk.famEsc || c.qualEsc != rk.qualEsc {
+		t.Fatalf("cursor at %x holds row %x family %x (esc %v) qualifier %x (esc %v), parseKey %+v",
+			key, c.rowPrefix(), c.family(), c.famEsc, c.qualifier(), c.qualEsc, *rk)
+	}
+	if rowEsc := bytes.IndexByte(rk.rowPrefix[tablePfx:len(rk.rowPrefix)-2], escByte) >= 0; c.rowEsc != rowEsc {
+		t.Fatalf("cursor at %x: row escaped %v, want %v", key, c.rowEsc, rowEsc)
+	}
+	if key != nil && (c.ts != rk.ts || c.typ != rk.typ) {
+		t.Fatalf("cursor at %x: ts %d type %d, parseKey %d %d", key, c.ts, c.typ, rk.ts, rk.typ)
+	}
+}
+
+// TestCursorMatchesParseKey walks sorted runs of random keys, whose parts
+// are short strings of the bytes escaping treats specially, so that rows,
+// families and qualifiers that are prefixes of one another, hold zeros or
+// end in them all meet.
+func TestCursorMatchesParseKey(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 5))
+	alphabet := []byte{0x00, 0x01, 'a', 0xfe, 0xff}
+	part := func(n int) []byte {
+		b := make([]byte, rng.IntN(n))
+		for i := range b {
+			b[i] = alphabet[rng.IntN(len(alphabet))]
+		}
+		return b
+	}
+	types := []byte{typePut, typeDelete, typeDeleteFamilyVersion, typeDeleteColumn, typeDeleteFamily}
+	for run := 0; run < 300; run++ {
+		rows := [][]byte{part(3), part(3), part(3)}
+		fams := [][]byte{part(3), part(3), part(3)}
+		quals := [][]byte{part(4), part(4), part(4), part(4)}
+		keys := make([][]byte, 60)
+		for i := range keys {
+			keys[i] = encodeCellKey(cellCoord{Table: 1, Row: rows[rng.IntN(len(rows))], Family: fams[rng.IntN(len(fams))],
+				Qualifier: quals[rng.IntN(len(quals))], Timestamp: int64(rng.IntN(4)) - 1, Type: types[rng.IntN(len(types))]})
+		}
+		slices.SortFunc(keys, bytes.Compare)
+		walkCursor(t, slices.CompactFunc(keys, bytes.Equal))
+	}
+}
+
+// TestCursorMalformedKeys places keys cut short or with a byte changed,
+// among good ones: the cursor must fail exactly where parseKey fails and
+// never place a key parseKey refuses.
+func TestCursorMalformedKeys(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 1))
+	good := []cellCoord{
+		{Table: 1, Row: []byte("r"), Family: []byte("f"), Qualifier: []byte("q"), Timestamp: 5, Type: typePut},
+		{Table: 1, Row: []byte("r"), Family: []byte("f"), Qualifier: []byte("q\x00"), Timestamp: 5, Type: typePut},
+		{Table: 1, Row: []byte("r\x00"), Family: []byte("f\x00"), Qualifier: []byte{}, Timestamp: 5, Type: typeDeleteFamily},
+		{Table: 1, Row: []byte("row"), Family: []byte("fam"), Qualifier: []byte("qual"), Timestamp: 1, Type: typePut},
+	}
+	for run := 0; run < 2000; run++ {
+		a := good[rng.IntN(len(good))]
+		base := encodeCellKey(a)
+		bad := bytes.Clone(base)
+		switch rng.IntN(3) {
+		case 0:
+			bad = bad[:rng.IntN(len(bad))]
+		case 1:
+			bad[tablePfx+rng.IntN(len(bad)-tablePfx)] = []byte{0x00, 0x01, 0x02, 0xff, 'x'}[rng.IntN(5)]
+		default:
+			i := tablePfx + rng.IntN(len(bad)-tablePfx)
+			bad = append(bad[:i:i], append([]byte{0x00, 0x01, 0x02, 0xff}[rng.IntN(4):][:1], bad[i:]...)...)
+		}
+		// The malformed key follows a good key of its row, as a read would
+		// meet it; the walk checks the cursor against parseKey.
+		walkCursor(t, [][]byte{base, bad})
+	}
+}
+
+// TestPlainBefore checks the word-at-a-time test against the byte loop for
+// every length up to past a word and a zero at every place.
+func TestPlainBefore(t *testing.T) {
+	for n := 0; n <= 12; n++ {
+		for zero := -1; zero < n; zero++ {
+			for _, fill := range []byte{0x01, 0x7f, 0x80, 0xff} {
+				key := bytes.Repeat([]byte{0x00}, tablePfx) // zeros before the part must not count
+				part := bytes.Repeat([]byte{fill}, n)
+				if zero >= 0 {
+					part[zero] = 0
+				}
+				key = append(key, part...)
+				key = append(key, escByte, escEnd)
+				from, q := tablePfx, tablePfx+n
+				if got, want := plainBefore(key, from, q), plain(key[from:q]); got != want {
+					t.Fatalf("part %x: plainBefore %v, plain %v", part, got, want)
+				}
+			}
+		}
+	}
+}
