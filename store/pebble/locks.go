@@ -5,12 +5,19 @@ import (
 	"sync"
 )
 
-// rowLocks are striped mutexes keyed by a hash of table and row. Every write
-// takes its row's stripe, so Increment and CheckAndMutate (read, then write)
-// cannot interleave with another write of the same row. Stripes are always
-// taken in ascending order, so batches touching many rows cannot deadlock.
+// rowLocks are striped read-write locks keyed by a hash of table and row.
+// Every write takes its rows' stripes: a write that reads its row first
+// (Increment, CheckAndMutate, a delete of the newest version) takes them
+// alone, so that no other write of the row falls between its read and its
+// write; a write that reads nothing shares them with others of its kind.
+// Two such writes of one row need no order but the one Pebble gives their
+// commits, each batch whole, exactly as they would under one lock; sharing
+// lets a large batch's calls commit on several cores at once instead of
+// one after another (a batch of a few hundred rows holds most stripes).
+// Stripes are always taken in ascending order, so batches touching many
+// rows cannot deadlock, whatever their modes.
 type rowLocks struct {
-	mu [256]sync.Mutex
+	mu [256]sync.RWMutex
 }
 
 func stripe(tableID uint64, row []byte) uint8 {
@@ -27,9 +34,9 @@ func stripe(tableID uint64, row []byte) uint8 {
 	return uint8(h ^ h>>8 ^ h>>16 ^ h>>32)
 }
 
-// lockSet locks the stripes of rows and returns them for unlock. buf is
-// reused scratch space.
-func (l *rowLocks) lock(tableID uint64, rows [][]byte, buf []uint8) []uint8 {
+// lock takes the stripes of rows, alone or shared, and returns them for
+// unlock. buf is reused scratch space.
+func (l *rowLocks) lock(tableID uint64, rows [][]byte, buf []uint8, shared bool) []uint8 {
 	buf = buf[:0]
 	for _, r := range rows {
 		buf = append(buf, stripe(tableID, r))
@@ -37,13 +44,22 @@ func (l *rowLocks) lock(tableID uint64, rows [][]byte, buf []uint8) []uint8 {
 	slices.Sort(buf)
 	buf = slices.Compact(buf)
 	for _, i := range buf {
-		l.mu[i].Lock()
+		if shared {
+			l.mu[i].RLock()
+		} else {
+			l.mu[i].Lock()
+		}
 	}
 	return buf
 }
 
-func (l *rowLocks) unlock(held []uint8) {
+// unlock releases what lock took, in the same mode.
+func (l *rowLocks) unlock(held []uint8, shared bool) {
 	for _, i := range held {
-		l.mu[i].Unlock()
+		if shared {
+			l.mu[i].RUnlock()
+		} else {
+			l.mu[i].Unlock()
+		}
 	}
 }

@@ -30,8 +30,8 @@ func (s *Store) Increment(ctx context.Context, name string, inc store.Increment)
 	}
 	t.compactMu.RLock()
 	defer t.compactMu.RUnlock()
-	held := s.locks.lock(t.id, [][]byte{inc.Row}, nil)
-	defer s.locks.unlock(held)
+	held := s.locks.lock(t.id, [][]byte{inc.Row}, nil, false)
+	defer s.locks.unlock(held, false)
 
 	out := make([]int64, len(inc.Columns))
 	for i, c := range inc.Columns {
@@ -88,8 +88,8 @@ func (s *Store) CheckAndMutate(ctx context.Context, name string, cond store.Cond
 	}
 	t.compactMu.RLock()
 	defer t.compactMu.RUnlock()
-	held := s.locks.lock(t.id, [][]byte{m.Row}, nil)
-	defer s.locks.unlock(held)
+	held := s.locks.lock(t.id, [][]byte{m.Row}, nil, false)
+	defer s.locks.unlock(held, false)
 
 	cur, ok, err := w.latest(m.Row, cond.Family, cond.Qualifier)
 	if err != nil {

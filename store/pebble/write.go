@@ -38,15 +38,17 @@ func (s *Store) Batch(ctx context.Context, name string, ms []store.RowMutation) 
 		errs[i] = w.validate(&ms[i])
 	}
 	rows := make([][]byte, 0, len(ms))
+	shared := true // no mutation reads its row
 	for i := range ms {
 		if errs[i] == nil {
 			rows = append(rows, ms[i].Row)
+			shared = shared && !readsRow(&ms[i])
 		}
 	}
 	t.compactMu.RLock()
 	defer t.compactMu.RUnlock()
-	held := s.locks.lock(t.id, rows, nil)
-	defer s.locks.unlock(held)
+	held := s.locks.lock(t.id, rows, nil, shared)
+	defer s.locks.unlock(held, shared)
 
 	sync, any := false, false
 	for i := range ms {
@@ -75,6 +77,17 @@ func (s *Store) Batch(ctx context.Context, name string, ms []store.RowMutation) 
 		}
 	}
 	return errs, nil
+}
+
+// readsRow reports whether applying m reads its row first: a delete of the
+// newest version finds that version's timestamp (writer.add).
+func readsRow(m *store.RowMutation) bool {
+	for _, x := range m.Mutations {
+		if x.Kind == store.DeleteVersion && x.Timestamp == store.LatestTimestamp {
+			return true
+		}
+	}
+	return false
 }
 
 // writer builds one Pebble batch for a table. Callers hold the row locks of

@@ -1,0 +1,70 @@
+package pebble
+
+import (
+	"testing"
+	"time"
+
+	"github.com/denorm/denorm/store"
+)
+
+// Writes that read nothing share their rows' stripes; a write that reads
+// its row (check-and-mutate, increment) waits for them, and they for it.
+func TestRowLocksShareOnlyPlainWrites(t *testing.T) {
+	var l rowLocks
+	rows := [][]byte{[]byte("a"), []byte("b"), []byte("c")}
+	first := l.lock(1, rows, nil, true)
+	second := l.lock(1, rows[1:], nil, true) // does not wait for first
+	got := make(chan struct{})
+	go func() {
+		held := l.lock(1, rows[2:], nil, false)
+		close(got)
+		l.unlock(held, false)
+	}()
+	select {
+	case <-got:
+		t.Fatal("an exclusive lock was granted while plain writes held the row")
+	case <-time.After(50 * time.Millisecond):
+	}
+	l.unlock(first, true)
+	select {
+	case <-got:
+		t.Fatal("an exclusive lock was granted while a plain write still held the row")
+	case <-time.After(20 * time.Millisecond):
+	}
+	l.unlock(second, true)
+	select {
+	case <-got:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the exclusive lock was not granted once the plain writes ended")
+	}
+	// And the other way round: a plain write waits for an exclusive one.
+	ex := l.lock(1, rows[:1], nil, false)
+	plain := make(chan struct{})
+	go func() {
+		held := l.lock(1, rows, nil, true)
+		close(plain)
+		l.unlock(held, true)
+	}()
+	select {
+	case <-plain:
+		t.Fatal("a plain write was granted a row a check-and-mutate held")
+	case <-time.After(50 * time.Millisecond):
+	}
+	l.unlock(ex, false)
+	<-plain
+}
+
+func TestReadsRow(t *testing.T) {
+	for _, c := range []struct {
+		m    store.RowMutation
+		want bool
+	}{
+		{store.RowMutation{Row: []byte("r"), Mutations: []store.Mutation{{Kind: store.Put, Family: "f", Timestamp: 5}}}, false},
+		{store.RowMutation{Row: []byte("r"), Mutations: []store.Mutation{{Kind: store.DeleteVersion, Family: "f", Timestamp: 5}}}, false},
+		{store.RowMutation{Row: []byte("r"), Mutations: []store.Mutation{{Kind: store.Put, Family: "f"}, {Kind: store.DeleteVersion, Family: "f", Timestamp: store.LatestTimestamp}}}, true},
+	} {
+		if got := readsRow(&c.m); got != c.want {
+			t.Errorf("readsRow(%v) = %v, want %v", c.m.Mutations, got, c.want)
+		}
+	}
+}
