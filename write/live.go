@@ -285,7 +285,7 @@ func (w *Writer) refreshOne(ctx context.Context, ev *event.Event, rr layout.Refe
 	// In key order, as the writer's other batches are: the store inserts
 	// neighbouring keys faster, and HBase groups them by region.
 	slices.SortFunc(batch, func(a, b store.RowMutation) int { return bytes.Compare(a.Row, b.Row) })
-	if err := w.batch(ctx, prim.Name, batch); err != nil {
+	if err := w.batchInTurn(ctx, prim.Name, batch); err != nil {
 		return err
 	}
 	mu.Lock()

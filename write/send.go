@@ -20,20 +20,34 @@ import (
 // into requests of its own and sends them side by side already; more
 // calls would only add to the server's work per call.
 func (w *Writer) batch(ctx context.Context, table string, ms []store.RowMutation) error {
+	return w.send(ctx, table, ms, w.opts.Readers)
+}
+
+// batchInTurn is batch with its calls one after another, for the writes of
+// a live-copy refresh: the refreshes of a batch's referenced keys already
+// run side by side, and their fan-outs (tens of thousands of rows each in
+// a grown store) cut again into calls side by side put more commits in
+// flight than the store's flushes and compactions keep up with.
+func (w *Writer) batchInTurn(ctx context.Context, table string, ms []store.RowMutation) error {
+	return w.send(ctx, table, ms, 1)
+}
+
+// send is batch with width calls at a time.
+func (w *Writer) send(ctx context.Context, table string, ms []store.RowMutation, width int) error {
 	dur := w.durability(table)
 	for i := range ms {
 		ms[i].Durability = dur
 	}
 	rows := w.opts.BatchRows
-	if _, local := w.st.(store.Syncer); local {
-		rows = min(rows, max(minCallRows, (len(ms)+w.opts.Readers-1)/w.opts.Readers))
+	if _, local := w.st.(store.Syncer); local && width > 1 {
+		rows = min(rows, max(minCallRows, (len(ms)+width-1)/width))
 	}
 	var cuts []int
 	for start, end := 0, 0; start < len(ms); start = end {
 		end = w.cutEnd(ms, start, rows)
 		cuts = append(cuts, end)
 	}
-	return w.each(ctx, len(cuts), func(ctx context.Context, k int) error {
+	return eachOn(ctx, width, len(cuts), func(ctx context.Context, k int) error {
 		start, end := 0, cuts[k]
 		if k > 0 {
 			start = cuts[k-1]
