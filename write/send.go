@@ -25,9 +25,10 @@ func (w *Writer) batch(ctx context.Context, table string, ms []store.RowMutation
 
 // batchInTurn is batch with its calls one after another, for the writes of
 // a live-copy refresh: the refreshes of a batch's referenced keys already
-// run side by side, and their fan-outs (tens of thousands of rows each in
-// a grown store) cut again into calls side by side put more commits in
-// flight than the store's flushes and compactions keep up with.
+// run side by side, and cutting each fan-out (tens of thousands of rows in
+// a grown store) again would put eight times the commits in flight for no
+// gain that a growth run could measure (docs/BENCHMARKS.md, seventh
+// session).
 func (w *Writer) batchInTurn(ctx context.Context, table string, ms []store.RowMutation) error {
 	return w.send(ctx, table, ms, 1)
 }
