@@ -87,7 +87,7 @@ func TestChunkEnd(t *testing.T) {
 	ms := []store.RowMutation{row(40), row(40), row(30), row(150), row(10), row(10), row(10), row(10)}
 	var got []int
 	for start, end := 0, 0; start < len(ms); start = end {
-		end = w.chunkEnd(ms, start)
+		end = w.chunkEnd(ms, start, w.opts.BatchRows)
 		got = append(got, end)
 	}
 	want := []int{2, 3, 4, 7, 8} // 80 bytes; 30; 150 alone; three rows; the last

@@ -45,7 +45,7 @@ func (w *Writer) send(ctx context.Context, table string, ms []store.RowMutation,
 	}
 	var cuts []int
 	for start, end := 0, 0; start < len(ms); start = end {
-		end = w.cutEnd(ms, start, rows)
+		end = w.chunkEnd(ms, start, rows)
 		cuts = append(cuts, end)
 	}
 	return eachOn(ctx, width, len(cuts), func(ctx context.Context, k int) error {
@@ -72,14 +72,9 @@ func (w *Writer) send(ctx context.Context, table string, ms []store.RowMutation,
 const minCallRows = 64
 
 // chunkEnd returns where the store Batch call that starts at ms[start]
-// ends: after BatchRows rows, or before the row that would take it past
+// ends: after rows rows, or before the row that would take it past
 // BatchBytes. It always takes at least one row.
-func (w *Writer) chunkEnd(ms []store.RowMutation, start int) int {
-	return w.cutEnd(ms, start, w.opts.BatchRows)
-}
-
-// cutEnd is chunkEnd with a cap of rows instead of BatchRows.
-func (w *Writer) cutEnd(ms []store.RowMutation, start, rows int) int {
+func (w *Writer) chunkEnd(ms []store.RowMutation, start, rows int) int {
 	end, size := start, 0
 	for end < len(ms) && end-start < rows {
 		n := ms[end].Size()
