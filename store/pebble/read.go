@@ -272,15 +272,7 @@ keys:
 			qual := arena[start:len(arena):len(arena)]
 			start = len(arena)
 			arena = append(arena, val...)
-			// The cell is written in place: append of a composite literal
-			// builds it on the stack first and copies it.
-			n := len(row.Cells)
-			if n == cap(row.Cells) {
-				row.Cells = append(row.Cells, store.Cell{})
-			} else {
-				row.Cells = row.Cells[:n+1]
-			}
-			cell := &row.Cells[n]
+			cell := nextCell(&row)
 			cell.Row = row.Key
 			cell.Family = fam
 			cell.Qualifier = qual
@@ -356,13 +348,7 @@ keys:
 					}
 					start = len(arena)
 					arena = append(arena, val...)
-					n := len(row.Cells)
-					if n == cap(row.Cells) {
-						row.Cells = append(row.Cells, store.Cell{})
-					} else {
-						row.Cells = row.Cells[:n+1]
-					}
-					cell := &row.Cells[n]
+					cell := nextCell(&row)
 					cell.Row = rowKey
 					cell.Family = fam
 					cell.Qualifier = qual
@@ -441,4 +427,17 @@ func maxRowSize(t *table, limit int) int {
 		return int(t.spec.MaxRowSize)
 	}
 	return limit
+}
+
+// nextCell adds a cell to the row and returns it, for the caller to write
+// in place: append of a composite literal builds the cell on the stack
+// first and copies it.
+func nextCell(row *store.Row) *store.Cell {
+	n := len(row.Cells)
+	if n == cap(row.Cells) {
+		row.Cells = append(row.Cells, store.Cell{})
+	} else {
+		row.Cells = row.Cells[:n+1]
+	}
+	return &row.Cells[n]
 }
