@@ -206,7 +206,7 @@ func derive(plan *schema.Plan, ent *schema.Entity, state map[string]any, withPri
 	// Tables with a row per child element come after, element by element.
 	eachTables := false
 	for _, t := range plan.Tables {
-		if !t.HoldsCopiesOf(ent.Name) || (only != nil && t.Name != only.Name) {
+		if !derivesIn(t, ent, only) {
 			continue
 		}
 		if t.Each != "" {
@@ -241,6 +241,12 @@ func derive(plan *schema.Plan, ent *schema.Entity, state map[string]any, withPri
 	return d, nil
 }
 
+// derivesIn reports whether a derive of ent's state, of only's rows when
+// only is set, derives rows in t.
+func derivesIn(t *schema.Table, ent *schema.Entity, only *schema.Table) bool {
+	return t.HoldsCopiesOf(ent.Name) && (only == nil || t.Name == only.Name)
+}
+
 // deriveElements derives the rows of the tables that hold one row per
 // child element. Each element's values are laid out once, in one map that
 // serves every such table of its child list: deriveRow reads the values and
@@ -259,7 +265,7 @@ func deriveElements(plan *schema.Plan, ent *schema.Entity, state map[string]any,
 	for _, ch := range ent.Children {
 		has := false
 		for _, t := range plan.Tables {
-			if t.Each == ch.Name && t.HoldsCopiesOf(ent.Name) && (only == nil || t.Name == only.Name) {
+			if t.Each == ch.Name && derivesIn(t, ent, only) {
 				has = true
 				break
 			}
@@ -279,7 +285,7 @@ func deriveElements(plan *schema.Plan, ent *schema.Entity, state map[string]any,
 				}
 			}
 			for _, t := range plan.Tables {
-				if t.Each != ch.Name || !t.HoldsCopiesOf(ent.Name) || (only != nil && t.Name != only.Name) {
+				if t.Each != ch.Name || !derivesIn(t, ent, only) {
 					continue
 				}
 				if t.When != "" && !schema.Set(elemVals[t.When]) {
