@@ -2,6 +2,7 @@ package write
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/denorm/denorm/ddl"
@@ -148,6 +149,51 @@ func TestLiveCopyDeletedReferenceStaysDeleted(t *testing.T) {
 				t.Errorf("order %d, batches of %d: live name %q after the product's delete, want none (readers show the snapshot)", i, batch, got)
 			}
 			st.Close()
+		}
+	}
+}
+
+// A rename writes each referencing row once, whatever the number of its
+// lines that hold the product, and one cell list serves every row.
+func TestRefreshWritesEachHolderOnce(t *testing.T) {
+	ctx := context.Background()
+	st, err := pebble.Open(ctx, t.TempDir(), pebble.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	plan := ordersPlan(t)
+	if _, err := ddl.Create(ctx, st, plan); err != nil {
+		t.Fatal(err)
+	}
+	w := New(plan, st, Options{})
+	var evs []*event.Event
+	var states []map[string]any
+	for i, skus := range [][]string{{"p1", "p1", "p2"}, {"p2", "p1"}, {"p2"}} {
+		state := map[string]any{"orderId": fmt.Sprintf("o%d", i), "customerId": fmt.Sprintf("c%d", i%2), "status": "OPEN", "placedAt": int64(1000 + i)}
+		var items []map[string]any
+		for l, s := range skus {
+			items = append(items, map[string]any{"line": int32(l + 1), "sku": s, "quantity": int64(1), "name": "snap"})
+		}
+		state["items"] = items
+		evs = append(evs, &event.Event{Entity: "order", Key: map[string]any{"orderId": state["orderId"]}, Version: 1, Op: event.Upsert, State: state})
+		states = append(states, state)
+	}
+	if _, rej, err := w.Apply(ctx, evs); err != nil || len(rej) > 0 {
+		t.Fatalf("apply: %v %v", err, rej)
+	}
+	rename := &event.Event{Entity: "product", Key: map[string]any{"sku": "p1"}, Version: 2, Op: event.Upsert,
+		State: map[string]any{"sku": "p1", "name": "Anvil", "priceCents": int64(100)}}
+	stats, rej, err := w.Apply(ctx, []*event.Event{rename})
+	if err != nil || len(rej) > 0 {
+		t.Fatalf("apply rename: %v %v", err, rej)
+	}
+	if stats.Fanout != 2 {
+		t.Fatalf("fan-out %d cells, want 2 (orders o0 and o1, one name each)", stats.Fanout)
+	}
+	for i, want := range []string{"Anvil", "Anvil", ""} {
+		if got := liveName(t, st, w, states[i], "p1"); got != want {
+			t.Fatalf("order o%d: live name %q, want %q", i, got, want)
 		}
 	}
 }
