@@ -65,6 +65,15 @@ func Decode(plan *schema.Plan, line []byte) (*Event, error) {
 	if !utf8.Valid(line) {
 		return nil, &Error{Reason: fmt.Sprintf("invalid UTF-8 at byte %d: events are UTF-8 JSON (send binary values as base64 bytes fields)", invalidUTF8At(line))}
 	}
+	if ev, ok := fastDecode(plan, line); ok {
+		return ev, nil
+	}
+	return decodeFull(plan, line)
+}
+
+// decodeFull is Decode by encoding/json, for every line fastDecode leaves
+// to it; line is trimmed, non-empty, within the limit and valid UTF-8.
+func decodeFull(plan *schema.Plan, line []byte) (*Event, error) {
 	var r raw
 	dec := json.NewDecoder(bytes.NewReader(line))
 	dec.DisallowUnknownFields()
