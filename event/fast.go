@@ -430,6 +430,22 @@ func (p *parser) scalar(f *schema.Field) (any, bool) {
 		if !ok {
 			return nil, false
 		}
+		switch f.Type {
+		case rowkey.Int64, rowkey.Timestamp, rowkey.Int32:
+			// What Normalize does with the json.Number, without boxing
+			// the number's text first.
+			x, err := strconv.ParseInt(string(n), 10, 64)
+			if err != nil {
+				return nil, false
+			}
+			if f.Type != rowkey.Int32 {
+				return x, true
+			}
+			if x < math.MinInt32 || x > math.MaxInt32 {
+				return nil, false
+			}
+			return int32(x), true
+		}
 		v = json.Number(n)
 	case p.literal("true"):
 		v = true
