@@ -37,18 +37,26 @@ func liveName(t *testing.T, st store.Store, w *Writer, state map[string]any, sku
 	return string(c.Value)
 }
 
-func TestLiveCopies(t *testing.T) {
+// ordersWriter opens a store with the example's tables and a writer on it;
+// the store closes when the test ends.
+func ordersWriter(t *testing.T) (*pebble.Store, *Writer) {
+	t.Helper()
 	ctx := context.Background()
 	st, err := pebble.Open(ctx, t.TempDir(), pebble.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer st.Close()
+	t.Cleanup(func() { st.Close() })
 	plan := ordersPlan(t)
 	if _, err := ddl.Create(ctx, st, plan); err != nil {
 		t.Fatal(err)
 	}
-	w := New(plan, st, Options{})
+	return st, New(plan, st, Options{})
+}
+
+func TestLiveCopies(t *testing.T) {
+	ctx := context.Background()
+	st, w := ordersWriter(t)
 	product := func(v int64, name string) *event.Event {
 		if name == "" {
 			return &event.Event{Entity: "product", Key: map[string]any{"sku": "p1"}, Version: v, Op: event.Delete}
@@ -157,16 +165,7 @@ func TestLiveCopyDeletedReferenceStaysDeleted(t *testing.T) {
 // lines that hold the product, and one cell list serves every row.
 func TestRefreshWritesEachHolderOnce(t *testing.T) {
 	ctx := context.Background()
-	st, err := pebble.Open(ctx, t.TempDir(), pebble.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	plan := ordersPlan(t)
-	if _, err := ddl.Create(ctx, st, plan); err != nil {
-		t.Fatal(err)
-	}
-	w := New(plan, st, Options{})
+	st, w := ordersWriter(t)
 	var evs []*event.Event
 	var states []map[string]any
 	for i, skus := range [][]string{{"p1", "p1", "p2"}, {"p2", "p1"}, {"p2"}} {
