@@ -83,21 +83,19 @@ type scanner struct {
 }
 
 func (sc *scanner) Next(ctx context.Context) bool {
-	// Lock order, here and in the store's Close: the store's life lock,
-	// then the scanner's. One unconditional defer and one return keep the
-	// defer open-coded: Next runs once per row.
-	entered := sc.s.enter()
+	// Only the scanner's lock is taken, not the store's life lock as other
+	// calls do: the store's Close releases every open scanner under this
+	// lock before it closes the database, so the iterator is never used
+	// past it, and a Next after it finds the store closed. Two atomic
+	// operations fewer per row. One defer and one return keep the defer
+	// open-coded: Next runs once per row.
 	sc.mu.Lock()
-	defer sc.unlock(entered)
-	return sc.next(ctx, entered)
-}
-
-// unlock undoes Next's locking; entered is what the store's enter said.
-func (sc *scanner) unlock(entered error) {
-	sc.mu.Unlock()
-	if entered == nil {
-		sc.s.leave()
+	defer sc.mu.Unlock()
+	var entered error
+	if sc.s.closed.Load() {
+		entered = store.ErrClosed
 	}
+	return sc.next(ctx, entered)
 }
 
 // next is Next under the locks.
