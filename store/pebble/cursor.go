@@ -166,3 +166,24 @@ func plain(b []byte) bool {
 	}
 	return true
 }
+
+// wordPart reports whether startsWith compares a part of n bytes as words.
+func wordPart(n int) bool { return n >= 16 && n <= 32 }
+
+// startsWith reports whether key starts with part, of which wordPart
+// holds: four overlapping words are compared, without the call to memequal
+// that comparing strings makes (a family part is the table prefix, the row
+// key and the family: 16 to 32 bytes for short row keys). The last word
+// goes first: it holds the end of the row key and the family, where the
+// keys of neighbouring rows differ.
+func startsWith(key, part []byte) bool {
+	n := len(part)
+	if len(key) < n {
+		return false
+	}
+	k := key[:n]
+	return binary.LittleEndian.Uint64(k[n-8:]) == binary.LittleEndian.Uint64(part[n-8:]) &&
+		binary.LittleEndian.Uint64(k) == binary.LittleEndian.Uint64(part) &&
+		binary.LittleEndian.Uint64(k[8:]) == binary.LittleEndian.Uint64(part[8:]) &&
+		binary.LittleEndian.Uint64(k[n-16:]) == binary.LittleEndian.Uint64(part[n-16:])
+}

@@ -287,13 +287,20 @@ keys:
 				fe, took, ts := c.famEnd, 0, c.ts
 				// What the run reads at every key, out of the structs.
 				famPart, rowKey, maxRow, tr := c.col[:fe:fe], row.Key, r.q.maxRow, r.q.tr
+				words := wordPart(fe)
 				for {
 					if !it.Next() {
 						ok = false
 						break keys
 					}
 					key = it.Key()
-					if len(key) < fe || string(key[:fe]) != string(famPart) {
+					var inFam bool
+					if words {
+						inFam = startsWith(key, famPart)
+					} else {
+						inFam = len(key) >= fe && string(key[:fe]) == string(famPart)
+					}
+					if !inFam {
 						// Another family or row: the cursor's column no
 						// longer matters, as a new family starts afresh.
 						if len(key) < c.rowLen || string(key[:c.rowLen]) != string(c.col[:c.rowLen]) {
