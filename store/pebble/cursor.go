@@ -71,8 +71,8 @@ func (c *cursor) first(key []byte) error {
 // column.
 func (c *cursor) next(key []byte) (move, error) {
 	fe := c.famEnd
-	if len(key) < fe || string(key[:fe]) != string(c.col[:fe]) {
-		if len(key) < c.rowLen || string(key[:c.rowLen]) != string(c.col[:c.rowLen]) {
+	if !hasPart(key, c.col[:fe]) {
+		if !hasPart(key, c.col[:c.rowLen]) {
 			return moveOut, nil
 		}
 		c.col = c.col[:c.rowLen]
@@ -169,6 +169,15 @@ func plain(b []byte) bool {
 
 // wordPart reports whether startsWith compares a part of n bytes as words.
 func wordPart(n int) bool { return n >= 16 && n <= 32 }
+
+// hasPart reports whether key starts with part, with startsWith when
+// wordPart holds for it.
+func hasPart(key, part []byte) bool {
+	if wordPart(len(part)) {
+		return startsWith(key, part)
+	}
+	return len(key) >= len(part) && string(key[:len(part)]) == string(part)
+}
 
 // startsWith reports whether key starts with part, of which wordPart
 // holds: four overlapping words are compared, without the call to memequal

@@ -303,7 +303,7 @@ keys:
 					if !inFam {
 						// Another family or row: the cursor's column no
 						// longer matters, as a new family starts afresh.
-						if len(key) < c.rowLen || string(key[:c.rowLen]) != string(c.col[:c.rowLen]) {
+						if !hasPart(key, c.col[:c.rowLen]) {
 							mv = moveOut
 							break keys
 						}

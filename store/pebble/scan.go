@@ -3,6 +3,7 @@ package pebble
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"sync"
 
@@ -55,6 +56,9 @@ func (s *Store) Scan(ctx context.Context, name string, sc store.Scan) (store.Sca
 	rr := newRowReader(t, q, s.now())
 	rr.reuse = true
 	out := &scanner{s: s, t: t, it: it, rr: rr, reverse: sc.Reverse, limit: sc.Limit, batch: sc.Batch, hi: hi}
+	if !sc.Reverse && len(sc.Stop) == 0 {
+		out.table = appendTablePrefix(nil, t.id)
+	}
 	s.scannersMu.Lock()
 	s.scanners[out] = struct{}{}
 	s.scannersMu.Unlock()
@@ -80,6 +84,9 @@ type scanner struct {
 	done    bool
 	prefix  []byte
 	hi      []byte // exclusive upper bound of a forward scan
+	// table is the table's prefix when hi is the table's end (a forward
+	// scan without Stop): every key starting with it sorts below hi.
+	table []byte
 }
 
 func (sc *scanner) Next(ctx context.Context) bool {
@@ -170,8 +177,12 @@ func (sc *scanner) nextRow() (bool, error) {
 			return false, it.Error()
 		}
 		// Every key of a row sorts below hi when its first key does: hi is
-		// a row prefix (or a table prefix), never inside a row.
-		if bytes.Compare(it.Key(), sc.hi) >= 0 {
+		// a row prefix (or a table prefix), never inside a row. A key of
+		// the table sorts below the table's end, the bound of a scan
+		// without Stop: one word and a byte instead of bytes.Compare.
+		if key := it.Key(); !(sc.table != nil && len(key) >= tablePfx && key[0] == sc.table[0] &&
+			binary.BigEndian.Uint64(key[1:tablePfx]) == binary.BigEndian.Uint64(sc.table[1:tablePfx])) &&
+			bytes.Compare(key, sc.hi) >= 0 {
 			return false, nil
 		}
 		return true, sc.rr.readInto(it, &sc.whole)
