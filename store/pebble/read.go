@@ -317,7 +317,7 @@ keys:
 					q := len(key) - tailLen - 2
 					// Qualifiers of a row mostly differ in their last byte:
 					// test it before comparing them whole.
-					if q < fe || key[len(key)-1] != 0xFF-typePut || key[q] != escByte || key[q+1] != escEnd || !plainBefore(key, fe, q) ||
+					if q < fe || key[len(key)-1] != 0xFF-typePut || binary.BigEndian.Uint16(key[q:]) != uint16(escByte)<<8|uint16(escEnd) || !plainBefore(key, fe, q) ||
 						q-fe == len(qual) && (q == fe || key[q-1] == qual[len(qual)-1]) && string(key[fe:q]) == string(qual) {
 						break
 					}
