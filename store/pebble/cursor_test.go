@@ -219,3 +219,24 @@ func TestStartsWith(t *testing.T) {
 		}
 	}
 }
+
+// TestSameName compares the family lookup's name test with bytes.Equal.
+func TestSameName(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for la := 0; la <= 7; la++ {
+		for lb := 0; lb <= 7; lb++ {
+			for range 50 {
+				a, b := make([]byte, la), make([]byte, lb)
+				for i := range a {
+					a[i] = byte(rng.IntN(2))
+				}
+				for i := range b {
+					b[i] = byte(rng.IntN(2))
+				}
+				if got, want := sameName(a, b), bytes.Equal(a, b); got != want {
+					t.Fatalf("sameName(%x, %x) = %v, want %v", a, b, got, want)
+				}
+			}
+		}
+	}
+}

@@ -119,7 +119,7 @@ func (v *visibility) lookup(family []byte, esc bool) *famInfo {
 	if i >= len(v.recent) {
 		i = 0
 	}
-	if i < len(v.recent) && string(v.recent[i].stored) == string(family) {
+	if i < len(v.recent) && sameName(v.recent[i].stored, family) {
 		v.next = i + 1
 		return v.recent[i].fi
 	}
@@ -222,4 +222,22 @@ func contains(xs []int64, x int64) bool {
 		}
 	}
 	return false
+}
+
+// sameName reports whether two stored family names are equal. Family names
+// are mostly a byte or two: those are compared in a loop, without the call
+// to memequal that comparing strings makes.
+func sameName(a, b []byte) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	if len(a) > 4 {
+		return string(a) == string(b)
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
 }
