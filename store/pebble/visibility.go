@@ -106,7 +106,16 @@ func (v *visibility) position(rk *rawKey) (newFam, newCol bool) {
 // esc is set): its markers and column state start afresh.
 func (v *visibility) enterFamily(family []byte, esc bool) {
 	v.newFamily = false
-	v.fi = v.lookup(family, esc)
+	// lookup's first test, written out: the call costs more than the test.
+	if i := v.next; i < len(v.recent) && sameName(v.recent[i].stored, family) {
+		v.next = i + 1
+		v.fi = v.recent[i].fi
+	} else if len(v.recent) > 0 && i == len(v.recent) && sameName(v.recent[0].stored, family) {
+		v.next = 1
+		v.fi = v.recent[0].fi
+	} else {
+		v.fi = v.lookup(family, esc)
+	}
 	v.resetFamily()
 }
 
