@@ -71,8 +71,8 @@ func (c *cursor) first(key []byte) error {
 // column.
 func (c *cursor) next(key []byte) (move, error) {
 	fe := c.famEnd
-	if len(key) < fe || string(key[:fe]) != string(c.col[:fe]) {
-		if len(key) < c.rowLen || string(key[:c.rowLen]) != string(c.col[:c.rowLen]) {
+	if !hasPart(key, c.col[:fe]) {
+		if !hasPart(key, c.col[:c.rowLen]) {
 			return moveOut, nil
 		}
 		c.col = c.col[:c.rowLen]
@@ -165,4 +165,34 @@ func plain(b []byte) bool {
 		}
 	}
 	return true
+}
+
+// wordPart reports whether startsWith compares a part of n bytes as words.
+func wordPart(n int) bool { return n >= 16 && n <= 32 }
+
+// hasPart reports whether key starts with part, with startsWith when
+// wordPart holds for it.
+func hasPart(key, part []byte) bool {
+	if wordPart(len(part)) {
+		return startsWith(key, part)
+	}
+	return len(key) >= len(part) && string(key[:len(part)]) == string(part)
+}
+
+// startsWith reports whether key starts with part, of which wordPart
+// holds: four overlapping words are compared, without the call to memequal
+// that comparing strings makes (a family part is the table prefix, the row
+// key and the family: 16 to 32 bytes for short row keys). The last word
+// goes first: it holds the end of the row key and the family, where the
+// keys of neighbouring rows differ.
+func startsWith(key, part []byte) bool {
+	n := len(part)
+	if len(key) < n {
+		return false
+	}
+	k := key[:n]
+	return binary.LittleEndian.Uint64(k[n-8:]) == binary.LittleEndian.Uint64(part[n-8:]) &&
+		binary.LittleEndian.Uint64(k) == binary.LittleEndian.Uint64(part) &&
+		binary.LittleEndian.Uint64(k[8:]) == binary.LittleEndian.Uint64(part[8:]) &&
+		binary.LittleEndian.Uint64(k[n-16:]) == binary.LittleEndian.Uint64(part[n-16:])
 }

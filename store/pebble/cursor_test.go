@@ -177,3 +177,66 @@ func TestPlainBefore(t *testing.T) {
 		}
 	}
 }
+
+// TestStartsWith compares the word-wise prefix test of the scan's short loop
+// with bytes.HasPrefix, for every part length it takes, keys shorter and
+// longer than the part, and a difference at every byte.
+func TestStartsWith(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for n := 0; n <= 40; n++ {
+		if !wordPart(n) {
+			continue
+		}
+		part := make([]byte, n)
+		for i := range part {
+			part[i] = byte(rng.IntN(3)) // few values: near misses are common
+		}
+		for kl := n - 2; kl <= n+10; kl++ {
+			if kl < 0 {
+				continue
+			}
+			key := make([]byte, kl)
+			copy(key, part)
+			for i := min(n, kl); i < kl; i++ {
+				key[i] = byte(rng.IntN(256))
+			}
+			check := func(key []byte) {
+				if got, want := startsWith(key, part), bytes.HasPrefix(key, part); got != want {
+					t.Fatalf("startsWith(%x, %x) = %v, want %v", key, part, got, want)
+				}
+			}
+			check(key)
+			for i := 0; i < min(n, kl); i++ {
+				k := slices.Clone(key)
+				k[i] ^= 1 << rng.IntN(8)
+				check(k)
+			}
+		}
+	}
+	for n := 0; n <= 64; n++ {
+		if got := wordPart(n); got != (n >= 16 && n <= 32) {
+			t.Fatalf("wordPart(%d) = %v", n, got)
+		}
+	}
+}
+
+// TestSameName compares the family lookup's name test with bytes.Equal.
+func TestSameName(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for la := 0; la <= 7; la++ {
+		for lb := 0; lb <= 7; lb++ {
+			for range 50 {
+				a, b := make([]byte, la), make([]byte, lb)
+				for i := range a {
+					a[i] = byte(rng.IntN(2))
+				}
+				for i := range b {
+					b[i] = byte(rng.IntN(2))
+				}
+				if got, want := sameName(a, b), bytes.Equal(a, b); got != want {
+					t.Fatalf("sameName(%x, %x) = %v, want %v", a, b, got, want)
+				}
+			}
+		}
+	}
+}

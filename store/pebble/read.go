@@ -287,16 +287,23 @@ keys:
 				fe, took, ts := c.famEnd, 0, c.ts
 				// What the run reads at every key, out of the structs.
 				famPart, rowKey, maxRow, tr := c.col[:fe:fe], row.Key, r.q.maxRow, r.q.tr
+				words := wordPart(fe)
 				for {
 					if !it.Next() {
 						ok = false
 						break keys
 					}
 					key = it.Key()
-					if len(key) < fe || string(key[:fe]) != string(famPart) {
+					var inFam bool
+					if words {
+						inFam = startsWith(key, famPart)
+					} else {
+						inFam = len(key) >= fe && string(key[:fe]) == string(famPart)
+					}
+					if !inFam {
 						// Another family or row: the cursor's column no
 						// longer matters, as a new family starts afresh.
-						if len(key) < c.rowLen || string(key[:c.rowLen]) != string(c.col[:c.rowLen]) {
+						if !hasPart(key, c.col[:c.rowLen]) {
 							mv = moveOut
 							break keys
 						}
@@ -310,7 +317,7 @@ keys:
 					q := len(key) - tailLen - 2
 					// Qualifiers of a row mostly differ in their last byte:
 					// test it before comparing them whole.
-					if q < fe || key[len(key)-1] != 0xFF-typePut || key[q] != escByte || key[q+1] != escEnd || !plainBefore(key, fe, q) ||
+					if q < fe || key[len(key)-1] != 0xFF-typePut || binary.BigEndian.Uint16(key[q:]) != uint16(escByte)<<8|uint16(escEnd) || !plainBefore(key, fe, q) ||
 						q-fe == len(qual) && (q == fe || key[q-1] == qual[len(qual)-1]) && string(key[fe:q]) == string(qual) {
 						break
 					}

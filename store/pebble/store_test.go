@@ -348,3 +348,59 @@ func TestCloseWithOpenScanner(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestScanStopsAtTableEnd scans tables whose keys lie next to each other in
+// Pebble (consecutive ids, the same rows), with and without Stop, forwards
+// and backwards: a forward scan without Stop ends where the next table
+// begins by its own test of the table prefix.
+func TestScanStopsAtTableEnd(t *testing.T) {
+	ctx := context.Background()
+	st, err := Open(ctx, t.TempDir(), Options{Durability: store.AsyncWAL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	names := []string{"a", "b", "c"}
+	for _, name := range names {
+		if err := st.CreateTable(ctx, store.TableSpec{Name: name, Families: []store.FamilySpec{{Name: "f"}}}); err != nil {
+			t.Fatal(err)
+		}
+		var ms []store.RowMutation
+		for i := 0; i < 50; i++ {
+			ms = append(ms, store.RowMutation{Row: []byte(fmt.Sprintf("r%03d", i)), Mutations: []store.Mutation{{Kind: store.Put, Family: "f", Qualifier: []byte("q"), Timestamp: 1, Value: []byte(name)}}})
+		}
+		if _, err := st.Batch(ctx, name, ms); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, name := range names {
+		for _, sc := range []store.Scan{{}, {Start: []byte("r010")}, {Stop: []byte("r040")}, {Reverse: true}} {
+			s, err := st.Scan(ctx, name, sc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := 0
+			for s.Next(ctx) {
+				for _, c := range s.Row().Cells {
+					if string(c.Value) != name {
+						t.Fatalf("scan %q %+v: cell of table %q", name, sc, c.Value)
+					}
+				}
+				n++
+			}
+			if err := s.Err(); err != nil {
+				t.Fatal(err)
+			}
+			_ = s.Close()
+			want := 50
+			if len(sc.Start) > 0 {
+				want = 40
+			} else if len(sc.Stop) > 0 {
+				want = 40
+			}
+			if n != want {
+				t.Fatalf("scan %q %+v: %d rows, want %d", name, sc, n, want)
+			}
+		}
+	}
+}

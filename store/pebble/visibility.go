@@ -106,7 +106,16 @@ func (v *visibility) position(rk *rawKey) (newFam, newCol bool) {
 // esc is set): its markers and column state start afresh.
 func (v *visibility) enterFamily(family []byte, esc bool) {
 	v.newFamily = false
-	v.fi = v.lookup(family, esc)
+	// lookup's first test, written out: the call costs more than the test.
+	if i := v.next; i < len(v.recent) && sameName(v.recent[i].stored, family) {
+		v.next = i + 1
+		v.fi = v.recent[i].fi
+	} else if len(v.recent) > 0 && i == len(v.recent) && sameName(v.recent[0].stored, family) {
+		v.next = 1
+		v.fi = v.recent[0].fi
+	} else {
+		v.fi = v.lookup(family, esc)
+	}
 	v.resetFamily()
 }
 
@@ -119,7 +128,7 @@ func (v *visibility) lookup(family []byte, esc bool) *famInfo {
 	if i >= len(v.recent) {
 		i = 0
 	}
-	if i < len(v.recent) && string(v.recent[i].stored) == string(family) {
+	if i < len(v.recent) && sameName(v.recent[i].stored, family) {
 		v.next = i + 1
 		return v.recent[i].fi
 	}
@@ -222,4 +231,22 @@ func contains(xs []int64, x int64) bool {
 		}
 	}
 	return false
+}
+
+// sameName reports whether two stored family names are equal. Family names
+// are mostly a byte or two: those are compared in a loop, without the call
+// to memequal that comparing strings makes.
+func sameName(a, b []byte) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	if len(a) > 4 {
+		return string(a) == string(b)
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
 }
