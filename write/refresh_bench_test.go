@@ -92,15 +92,9 @@ func BenchmarkRefresh(b *testing.B) {
 		b.StartTimer()
 
 		start = time.Now()
-		batch := db.NewBatch()
-		for c := range rs.log.cells() {
-			k, v := rs.log.cell(c)
-			_ = batch.Set(k, v, nil)
-		}
-		if err := batch.Commit(pdb.Sync); err != nil {
+		if err := rs.log.commit(db, 0, rs.log.cells()); err != nil {
 			b.Fatal(err)
 		}
-		_ = batch.Close()
 		tRaw += time.Since(start)
 	}
 	b.ReportMetric(float64(fanout)/tWriter.Seconds(), "fanout-units/s")
