@@ -106,7 +106,10 @@ func (v *visibility) position(rk *rawKey) (newFam, newCol bool) {
 // esc is set): its markers and column state start afresh.
 func (v *visibility) enterFamily(family []byte, esc bool) {
 	v.newFamily = false
-	// lookup's first test, written out: the call costs more than the test.
+	// Rows of a table mostly hold the same families, met in the same order:
+	// the family after the last one found (the first after the last) is
+	// tried here, written out because a call costs more than the test, and
+	// lookup does the rest.
 	if i := v.next; i < len(v.recent) && sameName(v.recent[i].stored, family) {
 		v.next = i + 1
 		v.fi = v.recent[i].fi
@@ -119,19 +122,9 @@ func (v *visibility) enterFamily(family []byte, esc bool) {
 	v.resetFamily()
 }
 
-// lookup finds a family's settings by its stored name; nil means the table
-// has no such family.
+// lookup finds a family's settings by its stored name, when it is not the
+// one enterFamily tried; nil means the table has no such family.
 func (v *visibility) lookup(family []byte, esc bool) *famInfo {
-	// Rows of a table mostly hold the same families, met in the same order:
-	// try the one after the last found first (the first after the last).
-	i := v.next
-	if i >= len(v.recent) {
-		i = 0
-	}
-	if i < len(v.recent) && sameName(v.recent[i].stored, family) {
-		v.next = i + 1
-		return v.recent[i].fi
-	}
 	for i, r := range v.recent {
 		if string(r.stored) == string(family) {
 			v.next = i + 1
