@@ -51,6 +51,19 @@ type raw struct {
 // Decode parses and validates one event line against the plan. Every
 // failure is an *Error naming the field.
 func Decode(plan *schema.Plan, line []byte) (*Event, error) {
+	line, err := checkLine(line)
+	if err != nil {
+		return nil, err
+	}
+	if ev, ok := fastDecode(plan, line); ok {
+		return ev, nil
+	}
+	return decodeFull(plan, line)
+}
+
+// checkLine trims a line and refuses what neither decoder may see: an empty
+// line, one over the limit, bytes that are not UTF-8.
+func checkLine(line []byte) ([]byte, error) {
 	line = bytes.TrimSpace(line)
 	if len(line) == 0 {
 		return nil, &Error{Reason: "empty line"}
@@ -65,10 +78,7 @@ func Decode(plan *schema.Plan, line []byte) (*Event, error) {
 	if !utf8.Valid(line) {
 		return nil, &Error{Reason: fmt.Sprintf("invalid UTF-8 at byte %d: events are UTF-8 JSON (send binary values as base64 bytes fields)", invalidUTF8At(line))}
 	}
-	if ev, ok := fastDecode(plan, line); ok {
-		return ev, nil
-	}
-	return decodeFull(plan, line)
+	return line, nil
 }
 
 // decodeFull is Decode by encoding/json, for every line fastDecode leaves

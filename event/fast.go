@@ -287,7 +287,6 @@ func (p *parser) skip(depth int) bool {
 			if !p.byte(',') {
 				return false
 			}
-			p.skipSpace()
 		}
 	case c == '[':
 		p.i++
@@ -395,11 +394,9 @@ func (p *parser) number() ([]byte, bool) {
 	return b[start:j], true
 }
 
-// fastVersion is decodeVersion for a well-formed value.
+// fastVersion is decodeVersion for a well-formed value: ParseInt refuses
+// all but an integer's text (a string, a literal, a fraction, an exponent).
 func fastVersion(b []byte) (int64, bool) {
-	if len(b) == 0 || (b[0] != '-' && (b[0] < '0' || b[0] > '9')) {
-		return 0, false
-	}
 	v, err := strconv.ParseInt(string(b), 10, 64)
 	if err != nil || v < 1 || v == math.MaxInt64 {
 		return 0, false
