@@ -2,6 +2,7 @@ package write
 
 import (
 	"bytes"
+	"slices"
 
 	"github.com/denorm/denorm/event"
 	"github.com/denorm/denorm/layout"
@@ -17,8 +18,10 @@ type entityPlan struct {
 	deleted      bool
 	derived      *layout.Derived // the final state's rows; nil when deleted
 	// old: refs of earlier states to delete at version-1 (those the final
-	// state derives again are cleared and rewritten instead).
-	old map[string]layout.Ref
+	// state derives again are cleared and rewritten instead). Sorted by
+	// ref and without repeats once fold returns (sortOld), so that the
+	// derived items, sorted the same way, are matched to it in one walk.
+	old []layout.Ref
 	// key is the primary row the entity is written to: the final state's
 	// row, or for a delete the row it lived in (nil when no row is known:
 	// only the locator records the delete).
@@ -100,8 +103,8 @@ func (w *Writer) fold(ds *deriveSet, g *group, stats *Stats) (*entityPlan, error
 		// Only what the store holds needs deleting: the stored state's
 		// refs (states folded within this batch were never written).
 		if !ep.writePrimary && ep.stored != nil {
-			for _, r := range ep.stored.Refs() {
-				ep.addOld(r)
+			for _, it := range ep.stored.Items {
+				ep.addOld(it.Ref)
 			}
 		}
 		ep.writePrimary = true
@@ -142,10 +145,11 @@ func (w *Writer) fold(ds *deriveSet, g *group, stats *Stats) (*entityPlan, error
 			o.derived = d
 			ep.vacate = append(ep.vacate, o)
 		}
-		for _, r := range d.Refs() {
-			ep.addOld(r)
+		for _, it := range d.Items {
+			ep.addOld(it.Ref)
 		}
 	}
+	ep.sortOld()
 	if redo && !ep.writePrimary {
 		stats.Redone++
 	}
@@ -156,13 +160,16 @@ func (w *Writer) fold(ds *deriveSet, g *group, stats *Stats) (*entityPlan, error
 	return ep, nil
 }
 
-// addOld records a ref of an earlier state to delete. The set is made on
-// the first: most plans (new entities) have none.
-func (ep *entityPlan) addOld(r layout.Ref) {
-	if ep.old == nil {
-		ep.old = map[string]layout.Ref{}
+// addOld records a ref of an earlier state to delete.
+func (ep *entityPlan) addOld(r layout.Ref) { ep.old = append(ep.old, r) }
+
+// sortOld sorts old by ref and drops repeats. The refs mostly come from one
+// derived state, whose items are sorted already: then only the check runs.
+func (ep *entityPlan) sortOld() {
+	if !slices.IsSortedFunc(ep.old, layout.Ref.Compare) {
+		slices.SortFunc(ep.old, layout.Ref.Compare)
 	}
-	ep.old[r.ID()] = r
+	ep.old = slices.CompactFunc(ep.old, func(a, b layout.Ref) bool { return a.Compare(b) == 0 })
 }
 
 // familiesOf lists a table's family names.

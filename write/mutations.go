@@ -179,7 +179,6 @@ type mutSet struct {
 	incs                                          []layout.Increment
 	stats                                         Stats
 	slab                                          mutSlab
-	id                                            []byte // a ref's ID, looked up
 }
 
 // mutSlab hands out mutation lists cut from one shared buffer: a plan
@@ -255,7 +254,8 @@ func (w *Writer) planMutations(ms *mutSet, ep *entityPlan, live map[string]store
 		stored = ep.stored.Items
 	}
 	if ep.derived != nil {
-		j := 0
+		// stored, the items and old are all sorted by ref: one walk.
+		j, k := 0, 0
 		for _, it := range ep.derived.Items {
 			for j < len(stored) && stored[j].Compare(it.Ref) < 0 {
 				j++
@@ -264,14 +264,13 @@ func (w *Writer) planMutations(ms *mutSet, ep *entityPlan, live map[string]store
 			if j < len(stored) && stored[j].Compare(it.Ref) == 0 {
 				prev = &stored[j]
 			}
+			for k < len(ep.old) && ep.old[k].Compare(it.Ref) < 0 {
+				k++
+			}
 			if prev != nil && sameCells(prev.Cells, it.Cells) {
 				continue // already in the store, as it should be
 			}
-			was := false
-			if len(ep.old) > 0 {
-				ms.id = it.AppendID(ms.id[:0])
-				_, was = ep.old[string(ms.id)]
-			}
+			was := k < len(ep.old) && ep.old[k].Compare(it.Ref) == 0
 			rm := ms.slab.muts(len(it.Cells))
 			if was && it.Family == "" && (prev == nil || !coveredBy(prev.Cells, it.Cells)) {
 				// The row existed for an older state and held a column
@@ -292,9 +291,17 @@ func (w *Writer) planMutations(ms *mutSet, ep *entityPlan, live map[string]store
 			}
 		}
 	}
+	var items []layout.Item
+	if ep.derived != nil {
+		items = ep.derived.Items
+	}
+	j := 0
 	for _, r := range ep.old {
-		if ep.derived != nil && derives(ep.derived.Items, r) {
-			continue
+		for j < len(items) && items[j].Compare(r) < 0 {
+			j++
+		}
+		if j < len(items) && items[j].Compare(r) == 0 {
+			continue // derived again: written above
 		}
 		if r.Family == "" {
 			ms.derived.add(r.Table, r.Row, w.clearRow(r.Table, v-1, &ms.stats)...)
@@ -355,11 +362,7 @@ func (w *Writer) primaryMutations(prim *rowMuts, slab *mutSlab, ep *entityPlan, 
 		stats.Cells[t.Name] += len(ep.derived.Primary)
 	}
 	if len(ep.old) > 0 {
-		refs := make([]layout.Ref, 0, len(ep.old))
-		for _, r := range ep.old {
-			refs = append(refs, r)
-		}
-		ms = append(ms, store.Mutation{Kind: store.Put, Family: book, Qualifier: layout.QualPending, Timestamp: v, Value: layout.EncodeRefs(refs)})
+		ms = append(ms, store.Mutation{Kind: store.Put, Family: book, Qualifier: layout.QualPending, Timestamp: v, Value: layout.EncodeRefs(ep.old)})
 		stats.Cells[t.Name]++
 	}
 	prim.add(t.Name, key, ms...)
@@ -432,11 +435,4 @@ func coveredBy(old, new []layout.Cell) bool {
 		}
 	}
 	return true
-}
-
-// derives reports whether items, sorted by ref as Derive returns them, hold
-// the ref r.
-func derives(items []layout.Item, r layout.Ref) bool {
-	_, found := slices.BinarySearchFunc(items, r, func(it layout.Item, r layout.Ref) int { return it.Compare(r) })
-	return found
 }
