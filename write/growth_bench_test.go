@@ -55,7 +55,9 @@ func units(s Stats) int {
 // the other benchmarks'); DENORM_GROWTH_PROFILE=prefix writes CPU profiles
 // of the first and the last window to prefix-first.pprof and -last.pprof;
 // DENORM_GROWTH_CACHE sets the store's block cache in bytes (default the
-// store's own), to compare cache sizes.
+// store's own), to compare cache sizes; DENORM_GROWTH_MEMTABLE the
+// memtable's (the store's default cache grows with it: set both to compare
+// memtables alone).
 // Only Apply is timed: decoding the JSON lines is not the writer's work.
 // Run it once: -benchtime 1x.
 func BenchmarkGrowth(b *testing.B) {
@@ -190,6 +192,13 @@ func openGrowth(b *testing.B, dir string) *pebble.Store {
 			b.Fatal(err)
 		}
 		opts.CacheSize = n
+	}
+	if s := os.Getenv("DENORM_GROWTH_MEMTABLE"); s != "" {
+		n, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			b.Fatal(err)
+		}
+		opts.MemTableSize = n
 	}
 	st, err := pebble.Open(context.Background(), dir, opts)
 	if err != nil {
