@@ -35,17 +35,6 @@ func (a *arena) str(s string) []byte {
 	return a.cut(start)
 }
 
-// key encodes a row key into the arena.
-func (a *arena) key(spec *rowkey.Spec, vals rowkey.Values) ([]byte, error) {
-	start := a.mark(64)
-	k, err := spec.AppendEncode(a.buf, vals)
-	if err != nil {
-		return nil, err
-	}
-	a.buf = k
-	return a.cut(start), nil
-}
-
 // value encodes one field value as EncodeValue does, into the arena.
 func (a *arena) value(t rowkey.Type, v any) ([]byte, error) {
 	n := 8

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/denorm/denorm/rowkey"
 	"github.com/denorm/denorm/schema"
@@ -141,6 +140,7 @@ func DeriveTable(plan *schema.Plan, ent *schema.Entity, t *schema.Table, state m
 type Scratch struct {
 	a arena
 	d Derived
+	s slots
 	// spare is the item buffer the next sort fills; the sorted items
 	// become d.Items and the buffer they came from the next spare.
 	spare []Item
@@ -162,11 +162,12 @@ func (s *Scratch) DeriveTable(plan *schema.Plan, ent *schema.Entity, t *schema.T
 	return derive(plan, ent, state, false, t, s)
 }
 
-// start empties s for a derive and returns its derived state and arena.
-func (s *Scratch) start(primaryTable string) (*Derived, *arena) {
+// start empties s for a derive and returns its derived state, arena and
+// slots.
+func (s *Scratch) start(primaryTable string) (*Derived, *arena, *slots) {
 	s.a.buf, s.a.cells = s.a.buf[:0], s.a.cells[:0]
 	s.d = Derived{PrimaryTable: primaryTable, Items: s.d.Items[:0], Increments: s.d.Increments[:0]}
-	return &s.d, &s.a
+	return &s.d, &s.a, &s.s
 }
 
 // derive derives the primary row (withPrimary) and the rows of every other
@@ -177,18 +178,21 @@ func derive(plan *schema.Plan, ent *schema.Entity, state map[string]any, withPri
 	if prim == nil {
 		return nil, fmt.Errorf("layout: entity %s has no primary table", ent.Name)
 	}
-	// The state serves as the top-level values as it is: keys and columns
-	// look fields up by name, and no field is named after a child list.
+	// The state serves as the top-level values by name as it is (no field
+	// is named after a child list); keys, columns, conditions and counter
+	// additions read them from slots.
 	top := rowkey.Values(state)
 	var d *Derived
 	var a *arena
+	var sl *slots
 	if sc != nil {
-		d, a = sc.start(prim.Name)
+		d, a, sl = sc.start(prim.Name)
 	} else {
-		d, a = &Derived{PrimaryTable: prim.Name}, &arena{}
+		d, a, sl = &Derived{PrimaryTable: prim.Name}, &arena{}, &slots{}
 	}
+	sl.fillTop(ent, state)
 	var err error
-	if d.PrimaryKey, err = a.key(prim.Key, top); err != nil {
+	if d.PrimaryKey, err = a.keyOf(prim, sl); err != nil {
 		return nil, fmt.Errorf("layout: primary key of %s in %s: %w", ent.Name, prim.Name, err)
 	}
 	if withPrimary {
@@ -216,15 +220,15 @@ func derive(plan *schema.Plan, ent *schema.Entity, state map[string]any, withPri
 			eachTables = true
 			continue
 		}
-		if t.When != "" && !schema.Set(top[t.When]) {
+		if !holds(t, sl) {
 			continue
 		}
-		if err := deriveRow(plan, ent, t, top, d, ekey, a); err != nil {
+		if err := deriveRow(ent, t, sl, d, ekey, a); err != nil {
 			return nil, err
 		}
 	}
 	if eachTables {
-		if err := deriveElements(plan, ent, state, top, only, d, ekey, a); err != nil {
+		if err := deriveElements(plan, ent, state, sl, only, d, ekey, a); err != nil {
 			return nil, err
 		}
 	}
@@ -247,21 +251,23 @@ func derivesIn(t *schema.Table, ent *schema.Entity, only *schema.Table) bool {
 	return t.HoldsCopiesOf(ent.Name) && (only == nil || t.Name == only.Name)
 }
 
-// deriveElements derives the rows of the tables that hold one row per
-// child element. Each element's values are laid out once, in one map that
-// serves every such table of its child list: deriveRow reads the values and
-// keeps only what it encodes, so the element fields are overwritten in
-// place from one element to the next. The items come element by element,
-// not table by table; mergeItems sorts them by ref, and the rows of one
-// table keep the order of their elements.
-func deriveElements(plan *schema.Plan, ent *schema.Entity, state map[string]any, top rowkey.Values, only *schema.Table, d *Derived, ekey []byte, a *arena) error {
-	elemVals := elemValsPool.Get().(rowkey.Values)
-	defer func() { clear(elemVals); elemValsPool.Put(elemVals) }()
-	for k, v := range top {
-		if ent.Child(k) == nil {
-			elemVals[k] = v
-		}
+// holds reports whether the state in sl has a row in t: always, unless
+// the table's condition field is unset.
+func holds(t *schema.Table, sl *slots) bool {
+	if t.When == "" {
+		return true
 	}
+	v, _ := sl.get(t.WhenRef)
+	return schema.Set(v)
+}
+
+// deriveElements derives the rows of the tables that hold one row per
+// child element. Each element is laid out in the slots once, for every
+// such table of its child list. The items come element by element, not
+// table by table; mergeItems sorts them by ref, and the rows of one table
+// keep the order of their elements.
+func deriveElements(plan *schema.Plan, ent *schema.Entity, state map[string]any, sl *slots, only *schema.Table, d *Derived, ekey []byte, a *arena) error {
+	defer func() { sl.child = nil }()
 	for _, ch := range ent.Children {
 		has := false
 		for _, t := range plan.Tables {
@@ -275,39 +281,19 @@ func deriveElements(plan *schema.Plan, ent *schema.Entity, state map[string]any,
 		}
 		elems, _ := state[ch.Name].([]map[string]any)
 		for _, el := range elems {
-			// The schema's fields only (an element's undeclared fields can
-			// reach no key or column), under their precomputed paths.
-			for _, f := range ch.Fields {
-				if v, ok := el[f.Name]; ok {
-					elemVals[f.Path] = v
-				} else {
-					delete(elemVals, f.Path)
-				}
-			}
+			sl.fillElem(ch, el)
 			for _, t := range plan.Tables {
-				if t.Each != ch.Name || !derivesIn(t, ent, only) {
+				if t.Each != ch.Name || !derivesIn(t, ent, only) || !holds(t, sl) {
 					continue
 				}
-				if t.When != "" && !schema.Set(elemVals[t.When]) {
-					continue
-				}
-				if err := deriveRow(plan, ent, t, elemVals, d, ekey, a); err != nil {
+				if err := deriveRow(ent, t, sl, d, ekey, a); err != nil {
 					return err
 				}
 			}
 		}
-		// The next child list's paths differ: this one's must not linger.
-		for _, f := range ch.Fields {
-			delete(elemVals, f.Path)
-		}
 	}
 	return nil
 }
-
-// elemValsPool holds the maps derive lays one element's values out in. Each
-// is emptied before it goes back: deriveRow keeps encodings of the values,
-// never the map, so a map outlives no derive that used it.
-var elemValsPool = sync.Pool{New: func() any { return make(rowkey.Values, 16) }}
 
 // mergeItems sorts items by ref and merges those of one ref, in the order
 // they were derived: two elements mapping to one index row make one row
@@ -390,10 +376,10 @@ func sortItems(items []Item, sc *Scratch) []Item {
 	return out
 }
 
-func deriveRow(plan *schema.Plan, ent *schema.Entity, t *schema.Table, vals map[string]any, d *Derived, ekey []byte, a *arena) error {
+func deriveRow(ent *schema.Entity, t *schema.Table, sl *slots, d *Derived, ekey []byte, a *arena) error {
 	switch t.Role {
 	case schema.RoleIndex, schema.RoleLookup:
-		row, err := a.key(t.Key, vals)
+		row, err := a.keyOf(t, sl)
 		if err != nil {
 			return fmt.Errorf("layout: row key of %s: %w", t.Name, err)
 		}
@@ -405,11 +391,11 @@ func deriveRow(plan *schema.Plan, ent *schema.Entity, t *schema.Table, vals map[
 			if c.Field == "" || c.Template {
 				continue
 			}
-			v, ok := vals[c.Field]
+			v, ok := sl.get(c.Slot)
 			if !ok || v == nil {
 				continue
 			}
-			f := ent.Field(c.Field)
+			f := fieldAt(ent, c.Slot)
 			if f == nil {
 				return fmt.Errorf("layout: %s column %s: no field %s", t.Name, c.Name(), c.Field)
 			}
@@ -422,7 +408,7 @@ func deriveRow(plan *schema.Plan, ent *schema.Entity, t *schema.Table, vals map[
 		d.Items = append(d.Items, it)
 	case schema.RoleCounter:
 		start := a.mark(64)
-		key, err := t.Key.AppendEncode(a.buf, vals)
+		key, err := sl.appendKey(a.buf, t)
 		if err != nil {
 			return fmt.Errorf("layout: row key of counter %s: %w", t.Name, err)
 		}
@@ -434,7 +420,7 @@ func deriveRow(plan *schema.Plan, ent *schema.Entity, t *schema.Table, vals map[
 		for _, add := range t.Counter.Adds {
 			delta := add.Const
 			if add.Field != "" {
-				v, ok := vals[add.Field]
+				v, ok := sl.get(add.Slot)
 				if !ok || v == nil {
 					continue
 				}

@@ -83,7 +83,7 @@ func (s *Spec) prefixes(vals Values, ranged string) (prefixes [][]byte, next int
 		}
 		for j := range prefixes {
 			if p.nMore > 0 {
-				prefixes[j], err = appendMultiHash(prefixes[j], p, vals.lookup)
+				prefixes[j], err = appendMultiHash(prefixes[j], p, func(k int) (any, bool) { return vals.lookup(p.field(k)) })
 			} else {
 				prefixes[j], err = appendPart(prefixes[j], p, v)
 			}

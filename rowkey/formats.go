@@ -169,18 +169,18 @@ func decodeFormatted(p Part, b []byte) (any, []byte, error) {
 // MD5 over the fields' order-preserving encodings, one after another.
 // (Each encoding ends unambiguously, so ("ab", "c") and ("a", "bc") hash
 // different bytes.)
-func appendMultiHash(dst []byte, p Part, vals func(field string) (any, bool)) ([]byte, error) {
+// vals(k) is the value of the part's field k (Part.field).
+func appendMultiHash(dst []byte, p Part, vals func(k int) (any, bool)) ([]byte, error) {
 	var buf [128]byte
 	enc := buf[:0]
-	types := append([]Type{p.Type}, p.MoreTypes()...)
-	for i, f := range p.Fields() {
-		v, ok := vals(f)
+	for k := 0; k <= p.nMore; k++ {
+		v, ok := vals(k)
 		if !ok {
-			return dst, fmt.Errorf("no value for %q", f)
+			return dst, fmt.Errorf("no value for %q", p.field(k))
 		}
 		var err error
-		if enc, err = AppendValue(enc, types[i], v); err != nil {
-			return dst, fmt.Errorf("%s: %w", f, err)
+		if enc, err = AppendValue(enc, p.fieldType(k), v); err != nil {
+			return dst, fmt.Errorf("%s: %w", p.field(k), err)
 		}
 	}
 	return append(dst, HashPrefix(enc, p.N)...), nil

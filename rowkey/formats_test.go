@@ -3,9 +3,11 @@ package rowkey
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"math/bits"
 	"math/rand"
 	"sort"
+	"strings"
 	"testing"
 )
 
@@ -155,5 +157,42 @@ func TestHashOfSeveralFields(t *testing.T) {
 	}
 	if _, err := ParsePart("hash(a, a, 2)"); err == nil {
 		t.Error("a field hashed twice must be refused")
+	}
+}
+
+// AppendEncodeWith asks for each part's fields by position, in the order
+// Part.Fields lists them, and a field it lacks is named in the error, a
+// hash's later field included.
+func TestAppendEncodeWithPositions(t *testing.T) {
+	s := mustSpec(t, "salt(orderId, 8)", "hash(customerId, orderId, 2)", "reverse(placedAt)")
+	vals := Values{"orderId": "o1", "customerId": "c4", "placedAt": int64(1700000000000)}
+	var asked []string
+	got, err := s.AppendEncodeWith([]byte("pre"), func(i, k int) (any, bool) {
+		f := s.Part(i).Fields()[k]
+		asked = append(asked, fmt.Sprintf("%d.%d=%s", i, k, f))
+		v, ok := vals[f]
+		return v, ok
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "0.0=orderId 1.0=customerId 1.1=orderId 2.0=placedAt"; strings.Join(asked, " ") != want {
+		t.Errorf("asked %v, want %s", asked, want)
+	}
+	want, err := s.Encode(vals)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, append([]byte("pre"), want...)) {
+		t.Errorf("AppendEncodeWith gave %x, Encode %x", got, want)
+	}
+	_, err = s.AppendEncodeWith(nil, func(i, k int) (any, bool) {
+		if i == 1 && k == 1 {
+			return nil, false
+		}
+		return vals[s.Part(i).Fields()[k]], true
+	})
+	if err == nil || !strings.Contains(err.Error(), `no value for "orderId"`) || !strings.Contains(err.Error(), "hash(customerId, orderId, 2)") {
+		t.Errorf("a hash's missing second field: %v", err)
 	}
 }

@@ -75,6 +75,22 @@ func (p Part) Fields() []string {
 	return append([]string{p.Field}, p.More()...)
 }
 
+// field is the part's field k, in the order of Fields: Field, then More.
+func (p Part) field(k int) string {
+	if k == 0 {
+		return p.Field
+	}
+	return p.more[k-1]
+}
+
+// fieldType is field k's type.
+func (p Part) fieldType(k int) Type {
+	if k == 0 {
+		return p.Type
+	}
+	return p.moreTypes[k-1]
+}
+
 // More lists the fields a hash of several fields reads after Field.
 func (p Part) More() []string { return append([]string(nil), p.more[:p.nMore]...) }
 

@@ -126,16 +126,29 @@ func (s *Spec) Encode(vals Values) ([]byte, error) {
 // AppendEncode is Encode appending the key to dst, for callers that cut
 // many keys from one buffer.
 func (s *Spec) AppendEncode(dst []byte, vals Values) ([]byte, error) {
+	return s.AppendEncodeWith(dst, func(i, k int) (any, bool) {
+		v, ok := vals[s.parts[i].field(k)]
+		return v, ok
+	})
+}
+
+// AppendEncodeWith is AppendEncode for values kept other than by name:
+// value(i, k) is the value of part i's field k (0 its Field, then a hash's
+// further fields in order, as Part.Fields lists them) and whether there is
+// one. A caller that has resolved each part's fields to places once (a
+// slot in a state laid out by field) encodes keys without looking a name
+// up per part.
+func (s *Spec) AppendEncodeWith(dst []byte, value func(i, k int) (any, bool)) ([]byte, error) {
 	key := dst
-	for _, p := range s.parts {
+	for i, p := range s.parts {
 		var err error
 		if p.nMore > 0 {
-			if key, err = appendMultiHash(key, p, vals.lookup); err != nil {
+			if key, err = appendMultiHash(key, p, func(k int) (any, bool) { return value(i, k) }); err != nil {
 				return nil, fmt.Errorf("rowkey: encoding part %q of %s: %w", p.Expr, s, err)
 			}
 			continue
 		}
-		v, ok := vals[p.Field]
+		v, ok := value(i, 0)
 		if !ok {
 			return nil, fmt.Errorf("rowkey: encoding %s: no value for %q", s, p.Field)
 		}
@@ -338,7 +351,7 @@ func (s *Spec) checkDerived(parts []Decoded) error {
 			if !complete {
 				continue
 			}
-			want, err = appendMultiHash(nil, d.Part, func(f string) (any, bool) { return parts[source[f]].Value, true })
+			want, err = appendMultiHash(nil, d.Part, func(k int) (any, bool) { return parts[source[d.Part.field(k)]].Value, true })
 		} else {
 			// A part that is its own source needs no check: decoding
 			// accepts only canonical encodings, so it would re-encode to

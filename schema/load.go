@@ -43,6 +43,7 @@ func Parse(name string, data []byte) (*Plan, error) {
 	if len(d.errs) > 0 {
 		return nil, d.errs.sorted()
 	}
+	p.assignSlots()
 	return p, nil
 }
 

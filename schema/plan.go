@@ -333,7 +333,12 @@ type Table struct {
 	// false) for an entity to have a row here: a partial copy such as an
 	// alerts table that only holds readings with an alert. "" for every
 	// entity.
-	When        string
+	When string
+	// KeyRefs holds where the value of each key part's fields lives, per
+	// part in the order of Key.Part(i).Fields(); WhenRef is When's (Slot
+	// -1 when When is ""). Assigned by Parse for the tables of an entity.
+	KeyRefs     [][]FieldRef
+	WhenRef     FieldRef
 	Presplit    int    // regions at creation: the table's own setting, else ops.presplit, else 1
 	Durability  string // the table's own setting, else ops.durability
 	Regenerable bool   // the table's own setting, else ops.regenerable
@@ -433,7 +438,10 @@ type Column struct {
 	// Field is the field path whose value the cell holds; "" when a
 	// template column holds the whole child element.
 	Field string
-	Line  int
+	// Slot is where Field's value lives (assigned by Parse; Slot -1 when
+	// Field is "").
+	Slot FieldRef
+	Line int
 }
 
 // Name is "family:qualifier" as written.
@@ -473,7 +481,8 @@ type Counter struct {
 type Add struct {
 	Family    string
 	Qualifier string
-	Field     string // numeric field path added; "" when Const is added
+	Field     string   // numeric field path added; "" when Const is added
+	Slot      FieldRef // where Field's value lives (Slot -1 when Field is "")
 	Const     int64
 	Line      int
 }
