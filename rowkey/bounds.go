@@ -83,9 +83,9 @@ func (s *Spec) prefixes(vals Values, ranged string) (prefixes [][]byte, next int
 		}
 		for j := range prefixes {
 			if p.nMore > 0 {
-				prefixes[j], err = appendMultiHash(prefixes[j], p, func(k int) (any, bool) { return vals.lookup(p.field(k)) })
+				prefixes[j], err = appendMultiHash(prefixes[j], &s.parts[i], func(k int) (any, bool) { return vals.lookup(p.field(k)) })
 			} else {
-				prefixes[j], err = appendPart(prefixes[j], p, v)
+				prefixes[j], err = appendPart(prefixes[j], &s.parts[i], v)
 			}
 			if err != nil {
 				return nil, 0, fmt.Errorf("rowkey: bounds of %s: part %q: %w", s, p.Expr, err)
@@ -136,7 +136,7 @@ func (s *Spec) RangeBounds(vals Values, field string, lo, hi any) ([]Range, erro
 	// each with whether the bound is inclusive of that encoding.
 	var from, to []byte // nil: unbounded
 	var toIncl bool
-	enc := func(v any) ([]byte, error) { return appendPart(nil, p, v) }
+	enc := func(v any) ([]byte, error) { return appendPart(nil, &p, v) }
 	switch p.Func {
 	case Plain, Pad, Text:
 		if lo != nil {

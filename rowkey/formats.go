@@ -74,7 +74,7 @@ func parseText(t Type, s string) (any, error) {
 }
 
 // appendFormatted encodes text, pad and bitrev parts.
-func appendFormatted(dst []byte, p Part, v any) ([]byte, error) {
+func appendFormatted(dst []byte, p *Part, v any) ([]byte, error) {
 	switch p.Func {
 	case Text:
 		s, err := textValue(p.Type, v)
@@ -170,7 +170,7 @@ func decodeFormatted(p Part, b []byte) (any, []byte, error) {
 // (Each encoding ends unambiguously, so ("ab", "c") and ("a", "bc") hash
 // different bytes.)
 // vals(k) is the value of the part's field k (Part.field).
-func appendMultiHash(dst []byte, p Part, vals func(k int) (any, bool)) ([]byte, error) {
+func appendMultiHash(dst []byte, p *Part, vals func(k int) (any, bool)) ([]byte, error) {
 	var buf [128]byte
 	enc := buf[:0]
 	for k := 0; k <= p.nMore; k++ {

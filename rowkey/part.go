@@ -76,7 +76,7 @@ func (p Part) Fields() []string {
 }
 
 // field is the part's field k, in the order of Fields: Field, then More.
-func (p Part) field(k int) string {
+func (p *Part) field(k int) string {
 	if k == 0 {
 		return p.Field
 	}
@@ -84,7 +84,7 @@ func (p Part) field(k int) string {
 }
 
 // fieldType is field k's type.
-func (p Part) fieldType(k int) Type {
+func (p *Part) fieldType(k int) Type {
 	if k == 0 {
 		return p.Type
 	}

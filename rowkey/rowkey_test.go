@@ -373,8 +373,8 @@ func matches(s *Spec, bound, probe Values) bool {
 			}
 			return true
 		}
-		a, _ := appendPart(nil, p, v)
-		b, _ := appendPart(nil, p, probe[p.Field])
+		a, _ := appendPart(nil, &p, v)
+		b, _ := appendPart(nil, &p, probe[p.Field])
 		if !bytes.Equal(a, b) {
 			return false
 		}

@@ -140,7 +140,8 @@ func (s *Spec) AppendEncode(dst []byte, vals Values) ([]byte, error) {
 // up per part.
 func (s *Spec) AppendEncodeWith(dst []byte, value func(i, k int) (any, bool)) ([]byte, error) {
 	key := dst
-	for i, p := range s.parts {
+	for i := range s.parts {
+		p := &s.parts[i] // a Part is large: not copied per key
 		var err error
 		if p.nMore > 0 {
 			if key, err = appendMultiHash(key, p, func(k int) (any, bool) { return value(i, k) }); err != nil {
@@ -166,7 +167,7 @@ func (v Values) lookup(f string) (any, bool) {
 
 // appendPart encodes one part of a key from its field's value (a hash of
 // several fields needs appendMultiHash).
-func appendPart(dst []byte, p Part, v any) ([]byte, error) {
+func appendPart(dst []byte, p *Part, v any) ([]byte, error) {
 	switch p.Func {
 	case Text, Pad, BitReverse:
 		return appendFormatted(dst, p, v)
@@ -351,7 +352,7 @@ func (s *Spec) checkDerived(parts []Decoded) error {
 			if !complete {
 				continue
 			}
-			want, err = appendMultiHash(nil, d.Part, func(k int) (any, bool) { return parts[source[d.Part.field(k)]].Value, true })
+			want, err = appendMultiHash(nil, &d.Part, func(k int) (any, bool) { return parts[source[d.Part.field(k)]].Value, true })
 		} else {
 			// A part that is its own source needs no check: decoding
 			// accepts only canonical encodings, so it would re-encode to
@@ -360,7 +361,7 @@ func (s *Spec) checkDerived(parts []Decoded) error {
 			if !ok || j == i {
 				continue
 			}
-			want, err = appendPart(nil, d.Part, parts[j].Value)
+			want, err = appendPart(nil, &d.Part, parts[j].Value)
 		}
 		if err != nil {
 			return fmt.Errorf("rowkey: decoding %s: %w: recomputing %q: %v", s, ErrCorrupt, d.Part.Expr, err)
