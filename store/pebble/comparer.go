@@ -42,20 +42,25 @@ var rowComparer = func() *pdb.Comparer {
 // terminator of esc(row) in a cell key, the whole key otherwise (metadata,
 // the table counter, iterator bounds and seek targets that end inside a row
 // part).
+//
+// Pebble splits a key at every seek and merge step, so the zero bytes are
+// found with IndexByte, not a byte at a time: a row key encoded by
+// package rowkey holds a zero per string part, escaped here as 0x00 0xFF.
 func rowPrefixLen(k []byte) int {
 	if len(k) <= tablePfx || k[0] != spaceData {
 		return len(k)
 	}
-	for i := tablePfx; i+1 < len(k); i++ {
-		if k[i] != escByte {
-			continue
+	for i := tablePfx; ; {
+		j := bytes.IndexByte(k[i:], escByte)
+		if j < 0 || i+j+1 >= len(k) {
+			return len(k)
 		}
+		i += j
 		if k[i+1] == escEnd {
 			return i + 2
 		}
-		i++ // an escaped zero, 0x00 0xFF
+		i += 2 // an escaped zero, 0x00 0xFF
 	}
-	return len(k)
 }
 
 // rowSuccessor appends the smallest prefix above a. For a row prefix (ending

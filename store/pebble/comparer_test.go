@@ -190,3 +190,33 @@ func TestStoreWithoutRowFiltersOpens(t *testing.T) {
 		st3.Close()
 	}
 }
+
+// rowPrefixLen against a byte-at-a-time reading of the same rule, on cell
+// keys cut at every length: a cut may end inside an escape (a lone 0x00),
+// in the table id, or just after a terminator.
+func TestRowPrefixLenCuts(t *testing.T) {
+	ref := func(k []byte) int {
+		if len(k) <= tablePfx || k[0] != spaceData {
+			return len(k)
+		}
+		for i := tablePfx; i+1 < len(k); i++ {
+			if k[i] == escByte {
+				if k[i+1] == escEnd {
+					return i + 2
+				}
+				i++
+			}
+		}
+		return len(k)
+	}
+	r := rand.New(rand.NewSource(2))
+	for i := 0; i < 300; i++ {
+		row := randomPart(r, 6)
+		k := appendCellKey(nil, uint64(r.Intn(1<<16)), row, string(randomPart(r, 3)), randomPart(r, 4), r.Int63n(10)-2, typePut)
+		for n := 0; n <= len(k); n++ {
+			if got, want := rowPrefixLen(k[:n]), ref(k[:n]); got != want {
+				t.Fatalf("rowPrefixLen(%x) = %d, want %d", k[:n], got, want)
+			}
+		}
+	}
+}
