@@ -103,6 +103,7 @@ func (w *Writer) fold(ds *deriveSet, g *group, stats *Stats) (*entityPlan, error
 		// Only what the store holds needs deleting: the stored state's
 		// refs (states folded within this batch were never written).
 		if !ep.writePrimary && ep.stored != nil {
+			ep.old = slices.Grow(ep.old, len(ep.stored.Items))
 			for _, it := range ep.stored.Items {
 				ep.addOld(it.Ref)
 			}

@@ -2,7 +2,9 @@ package write
 
 import (
 	"bytes"
+	"cmp"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"slices"
 	"sort"
@@ -34,19 +36,29 @@ func (r *rowMuts) sorted(table string) []store.RowMutation {
 	// Positions are sorted, not the row mutations themselves: fewer bytes
 	// moved, and an unstable sort that keeps the order of adds through the
 	// tie on position.
-	idx := make([]int32, len(added))
-	for i := range idx {
-		idx[i] = int32(i)
+	// Each position carries its row's first eight bytes as a number, so
+	// that most comparisons are one of integers; rows that share them are
+	// compared whole.
+	type pos struct {
+		head uint64
+		i    int32
 	}
-	slices.SortFunc(idx, func(a, b int32) int {
-		if c := bytes.Compare(added[a].Row, added[b].Row); c != 0 {
+	idx := make([]pos, len(added))
+	for i := range idx {
+		idx[i] = pos{rowHead(added[i].Row), int32(i)}
+	}
+	slices.SortFunc(idx, func(a, b pos) int {
+		if a.head != b.head {
+			return cmp.Compare(a.head, b.head)
+		}
+		if c := bytes.Compare(added[a.i].Row, added[b.i].Row); c != 0 {
 			return c
 		}
-		return int(a - b)
+		return int(a.i - b.i)
 	})
 	rows := make([]store.RowMutation, len(added))
-	for i, j := range idx {
-		rows[i] = added[j]
+	for i, p := range idx {
+		rows[i] = added[p.i]
 	}
 	out := rows[:0]
 	for i := 0; i < len(rows); {
@@ -63,6 +75,14 @@ func (r *rowMuts) sorted(table string) []store.RowMutation {
 		i = j
 	}
 	return out
+}
+
+// rowHead is a row key's first eight bytes as a big-endian number (padded
+// with zeros): two rows order as their heads when the heads differ.
+func rowHead(row []byte) uint64 {
+	var b [8]byte
+	copy(b[:], row)
+	return binary.BigEndian.Uint64(b[:])
 }
 
 // merge appends o's row mutations to r's, table by table, after r's own.
