@@ -177,7 +177,11 @@ func appendRowPrefix(dst []byte, id uint64, row []byte) []byte {
 
 // appendCellKey appends the key of one cell.
 func appendCellKey(dst []byte, id uint64, row []byte, family string, qualifier []byte, ts int64, typ byte) []byte {
-	dst = appendRowPrefix(dst, id, row)
+	return appendCellSuffix(appendRowPrefix(dst, id, row), family, qualifier, ts, typ)
+}
+
+// appendCellSuffix appends what follows the row prefix in a cell key.
+func appendCellSuffix(dst []byte, family string, qualifier []byte, ts int64, typ byte) []byte {
 	dst = appendEscapedString(dst, family)
 	dst = appendEscaped(dst, qualifier)
 	dst = binary.BigEndian.AppendUint64(dst, encodeTimestamp(ts))

@@ -98,6 +98,8 @@ type writer struct {
 	b   *pdb.Batch
 	now int64
 	key []byte
+	// prefix is the escaped row prefix of the row add is writing.
+	prefix []byte
 }
 
 func (s *Store) newWriter(t *table) *writer {
@@ -153,6 +155,9 @@ func (w *writer) validate(m *store.RowMutation) error {
 
 // add appends a validated row mutation to the batch.
 func (w *writer) add(m *store.RowMutation) error {
+	// Every cell key of the row starts with the same escaped row prefix:
+	// escaped once here, copied for each cell by set.
+	w.prefix = appendRowPrefix(w.prefix[:0], w.t.id, m.Row)
 	for _, x := range m.Mutations {
 		ts := x.Timestamp
 		if ts == store.LatestTimestamp {
@@ -160,14 +165,14 @@ func (w *writer) add(m *store.RowMutation) error {
 		}
 		switch x.Kind {
 		case store.Put:
-			w.set(m.Row, x.Family, x.Qualifier, ts, typePut, x.Value)
+			w.set(x.Family, x.Qualifier, ts, typePut, x.Value)
 		case store.DeleteColumn:
-			w.set(m.Row, x.Family, x.Qualifier, ts, typeDeleteColumn, nil)
+			w.set(x.Family, x.Qualifier, ts, typeDeleteColumn, nil)
 		case store.DeleteFamily:
-			w.set(m.Row, x.Family, nil, ts, typeDeleteFamily, nil)
+			w.set(x.Family, nil, ts, typeDeleteFamily, nil)
 		case store.DeleteRow:
 			for _, f := range w.t.spec.Families {
-				w.set(m.Row, f.Name, nil, ts, typeDeleteFamily, nil)
+				w.set(f.Name, nil, ts, typeDeleteFamily, nil)
 			}
 		case store.DeleteVersion:
 			if x.Timestamp == store.LatestTimestamp {
@@ -181,14 +186,15 @@ func (w *writer) add(m *store.RowMutation) error {
 					ts = c.Timestamp
 				}
 			}
-			w.set(m.Row, x.Family, x.Qualifier, ts, typeDelete, nil)
+			w.set(x.Family, x.Qualifier, ts, typeDelete, nil)
 		}
 	}
 	return nil
 }
 
-func (w *writer) set(row []byte, family string, qualifier []byte, ts int64, typ byte, value []byte) {
-	w.key = appendCellKey(w.key[:0], w.t.id, row, family, qualifier, ts, typ)
+// set puts one cell of the row whose prefix add made.
+func (w *writer) set(family string, qualifier []byte, ts int64, typ byte, value []byte) {
+	w.key = appendCellSuffix(append(w.key[:0], w.prefix...), family, qualifier, ts, typ)
 	// Set copies key and value into the batch, so the key buffer is reused.
 	_ = w.b.Set(w.key, value, nil)
 }
