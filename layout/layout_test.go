@@ -1,6 +1,7 @@
 package layout
 
 import (
+	"bytes"
 	"fmt"
 	"math/rand"
 	"os"
@@ -187,6 +188,14 @@ func TestRefsRoundTrip(t *testing.T) {
 	}
 	if len(back) != 2 || back[0].Table != "a" || back[1].Table != "b" || string(back[0].Qualifier) != "u\x00k" {
 		t.Fatalf("%+v", back)
+	}
+	// Unsorted input is sorted in a copy: the caller's order stays, and the
+	// encoding is the sorted list's.
+	if refs[0].Table != "b" {
+		t.Fatalf("EncodeRefs reordered its input: %+v", refs)
+	}
+	if !bytes.Equal(EncodeRefs(refs), EncodeRefs([]Ref{refs[1], refs[0]})) {
+		t.Fatal("one set of refs encodes two ways")
 	}
 	if _, err := DecodeRefs([]byte{5, 1}); err == nil {
 		t.Fatal("garbage decoded")

@@ -215,8 +215,13 @@ func readCell(plan *schema.Plan, ent *schema.Entity, t *schema.Table, c store.Ce
 // EncodeRefs serializes refs for the pending cell, sorted so equal sets
 // encode equally.
 func EncodeRefs(refs []Ref) []byte {
-	rs := slices.Clone(refs)
-	slices.SortFunc(rs, Ref.Compare)
+	rs := refs
+	if !slices.IsSortedFunc(rs, Ref.Compare) {
+		// Sorted in a copy: the caller's list is left as it was. The
+		// writer's lists come sorted already.
+		rs = slices.Clone(refs)
+		slices.SortFunc(rs, Ref.Compare)
+	}
 	n := binary.MaxVarintLen64
 	for _, r := range rs {
 		n += 4*binary.MaxVarintLen16 + len(r.Table) + len(r.Row) + len(r.Family) + len(r.Qualifier)
