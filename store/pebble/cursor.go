@@ -13,6 +13,9 @@ const (
 	moveVersion             // another version (or marker) of the same column
 	moveColumn              // the next column of the same family
 	moveFamily              // the first column of the next family
+	// moveEntered is moveFamily for a reader that has already entered the
+	// family in its visibility walk; the cursor never returns it.
+	moveEntered
 )
 
 // cursor follows a row's keys in stored order. It keeps a copy of the
@@ -195,4 +198,29 @@ func startsWith(key, part []byte) bool {
 		binary.LittleEndian.Uint64(k) == binary.LittleEndian.Uint64(part) &&
 		binary.LittleEndian.Uint64(k[8:]) == binary.LittleEndian.Uint64(part[8:]) &&
 		binary.LittleEndian.Uint64(k[n-16:]) == binary.LittleEndian.Uint64(part[n-16:])
+}
+
+// qualWord returns the n bytes (1 <= n <= 8) at key[from:] as the low
+// bytes of a little-endian word, the others zero, and whether none of them
+// is a zero byte. key must hold at least from+8 bytes: a cell key holds the
+// qualifier's terminator and the tail after it. For n = 0 it takes the
+// whole word, which holds the terminator's zero byte: not plain.
+func qualWord(key []byte, from, n int) (w uint64, plain bool) {
+	m := ^uint64(0) >> ((64 - 8*uint(n)) & 63)
+	w = binary.LittleEndian.Uint64(key[from:from+8]) & m
+	x := w | ^m
+	return w, (x-0x0101010101010101)&^x&0x8080808080808080 == 0
+}
+
+// wordOf is the word qualWord gives for b, when b has up to eight bytes
+// (0 for longer ones).
+func wordOf(b []byte) uint64 {
+	if len(b) > 8 {
+		return 0
+	}
+	var w uint64
+	for i := len(b) - 1; i >= 0; i-- {
+		w = w<<8 | uint64(b[i])
+	}
+	return w
 }
