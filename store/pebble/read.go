@@ -220,7 +220,9 @@ keys:
 						break families
 					}
 					r.vis.enterFamily(c.family(), c.famEsc)
-					if !r.vis.plainFamily() || r.vis.quick == 0 {
+					// Just entered, the family has met no marker: quick
+					// is its versions when it is known and has no TTL.
+					if r.vis.quick == 0 {
 						mv = moveEntered
 						break families
 					}
@@ -255,16 +257,19 @@ keys:
 					cell.Value = arena[start:len(arena):len(arena)]
 				}
 				// One family: what the run compares keys with is set
-				// here, not changed inside the loop below, and the last
-				// cell taken (the first of the run) holds the qualifier
-				// the first key is compared with.
+				// here, not changed inside the loop below. The key is
+				// still the last cell's (the first of the run), whose
+				// plain qualifier the cursor holds: up to eight bytes of
+				// it are taken as a word, for the next keys' words to be
+				// compared with.
 				fe := c.famEnd
 				famPart, words := c.col[:fe:fe], wordPart(fe)
 				first := len(row.Cells)
-				last := &row.Cells[first-1]
-				// The last cell's qualifier as a word (up to eight bytes),
-				// for qualWord's keys to be compared with.
-				qn, qw := len(last.Qualifier), wordOf(last.Qualifier)
+				qn := len(c.col) - 2 - fe
+				var qw uint64
+				if qn <= 8 {
+					qw, _ = qualWord(key, fe, qn)
+				}
 				for {
 					if !it.Next() {
 						ok = false
