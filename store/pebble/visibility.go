@@ -57,11 +57,12 @@ type recentFam struct {
 
 const recentFams = 8
 
+// startRow starts the walk of a row. Its first key enters a family
+// (position does, or the reader calls enterFamily), which resets the
+// family's and the column's state: nothing else is reset here.
 func (v *visibility) startRow() {
 	v.fam = v.fam[:0]
 	v.fi = nil
-	v.famBuf = v.famBuf[:0]
-	v.resetFamily()
 	v.newFamily = true
 }
 
