@@ -69,7 +69,16 @@ func (v *visibility) startRow() {
 func (v *visibility) resetFamily() {
 	v.famDel = math.MinInt64
 	v.famVDel = v.famVDel[:0]
-	v.resetColumn()
+	// resetColumn, knowing that no family marker is left.
+	v.qual = v.qual[:0]
+	v.colDel = math.MinInt64
+	v.verDel = v.verDel[:0]
+	v.kept = 0
+	v.quick = 0
+	if fi := v.fi; fi != nil && fi.ttlMs == 0 {
+		v.quick = fi.versions
+	}
+	v.quickFrom = v.quick
 }
 
 func (v *visibility) resetColumn() {
