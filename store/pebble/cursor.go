@@ -3,6 +3,7 @@ package pebble
 import (
 	"encoding/binary"
 	"fmt"
+	"math/bits"
 )
 
 // move is where a key stands relative to the key a cursor read before it.
@@ -13,6 +14,9 @@ const (
 	moveVersion             // another version (or marker) of the same column
 	moveColumn              // the next column of the same family
 	moveFamily              // the first column of the next family
+	// moveEntered is moveFamily for a reader that has already entered the
+	// family in its visibility walk; the cursor never returns it.
+	moveEntered
 )
 
 // cursor follows a row's keys in stored order. It keeps a copy of the
@@ -52,14 +56,36 @@ func (c *cursor) qualifier() []byte { return c.col[c.famEnd : len(c.col)-2] }
 
 // first places the first key of a row.
 func (c *cursor) first(key []byte) error {
-	prefix, esc, err := splitRow(key)
-	if err != nil {
-		return err
+	// The rows of a scan mostly have keys of one length: a key whose
+	// bytes after the table prefix hold no zero up to where the last
+	// row's terminator was, and the terminator there, has a plain row of
+	// that length, as splitRow would find.
+	if n := c.rowLen; n >= tablePfx+2 && len(key) > n && key[0] == spaceData &&
+		key[n-2] == escByte && key[n-1] == escEnd && plainWords(key[tablePfx:n-2]) {
+		c.rowEsc = false
+	} else {
+		prefix, esc, err := splitRow(key)
+		if err != nil {
+			return err
+		}
+		c.rowEsc = esc
+		c.rowLen = len(prefix)
 	}
-	c.rowEsc = esc
-	c.rowLen = len(prefix)
-	c.col = append(c.col[:0], prefix...)
+	// enterFamily copies the row prefix with the rest of the column.
+	c.col = c.col[:0]
 	return c.enterFamily(key)
+}
+
+// plainWords is plain, testing eight bytes at a time.
+func plainWords(b []byte) bool {
+	for len(b) >= 8 {
+		w := binary.LittleEndian.Uint64(b)
+		if (w-0x0101010101010101)&^w&0x8080808080808080 != 0 {
+			return false
+		}
+		b = b[8:]
+	}
+	return plain(b)
 }
 
 // next places the key after the current one. It returns moveOut, and
@@ -108,18 +134,30 @@ func (c *cursor) next(key []byte) (move, error) {
 }
 
 // enterFamily parses the family, qualifier and tail of key, whose row
-// prefix c.col holds (and nothing more).
+// prefix c.col holds (and nothing more), or the start of it (then
+// nothing, as first leaves it): c.col gets the rest up to the qualifier's
+// terminator in one copy.
 func (c *cursor) enterFamily(key []byte) error {
 	rest := key[c.rowLen:]
-	_, afterFam, famEsc, err := splitEscaped(rest)
-	if err != nil {
-		return fmt.Errorf("cell key %x: family: %w", key, err)
+	var afterFam []byte
+	famEsc := false
+	// A family of up to seven bytes is found in the word that starts
+	// it: its first zero byte, when the terminator starts there, ends a
+	// plain family (the lowest byte the zero test flags is the first
+	// zero). The rest of the key holds at least the tail.
+	if i := firstZero(rest); i < 8 && i+1 < len(rest) && rest[i+1] == escEnd {
+		afterFam = rest[i+2:]
+	} else {
+		var err error
+		if _, afterFam, famEsc, err = splitEscaped(rest); err != nil {
+			return fmt.Errorf("cell key %x: family: %w", key, err)
+		}
 	}
 	c.famEnd = len(key) - len(afterFam)
 	// A plain qualifier ends at the terminator tailLen+2 bytes before the
 	// end of the key, as in next.
 	if q := len(key) - tailLen - 2; q >= c.famEnd && key[q] == escByte && key[q+1] == escEnd && plainBefore(key, c.famEnd, q) {
-		c.col = append(c.col, key[c.rowLen:q+2]...)
+		c.col = append(c.col, key[len(c.col):q+2]...)
 		c.famEsc, c.qualEsc = famEsc, false
 		c.decodeTail(key[q+2:])
 		return nil
@@ -131,7 +169,7 @@ func (c *cursor) enterFamily(key []byte) error {
 	if len(tail) != tailLen {
 		return fmt.Errorf("cell key %x: %d bytes after the qualifier, want %d", key, len(tail), tailLen)
 	}
-	c.col = append(c.col, key[c.rowLen:c.famEnd+len(qual)+2]...)
+	c.col = append(c.col, key[len(c.col):c.famEnd+len(qual)+2]...)
 	c.famEsc, c.qualEsc = famEsc, qualEsc
 	c.decodeTail(tail)
 	return nil
@@ -195,4 +233,26 @@ func startsWith(key, part []byte) bool {
 		binary.LittleEndian.Uint64(k) == binary.LittleEndian.Uint64(part) &&
 		binary.LittleEndian.Uint64(k[8:]) == binary.LittleEndian.Uint64(part[8:]) &&
 		binary.LittleEndian.Uint64(k[n-16:]) == binary.LittleEndian.Uint64(part[n-16:])
+}
+
+// qualWord returns the n bytes (1 <= n <= 8) at key[from:] as the low
+// bytes of a little-endian word, the others zero, and whether none of them
+// is a zero byte. key must hold at least from+8 bytes: a cell key holds the
+// qualifier's terminator and the tail after it. For n = 0 it takes the
+// whole word, which holds the terminator's zero byte: not plain.
+func qualWord(key []byte, from, n int) (w uint64, plain bool) {
+	m := ^uint64(0) >> ((64 - 8*uint(n)) & 63)
+	w = binary.LittleEndian.Uint64(key[from:from+8]) & m
+	x := w | ^m
+	return w, (x-0x0101010101010101)&^x&0x8080808080808080 == 0
+}
+
+// firstZero returns the index of the first zero byte among the first
+// eight of b, 8 when there is none, or when b is shorter than eight bytes.
+func firstZero(b []byte) int {
+	if len(b) < 8 {
+		return 8
+	}
+	w := binary.LittleEndian.Uint64(b)
+	return bits.TrailingZeros64((w-0x0101010101010101)&^w&0x8080808080808080) >> 3
 }

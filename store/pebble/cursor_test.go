@@ -240,3 +240,85 @@ func TestSameName(t *testing.T) {
 		}
 	}
 }
+
+// TestCursorLongParts is TestCursorMatchesParseKey with longer rows and
+// families, mostly of one length, so that the cursor's guess of a row's
+// length from the last row, its word tests of rows and its one-word split
+// of a family meet rows and families on both sides of a word, with and
+// without zeros.
+func TestCursorLongParts(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 11))
+	part := func(n int) []byte {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = 'a' + byte(rng.IntN(3))
+			if rng.IntN(12) == 0 {
+				b[i] = []byte{0x00, 0x01, 0xff}[rng.IntN(3)]
+			}
+		}
+		return b
+	}
+	types := []byte{typePut, typeDelete, typeDeleteColumn, typeDeleteFamily}
+	for run := 0; run < 300; run++ {
+		n := rng.IntN(20)
+		var rows, fams, quals [][]byte
+		for range 4 {
+			m := n
+			if rng.IntN(4) == 0 {
+				m = rng.IntN(20)
+			}
+			rows = append(rows, part(m))
+			fams = append(fams, part(rng.IntN(11)))
+			quals = append(quals, part(rng.IntN(11)))
+		}
+		keys := make([][]byte, 60)
+		for i := range keys {
+			keys[i] = encodeCellKey(cellCoord{Table: 1, Row: rows[rng.IntN(len(rows))], Family: fams[rng.IntN(len(fams))],
+				Qualifier: quals[rng.IntN(len(quals))], Timestamp: int64(rng.IntN(3)), Type: types[rng.IntN(len(types))]})
+		}
+		slices.SortFunc(keys, bytes.Compare)
+		walkCursor(t, slices.CompactFunc(keys, bytes.Equal))
+	}
+}
+
+// TestWordTests checks qualWord, firstZero and plainWords against byte
+// loops, on every length and every position of a zero byte.
+func TestWordTests(t *testing.T) {
+	for n := 0; n <= 20; n++ {
+		for z := -1; z < n; z++ {
+			b := make([]byte, n+8)
+			for i := range b {
+				b[i] = byte(0x80 + i)
+			}
+			if z >= 0 {
+				b[z] = 0
+			}
+			if got, want := plainWords(b[:n]), plain(b[:n]); got != want {
+				t.Fatalf("plainWords(%x) = %v, want %v", b[:n], got, want)
+			}
+			// firstZero looks at eight bytes, and at none of fewer.
+			want := 8
+			if i := bytes.IndexByte(b[:8], 0); n >= 8 && i >= 0 {
+				want = i
+			}
+			if got := firstZero(b[:n]); got != want {
+				t.Fatalf("firstZero(%x) = %d, want %d", b[:n], got, want)
+			}
+			if n >= 1 && n <= 8 {
+				w, ok := qualWord(b, 0, n)
+				var ww uint64
+				for i := n - 1; i >= 0; i-- {
+					ww = ww<<8 | uint64(b[i])
+				}
+				if w != ww || ok != plain(b[:n]) {
+					t.Fatalf("qualWord(%x, %d) = %x %v, want %x %v", b, n, w, ok, ww, plain(b[:n]))
+				}
+			}
+		}
+	}
+	// An empty qualifier is never plain: its word holds the terminator.
+	key := encodeCellKey(cellCoord{Table: 1, Row: []byte("r"), Family: []byte("f"), Qualifier: []byte{}, Timestamp: 1, Type: typePut})
+	if _, ok := qualWord(key, len(key)-tailLen-2, 0); ok {
+		t.Fatal("qualWord of an empty qualifier is plain")
+	}
+}

@@ -192,8 +192,194 @@ func (r *rowReader) readInto(it *pdb.Iterator, out *store.Row) error {
 	hidden := 0  // versions of the current column passed over past its cap
 	mv := moveFamily
 	ok := true
+	// run starts the run below at the current key, which entering says
+	// is its family's first; a read of every family tries it at once.
+	run := r.q.sel == nil
+	entering := run
 keys:
 	for {
+		if run {
+			// A run of new columns of a family, each a put with a plain
+			// qualifier, in a family with no marker and no TTL: each is
+			// the first version of its column, and visible. The run takes
+			// them with the fewest tests; the first key that is anything
+			// else goes on to the loop below, with the cursor and the
+			// column's state as that loop would have left them. In a read
+			// of every family the run also takes the first key of each
+			// family (entering), when it is a put of a plain qualifier in
+			// the time range and the family is known, without a TTL, and
+			// keeps a version: that put is visible.
+			run = false
+			// What the run reads at every key, out of the structs.
+			rowKey, maxRow, tr := row.Key, r.q.maxRow, r.q.tr
+		families:
+			for {
+				if entering {
+					entering = false
+					if c.qualEsc || c.typ != typePut || !tr.Contains(c.ts) {
+						break families
+					}
+					r.vis.enterFamily(c.family(), c.famEsc)
+					// Just entered, the family has met no marker: quick
+					// is its versions when it is known and has no TTL.
+					if r.vis.quick == 0 {
+						mv = moveEntered
+						break families
+					}
+					r.vis.judge(c.ts, typePut) // visible: quick > 0
+					lv := it.LazyValue()
+					val := lv.ValueOrHandle
+					if lv.Fetcher != nil {
+						v, err := it.ValueAndErr()
+						if err != nil {
+							return fmt.Errorf("read value of %x: %w", key, err)
+						}
+						val = v
+					}
+					raw += len(key) + len(val)
+					if raw > maxRow {
+						return &store.RowTooBigError{Table: r.q.table, Row: row.Key, Limit: r.q.maxRow}
+					}
+					fi := r.vis.fi
+					fs, famOn, colOn, fam = nil, true, true, fi.name
+					versions = min(r.q.maxVersions, fi.versions)
+					skipped, returned, hidden = 0, 1, 0
+					start := len(arena)
+					arena = append(arena, c.qualifier()...)
+					qual := arena[start:len(arena):len(arena)]
+					start = len(arena)
+					arena = append(arena, val...)
+					cell := nextCell(&row)
+					cell.Row = rowKey
+					cell.Family = fam
+					cell.Qualifier = qual
+					cell.Timestamp = c.ts
+					cell.Value = arena[start:len(arena):len(arena)]
+				}
+				// One family: what the run compares keys with is set
+				// here, not changed inside the loop below. The key is
+				// still the last cell's (the first of the run), whose
+				// plain qualifier the cursor holds: up to eight bytes of
+				// it are taken as a word, for the next keys' words to be
+				// compared with.
+				fe := c.famEnd
+				famPart, words := c.col[:fe:fe], wordPart(fe)
+				first := len(row.Cells)
+				qn := len(c.col) - 2 - fe
+				var qw uint64
+				if qn <= 8 {
+					qw, _ = qualWord(key, fe, qn)
+				}
+				for {
+					if !it.Next() {
+						ok = false
+						break keys
+					}
+					key = it.Key()
+					var inFam bool
+					if words {
+						inFam = startsWith(key, famPart)
+					} else {
+						inFam = len(key) >= fe && string(key[:fe]) == string(famPart)
+					}
+					if !inFam {
+						// Another family or row: the cursor's column no
+						// longer matters, as a new family starts afresh.
+						if !hasPart(key, c.col[:c.rowLen]) {
+							mv = moveOut
+							break keys
+						}
+						c.col = c.col[:c.rowLen]
+						if err := c.enterFamily(key); err != nil {
+							return err
+						}
+						mv = moveFamily
+						if r.q.sel != nil {
+							break families
+						}
+						entering = true
+						continue families
+					}
+					q := len(key) - tailLen - 2
+					n := q - fe
+					if n < 0 || key[len(key)-1] != 0xFF-typePut || binary.BigEndian.Uint16(key[q:]) != uint16(escByte)<<8|uint16(escEnd) {
+						break
+					}
+					// A qualifier of up to eight bytes is one word, read
+					// once: tested for zero bytes (an escaped qualifier),
+					// compared with the last cell's (the same qualifier is
+					// another version of its column) and copied.
+					var w uint64
+					if n <= 8 {
+						var plainWord bool
+						if w, plainWord = qualWord(key, fe, n); !plainWord || n == qn && w == qw {
+							break
+						}
+					} else if !plain(key[fe:q]) || n == qn && string(key[fe:q]) == string(row.Cells[len(row.Cells)-1].Qualifier) {
+						break
+					}
+					kts := decodeTimestamp(binary.BigEndian.Uint64(key[q+2:]))
+					if !tr.Contains(kts) {
+						break
+					}
+					// value(it), written out: the call costs more than the
+					// test.
+					lv := it.LazyValue()
+					val := lv.ValueOrHandle
+					if lv.Fetcher != nil {
+						v, err := it.ValueAndErr()
+						if err != nil {
+							return fmt.Errorf("read value of %x: %w", key, err)
+						}
+						val = v
+					}
+					raw += len(key) + len(val)
+					if raw > maxRow {
+						return &store.RowTooBigError{Table: r.q.table, Row: row.Key, Limit: r.q.maxRow}
+					}
+					start := len(arena)
+					var qual []byte
+					if n <= 8 && cap(arena)-start >= 8 {
+						// A short qualifier is copied as its word; the
+						// value then overwrites what follows it.
+						b := arena[start : start+8]
+						binary.LittleEndian.PutUint64(b, w)
+						qual = b[:n:n]
+						arena = arena[:start+n]
+					} else {
+						arena = append(arena, key[fe:q]...)
+						qual = arena[start:len(arena):len(arena)]
+					}
+					qn, qw = n, w
+					start = len(arena)
+					arena = append(arena, val...)
+					cell := nextCell(&row)
+					cell.Row = rowKey
+					cell.Family = fam
+					cell.Qualifier = qual
+					cell.Timestamp = kts
+					cell.Value = arena[start:len(arena):len(arena)]
+				}
+				if len(row.Cells) > first {
+					// Leave the cursor and the column's state as the loop
+					// below would have after the run's last put.
+					last := &row.Cells[len(row.Cells)-1]
+					c.col = append(append(c.col[:fe], last.Qualifier...), escByte, escEnd)
+					c.ts, c.typ = last.Timestamp, typePut
+					r.vis.enterColumn()
+					r.vis.judge(last.Timestamp, typePut)
+					returned, hidden = 1, 0
+				}
+				var err error
+				if mv, err = c.next(key); err != nil {
+					return err
+				}
+				if mv == moveOut {
+					break keys
+				}
+				break
+			}
+		}
 		val, err := value(it)
 		if err != nil {
 			return fmt.Errorf("read value of %x: %w", key, err)
@@ -203,8 +389,10 @@ keys:
 			return &store.RowTooBigError{Table: r.q.table, Row: row.Key, Limit: r.q.maxRow}
 		}
 		if mv != moveVersion {
-			if mv == moveFamily {
-				r.vis.enterFamily(c.family(), c.famEsc)
+			if mv >= moveFamily {
+				if mv == moveFamily {
+					r.vis.enterFamily(c.family(), c.famEsc)
+				}
 				fi := r.vis.fi
 				famOn = fi != nil
 				fs = nil
@@ -279,106 +467,8 @@ keys:
 			cell.Timestamp = c.ts
 			cell.Value = arena[start:len(arena):len(arena)]
 			if (fs == nil || fs.all) && !c.qualEsc && r.vis.plainFamily() {
-				// A run of new columns of the family, each a put with a
-				// plain qualifier, in a family with no marker and no TTL:
-				// each is the first version of its column, and visible.
-				// The run takes them with the fewest tests; the first key
-				// that is anything else goes back to the loop above.
-				fe, took, ts := c.famEnd, 0, c.ts
-				// What the run reads at every key, out of the structs.
-				famPart, rowKey, maxRow, tr := c.col[:fe:fe], row.Key, r.q.maxRow, r.q.tr
-				words := wordPart(fe)
-				for {
-					if !it.Next() {
-						ok = false
-						break keys
-					}
-					key = it.Key()
-					var inFam bool
-					if words {
-						inFam = startsWith(key, famPart)
-					} else {
-						inFam = len(key) >= fe && string(key[:fe]) == string(famPart)
-					}
-					if !inFam {
-						// Another family or row: the cursor's column no
-						// longer matters, as a new family starts afresh.
-						if !hasPart(key, c.col[:c.rowLen]) {
-							mv = moveOut
-							break keys
-						}
-						c.col = c.col[:c.rowLen]
-						if err := c.enterFamily(key); err != nil {
-							return err
-						}
-						mv = moveFamily
-						continue keys
-					}
-					q := len(key) - tailLen - 2
-					// Qualifiers of a row mostly differ in their last byte:
-					// test it before comparing them whole.
-					if q < fe || key[len(key)-1] != 0xFF-typePut || binary.BigEndian.Uint16(key[q:]) != uint16(escByte)<<8|uint16(escEnd) || !plainBefore(key, fe, q) ||
-						q-fe == len(qual) && (q == fe || key[q-1] == qual[len(qual)-1]) && string(key[fe:q]) == string(qual) {
-						break
-					}
-					kts := decodeTimestamp(binary.BigEndian.Uint64(key[q+2:]))
-					if !tr.Contains(kts) {
-						break
-					}
-					// value(it), written out: the call costs more than
-					// the test.
-					lv := it.LazyValue()
-					val := lv.ValueOrHandle
-					if lv.Fetcher != nil {
-						v, err := it.ValueAndErr()
-						if err != nil {
-							return fmt.Errorf("read value of %x: %w", key, err)
-						}
-						val = v
-					}
-					raw += len(key) + len(val)
-					if raw > maxRow {
-						return &store.RowTooBigError{Table: r.q.table, Row: row.Key, Limit: r.q.maxRow}
-					}
-					start := len(arena)
-					if n := q - fe; n <= 8 && cap(arena)-start >= 8 {
-						// A short qualifier is copied as the word that
-						// starts it (the key goes on for at least the
-						// tail); the value then overwrites what follows.
-						w := arena[start : start+8]
-						binary.LittleEndian.PutUint64(w, binary.LittleEndian.Uint64(key[fe:]))
-						qual = w[:n:n]
-						arena = arena[:start+n]
-					} else {
-						arena = append(arena, key[fe:q]...)
-						qual = arena[start:len(arena):len(arena)]
-					}
-					start = len(arena)
-					arena = append(arena, val...)
-					cell := nextCell(&row)
-					cell.Row = rowKey
-					cell.Family = fam
-					cell.Qualifier = qual
-					cell.Timestamp = kts
-					cell.Value = arena[start:len(arena):len(arena)]
-					took++
-					ts = kts
-				}
-				if took > 0 {
-					// Leave the cursor and the column's state as the loop
-					// above would have after the run's last put.
-					c.col = append(append(c.col[:fe], qual...), escByte, escEnd)
-					c.ts, c.typ = ts, typePut
-					r.vis.enterColumn()
-					r.vis.judge(ts, typePut)
-					returned, hidden = 1, 0
-				}
-				if mv, err = c.next(key); err != nil {
-					return err
-				}
-				if mv == moveOut {
-					break keys
-				}
+				// The run below takes the keys after this put.
+				run = true
 				continue keys
 			}
 		}

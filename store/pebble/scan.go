@@ -148,6 +148,13 @@ func (sc *scanner) next(ctx context.Context, entered error) bool {
 		}
 		sc.rows++
 		sc.t.regions.read(sc.whole.Key)
+		if sc.batch <= 0 {
+			// The whole row at once: piece, without its tests.
+			n := len(sc.whole.Cells)
+			sc.cur.Key, sc.cur.Cells = sc.whole.Key, sc.whole.Cells[:n:n]
+			sc.off = n
+			return true
+		}
 		sc.off = 0
 		return sc.piece()
 	}

@@ -57,18 +57,28 @@ type recentFam struct {
 
 const recentFams = 8
 
+// startRow starts the walk of a row. Its first key enters a family
+// (position does, or the reader calls enterFamily), which resets the
+// family's and the column's state: nothing else is reset here.
 func (v *visibility) startRow() {
 	v.fam = v.fam[:0]
 	v.fi = nil
-	v.famBuf = v.famBuf[:0]
-	v.resetFamily()
 	v.newFamily = true
 }
 
 func (v *visibility) resetFamily() {
 	v.famDel = math.MinInt64
 	v.famVDel = v.famVDel[:0]
-	v.resetColumn()
+	// resetColumn, knowing that no family marker is left.
+	v.qual = v.qual[:0]
+	v.colDel = math.MinInt64
+	v.verDel = v.verDel[:0]
+	v.kept = 0
+	v.quick = 0
+	if fi := v.fi; fi != nil && fi.ttlMs == 0 {
+		v.quick = fi.versions
+	}
+	v.quickFrom = v.quick
 }
 
 func (v *visibility) resetColumn() {
