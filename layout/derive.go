@@ -395,7 +395,7 @@ func deriveRow(ent *schema.Entity, t *schema.Table, sl *slots, d *Derived, ekey 
 			if !ok || v == nil {
 				continue
 			}
-			f := fieldAt(ent, c.Slot)
+			f := ent.FieldAt(c.Slot)
 			if f == nil {
 				return fmt.Errorf("layout: %s column %s: no field %s", t.Name, c.Name(), c.Field)
 			}

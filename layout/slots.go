@@ -71,18 +71,6 @@ func (s *slots) get(r schema.FieldRef) (any, bool) {
 	return v, true
 }
 
-// fieldAt is the field a FieldRef places.
-func fieldAt(ent *schema.Entity, r schema.FieldRef) *schema.Field {
-	switch {
-	case r.Slot < 0:
-		return nil
-	case r.Child == nil:
-		return ent.Fields[r.Slot]
-	default:
-		return r.Child.Fields[r.Slot]
-	}
-}
-
 // appendKey encodes t's row key from the slots onto dst.
 func (s *slots) appendKey(dst []byte, t *schema.Table) ([]byte, error) {
 	if len(t.KeyRefs) != t.Key.Len() {

@@ -143,21 +143,7 @@ type Entity struct {
 }
 
 // Field finds a field by path: "status", or "items.sku" for a child's field.
-func (e *Entity) Field(path string) *Field {
-	if child, name, ok := strings.Cut(path, "."); ok {
-		c := e.Child(child)
-		if c == nil {
-			return nil
-		}
-		return c.Field(name)
-	}
-	for _, f := range e.Fields {
-		if f.Name == path {
-			return f
-		}
-	}
-	return nil
-}
+func (e *Entity) Field(path string) *Field { return e.FieldAt(e.Ref(path)) }
 
 // Child finds a child list by name, or nil.
 func (e *Entity) Child(name string) *Child {

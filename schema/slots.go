@@ -36,6 +36,18 @@ func (e *Entity) Ref(path string) FieldRef {
 	return FieldRef{Slot: -1}
 }
 
+// FieldAt is the field a FieldRef places, nil for Slot -1.
+func (e *Entity) FieldAt(r FieldRef) *Field {
+	switch {
+	case r.Slot < 0:
+		return nil
+	case r.Child == nil:
+		return e.Fields[r.Slot]
+	default:
+		return r.Child.Fields[r.Slot]
+	}
+}
+
 // assignSlots resolves, for every table of an entity, the field paths it
 // reads (Table.KeyRefs and WhenRef, Column.Slot, Add.Slot).
 func (p *Plan) assignSlots() {
