@@ -32,16 +32,11 @@ type Ref struct {
 
 // ID is a string that identifies the ref, for sets.
 func (r Ref) ID() string {
-	return string(r.AppendID(make([]byte, 0, len(r.Table)+len(r.Row)+len(r.Family)+len(r.Qualifier)+3)))
-}
-
-// AppendID appends the bytes of the ref's ID to dst: a map keyed by IDs is
-// looked up with string(r.AppendID(buf)) without allocating.
-func (r Ref) AppendID(dst []byte) []byte {
+	dst := make([]byte, 0, len(r.Table)+len(r.Row)+len(r.Family)+len(r.Qualifier)+3)
 	dst = append(append(dst, r.Table...), 0)
 	dst = append(append(dst, r.Row...), 0)
 	dst = append(append(dst, r.Family...), 0)
-	return append(dst, r.Qualifier...)
+	return string(append(dst, r.Qualifier...))
 }
 
 // Compare orders refs as their IDs would sort, without building them.

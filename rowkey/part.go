@@ -94,9 +94,6 @@ func (p *Part) fieldType(k int) Type {
 // More lists the fields a hash of several fields reads after Field.
 func (p Part) More() []string { return append([]string(nil), p.more[:p.nMore]...) }
 
-// MoreTypes lists the types of More, parallel to it.
-func (p Part) MoreTypes() []Type { return append([]Type(nil), p.moreTypes[:p.nMore]...) }
-
 // TypeMore types the further fields of a hash of several fields.
 func (p *Part) TypeMore(typeOf func(field string) (Type, bool)) error {
 	for i, f := range p.more[:p.nMore] {
