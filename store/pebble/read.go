@@ -227,6 +227,9 @@ keys:
 						break families
 					}
 					r.vis.judge(c.ts, typePut) // visible: quick > 0
+					// value(it) and the size check, written out as in the
+					// run below: value does not inline (cost 92 against
+					// the budget of 80), and a call per key costs more.
 					lv := it.LazyValue()
 					val := lv.ValueOrHandle
 					if lv.Fetcher != nil {
