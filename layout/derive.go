@@ -173,10 +173,8 @@ func derive(plan *schema.Plan, ent *schema.Entity, state map[string]any, withPri
 	if prim == nil {
 		return nil, fmt.Errorf("layout: entity %s has no primary table", ent.Name)
 	}
-	// The state serves as the top-level values by name as it is (no field
-	// is named after a child list); keys, columns, conditions and counter
-	// additions read them from slots.
-	top := rowkey.Values(state)
+	// Keys, columns, conditions and counter additions read the state from
+	// slots; the primary row's cells and the entity key read it by name.
 	var d *Derived
 	var a *arena
 	var sl *slots
@@ -195,7 +193,7 @@ func derive(plan *schema.Plan, ent *schema.Entity, state map[string]any, withPri
 			return nil, err
 		}
 	}
-	ekey, err := EntityKey(ent, top)
+	ekey, err := EntityKey(ent, state)
 	if err != nil {
 		return nil, err
 	}
