@@ -1,6 +1,7 @@
 package pebble
 
 import (
+	"encoding/binary"
 	"slices"
 	"sync"
 )
@@ -21,16 +22,20 @@ type rowLocks struct {
 }
 
 func stripe(tableID uint64, row []byte) uint8 {
-	// FNV-1a, inlined so that hashing a row does not allocate.
-	h := uint64(14695981039346656037)
-	for i := 0; i < 8; i++ {
-		h ^= (tableID >> (8 * i)) & 0xFF
-		h *= 1099511628211
+	// Eight bytes a step, each word folded in by a multiply and a shift:
+	// a hash of one multiply per byte (FNV-1a) took a hundred nanoseconds
+	// on a row key of forty bytes, for every row of every write.
+	h := (tableID ^ uint64(len(row))) * 0x9e3779b97f4a7c15
+	for ; len(row) >= 8; row = row[8:] {
+		h = (h ^ binary.LittleEndian.Uint64(row)) * 0xff51afd7ed558ccd
+		h ^= h >> 32
 	}
-	for _, c := range row {
-		h ^= uint64(c)
-		h *= 1099511628211
+	var tail uint64
+	for i, c := range row {
+		tail |= uint64(c) << (8 * i)
 	}
+	h = (h ^ tail) * 0xc4ceb9fe1a85ec53
+	h ^= h >> 29
 	return uint8(h ^ h>>8 ^ h>>16 ^ h>>32)
 }
 

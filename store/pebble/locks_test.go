@@ -1,6 +1,8 @@
 package pebble
 
 import (
+	"encoding/binary"
+	"fmt"
 	"testing"
 	"time"
 
@@ -67,4 +69,39 @@ func TestReadsRow(t *testing.T) {
 			t.Errorf("readsRow(%v) = %v, want %v", c.m.Mutations, got, c.want)
 		}
 	}
+}
+
+// The stripes spread keys that share long prefixes and differ in any byte
+// evenly: no stripe holds twice its share of 100,000 order keys, of keys
+// differing only in their first byte, or of one key's tables.
+func TestStripesSpread(t *testing.T) {
+	check := func(what string, keys func(i int) (uint64, []byte), n int) {
+		t.Helper()
+		var counts [256]int
+		for i := range n {
+			id, row := keys(i)
+			counts[stripe(id, row)]++
+		}
+		for s, c := range counts {
+			if c > 2*n/256 || c < n/256/2 {
+				t.Errorf("%s: stripe %d holds %d of %d keys, want about %d", what, s, c, n, n/256)
+				return
+			}
+		}
+	}
+	check("order keys", func(i int) (uint64, []byte) { return 7, fmt.Appendf(nil, "orders\x00c%06d\x00o%09d", i%977, i) }, 100000)
+	check("first byte", func(i int) (uint64, []byte) {
+		return 7, append([]byte{byte(i), byte(i >> 8)}, "-the-same-long-suffix-of-a-key"...)
+	}, 65536)
+	check("tables", func(i int) (uint64, []byte) { return uint64(i), []byte("row") }, 65536)
+	check("short keys", func(i int) (uint64, []byte) { return 1, binary.BigEndian.AppendUint32(nil, uint32(i)) }, 65536)
+}
+
+func BenchmarkStripe(b *testing.B) {
+	row := []byte("\x8a\x13orders\x00cust-000412\x00\x00ord-0000318822")
+	var sink uint8
+	for b.Loop() {
+		sink ^= stripe(3, row)
+	}
+	_ = sink
 }
