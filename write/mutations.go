@@ -32,6 +32,25 @@ func (r *rowMuts) add(table string, row []byte, ms ...store.Mutation) {
 // friendly to region-grouped batching), one per row: the mutations given
 // for one row in the order they were added.
 func (r *rowMuts) sorted(table string) []store.RowMutation {
+	return r.sortedIn(table, &sortBuf{})
+}
+
+// sortBuf is the room sortedIn works and returns its rows in.
+type sortBuf struct {
+	idx  []rowPos
+	rows []store.RowMutation
+}
+
+// rowPos is a row mutation's position, and its row's first eight bytes as
+// a number.
+type rowPos struct {
+	head uint64
+	i    int32
+}
+
+// sortedIn is sorted in sb's room: the rows it returns are valid until sb
+// is used again.
+func (r *rowMuts) sortedIn(table string, sb *sortBuf) []store.RowMutation {
 	added := r.byTable[table]
 	// Positions are sorted, not the row mutations themselves: fewer bytes
 	// moved, and an unstable sort that keeps the order of adds through the
@@ -39,15 +58,12 @@ func (r *rowMuts) sorted(table string) []store.RowMutation {
 	// Each position carries its row's first eight bytes as a number, so
 	// that most comparisons are one of integers; rows that share them are
 	// compared whole.
-	type pos struct {
-		head uint64
-		i    int32
-	}
-	idx := make([]pos, len(added))
+	idx := slices.Grow(sb.idx[:0], len(added))[:len(added)]
+	sb.idx = idx
 	for i := range idx {
-		idx[i] = pos{rowHead(added[i].Row), int32(i)}
+		idx[i] = rowPos{rowHead(added[i].Row), int32(i)}
 	}
-	slices.SortFunc(idx, func(a, b pos) int {
+	slices.SortFunc(idx, func(a, b rowPos) int {
 		if a.head != b.head {
 			return cmp.Compare(a.head, b.head)
 		}
@@ -56,7 +72,8 @@ func (r *rowMuts) sorted(table string) []store.RowMutation {
 		}
 		return int(a.i - b.i)
 	})
-	rows := make([]store.RowMutation, len(added))
+	rows := slices.Grow(sb.rows[:0], len(added))[:len(added)]
+	sb.rows = rows
 	for i, p := range idx {
 		rows[i] = added[p.i]
 	}
@@ -95,13 +112,24 @@ func (r *rowMuts) merge(o *rowMuts) {
 	}
 }
 
+// tables lists the tables r holds rows of. A table emptied by reset keeps
+// its list (and the list's room) but is not listed.
 func (r *rowMuts) tables() []string {
 	out := make([]string, 0, len(r.byTable))
-	for t := range r.byTable {
-		out = append(out, t)
+	for t, rows := range r.byTable {
+		if len(rows) > 0 {
+			out = append(out, t)
+		}
 	}
 	sort.Strings(out)
 	return out
+}
+
+// reset empties r for another Apply, keeping each table's list.
+func (r *rowMuts) reset() {
+	for t, rows := range r.byTable {
+		r.byTable[t] = rows[:0]
+	}
 }
 
 // write turns entity plans into mutations and applies them: primary rows
@@ -119,8 +147,17 @@ func (w *Writer) write(ctx context.Context, plans []*entityPlan, stats *Stats) e
 	if err != nil {
 		return err
 	}
-	var locsBefore, prim, vacated, derived, locsAfter rowMuts
-	var incs []layout.Increment
+	// The sets' lists and the merged ones are used again by later
+	// Applies: by now every Batch they went to has returned.
+	all := w.getMutSet()
+	defer func() {
+		w.putMutSet(all)
+		for _, ms := range sets {
+			w.putMutSet(ms)
+		}
+	}()
+	locsBefore, prim, vacated, derived, locsAfter := &all.locsBefore, &all.prim, &all.vacated, &all.derived, &all.locsAfter
+	incs := all.incs
 	for _, ms := range sets {
 		locsBefore.merge(&ms.locsBefore)
 		prim.merge(&ms.prim)
@@ -130,15 +167,16 @@ func (w *Writer) write(ctx context.Context, plans []*entityPlan, stats *Stats) e
 		incs = append(incs, ms.incs...)
 		stats.Add(ms.stats)
 	}
+	all.incs = incs
 	// A move lists the new row in the locator, writes it, empties the old
 	// one (recording the old row's copies as pending there), writes the
 	// copies, and only then unlists the old row. A crash at any point
 	// leaves both rows listed, so the replay finds them and redoes what is
 	// missing; never a tombstone alone at the version, which would read as
 	// a delete.
-	for _, rm := range []*rowMuts{&locsBefore, &prim, &vacated} {
+	for _, rm := range []*rowMuts{locsBefore, prim, vacated} {
 		for _, t := range rm.tables() {
-			if err := w.batch(ctx, t, rm.sorted(t)); err != nil {
+			if err := w.batchSorted(ctx, rm, t); err != nil {
 				return err
 			}
 		}
@@ -155,12 +193,12 @@ func (w *Writer) write(ctx context.Context, plans []*entityPlan, stats *Stats) e
 		// concurrent batches with one sync; HBase serves them in
 		// parallel).
 		if err := w.parallel(ctx, derived.tables(), func(ctx context.Context, t string) error {
-			return w.batch(ctx, t, derived.sorted(t))
+			return w.batchSorted(ctx, derived, t)
 		}); err != nil {
 			return err
 		}
 		for _, t := range locsAfter.tables() {
-			if err := w.batch(ctx, t, locsAfter.sorted(t)); err != nil {
+			if err := w.batchSorted(ctx, locsAfter, t); err != nil {
 				return err
 			}
 		}
@@ -192,6 +230,17 @@ func (w *Writer) write(ctx context.Context, plans []*entityPlan, stats *Stats) e
 	return nil
 }
 
+// batchSorted writes a table's rows of rm in key order, sorted in room
+// that earlier calls used: the rows are sent before it returns.
+func (w *Writer) batchSorted(ctx context.Context, rm *rowMuts, table string) error {
+	sb := w.sortBufs.get()
+	if sb == nil {
+		sb = &sortBuf{}
+	}
+	defer w.sortBufs.put(sb)
+	return w.batch(ctx, table, rm.sortedIn(table, sb))
+}
+
 // mutSet is what the plans of one chunk come to: row mutations by the step
 // that writes them, fast increments, and what they count.
 type mutSet struct {
@@ -201,22 +250,72 @@ type mutSet struct {
 	slab                                          mutSlab
 }
 
-// mutSlab hands out mutation lists cut from one shared buffer: a plan
-// writes a list per row, and allocating each on its own was most of the
-// writer's allocations after deriving. Each list is capped at the room it
-// asked for, so that appending past it reallocates instead of writing into
-// the next list.
-type mutSlab struct{ buf []store.Mutation }
+// reset empties ms for another Apply, keeping the room of its lists.
+func (ms *mutSet) reset() {
+	for _, r := range []*rowMuts{&ms.locsBefore, &ms.prim, &ms.vacated, &ms.derived, &ms.locsAfter} {
+		r.reset()
+	}
+	ms.incs = ms.incs[:0]
+	cells, deletes := ms.stats.Cells, ms.stats.Deletes
+	clear(cells)
+	clear(deletes)
+	ms.stats = Stats{Cells: cells, Deletes: deletes}
+	ms.slab.reset()
+}
+
+// getMutSet returns an empty set: one an earlier Apply used, or a new one.
+func (w *Writer) getMutSet() *mutSet {
+	if ms := w.mutSets.get(); ms != nil {
+		return ms
+	}
+	return &mutSet{stats: Stats{Cells: map[string]int{}, Deletes: map[string]int{}}}
+}
+
+// putMutSet keeps ms for a later Apply. The caller holds no list of it any
+// more, and no store call it made is running: a Batch has copied or sent
+// the mutations before it returns. The mutations left in the lists keep
+// what they point at (one batch's cells) until they are written over.
+func (w *Writer) putMutSet(ms *mutSet) {
+	if ms == nil {
+		return
+	}
+	ms.reset()
+	w.mutSets.put(ms)
+}
+
+// mutSlab hands out mutation lists cut from shared chunks: a plan writes a
+// list per row, and allocating each on its own was most of the writer's
+// allocations after deriving. Each list is capped at the room it asked
+// for, so that appending past it reallocates instead of writing into the
+// next list. The chunks are cut again after a reset.
+type mutSlab struct {
+	buf    []store.Mutation   // the chunk being cut
+	chunks [][]store.Mutation // every chunk made; those before next are in use
+	next   int
+}
 
 // muts returns an empty list with room for n mutations.
 func (s *mutSlab) muts(n int) []store.Mutation {
 	if cap(s.buf)-len(s.buf) < n {
-		s.buf = make([]store.Mutation, 0, max(n, 512))
+		if s.next < len(s.chunks) && cap(s.chunks[s.next]) >= n {
+			s.buf = s.chunks[s.next][:0]
+		} else {
+			s.buf = make([]store.Mutation, 0, max(n, 512))
+			if s.next < len(s.chunks) {
+				s.chunks[s.next] = s.buf
+			} else {
+				s.chunks = append(s.chunks, s.buf)
+			}
+		}
+		s.next++
 	}
 	start := len(s.buf)
 	s.buf = s.buf[:start+n]
 	return s.buf[start : start : start+n]
 }
+
+// reset makes every chunk free to cut again.
+func (s *mutSlab) reset() { s.buf, s.next = nil, 0 }
 
 // planChunk is how many entity plans one goroutine turns into mutations
 // at a time: enough that merging the chunks' sets costs little next to
@@ -230,7 +329,7 @@ const planChunk = 64
 func (w *Writer) mutationSets(ctx context.Context, plans []*entityPlan, live map[string]store.Row) ([]*mutSet, error) {
 	sets := make([]*mutSet, (len(plans)+planChunk-1)/planChunk)
 	err := w.each(ctx, len(sets), func(_ context.Context, c int) error {
-		ms := &mutSet{stats: Stats{Cells: map[string]int{}, Deletes: map[string]int{}}}
+		ms := w.getMutSet()
 		for _, ep := range plans[c*planChunk : min(len(plans), (c+1)*planChunk)] {
 			w.planMutations(ms, ep, live)
 		}

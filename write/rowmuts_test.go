@@ -2,7 +2,12 @@ package write
 
 import (
 	"bytes"
+	"context"
+	"fmt"
 	"math/rand"
+	"slices"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/denorm/denorm/store"
@@ -59,5 +64,71 @@ func TestRowMutsSorted(t *testing.T) {
 		if n != len(all) {
 			t.Fatalf("round %d: %d mutations out of %d", round, n, len(all))
 		}
+	}
+}
+
+// callLog keeps a copy of every Batch call: table, then each row and its
+// mutations, in the order sent.
+type callLog struct {
+	store.Store
+	mu    sync.Mutex
+	calls []string
+}
+
+func (c *callLog) Batch(ctx context.Context, table string, ms []store.RowMutation) ([]error, error) {
+	var b strings.Builder
+	b.WriteString(table)
+	for _, m := range ms {
+		fmt.Fprintf(&b, "\n %q", m.Row)
+		for _, x := range m.Mutations {
+			fmt.Fprintf(&b, " %v/%s/%q@%d=%q", x.Kind, x.Family, x.Qualifier, x.Timestamp, x.Value)
+		}
+	}
+	c.mu.Lock()
+	c.calls = append(c.calls, b.String())
+	c.mu.Unlock()
+	return c.Store.Batch(ctx, table, ms)
+}
+
+// A writer reuses its mutation lists from one Apply to the next: what it
+// sends is what a new writer for every batch sends, call for call, and the
+// stores end the same. Batches of many sizes, so that a reused list is
+// both shorter and longer than the one before it.
+func TestMutationListsReused(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	r := rand.New(rand.NewSource(11))
+	evs := historyNS(r, 600, "")
+	sizes := []int{1, 300, 7, 120, 2, 60, 500, 3}
+	run := func(fresh bool) ([]string, tableState) {
+		f.reset(t, ctx)
+		logged := &callLog{Store: f.ns}
+		st := withSyncOf(logged, f.st)
+		w := New(f.plan, st, Options{Readers: 1})
+		for lo, k := 0, 0; lo < len(evs); k++ {
+			hi := min(lo+sizes[k%len(sizes)], len(evs))
+			if fresh {
+				w = New(f.plan, st, Options{Readers: 1})
+			}
+			if _, _, err := w.Apply(ctx, evs[lo:hi]); err != nil {
+				t.Fatal(err)
+			}
+			lo = hi
+		}
+		slices.Sort(logged.calls) // calls to several tables run side by side
+		return logged.calls, readAll(t, ctx, f.ns, f.plan)
+	}
+	wantCalls, want := run(true)
+	gotCalls, got := run(false)
+	if len(gotCalls) != len(wantCalls) {
+		t.Fatalf("%d Batch calls with reused lists, %d with new ones", len(gotCalls), len(wantCalls))
+	}
+	for i := range gotCalls {
+		if gotCalls[i] != wantCalls[i] {
+			t.Fatalf("Batch call differs with reused lists:\n%s\nwith new ones:\n%s", gotCalls[i], wantCalls[i])
+		}
+	}
+	if d := got.diff(want); d != "" {
+		t.Fatalf("stores differ:\n%s", d)
 	}
 }

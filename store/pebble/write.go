@@ -39,12 +39,15 @@ func (s *Store) Batch(ctx context.Context, name string, ms []store.RowMutation) 
 	}
 	rows := make([][]byte, 0, len(ms))
 	shared := true // no mutation reads its row
+	size := 0
 	for i := range ms {
 		if errs[i] == nil {
 			rows = append(rows, ms[i].Row)
 			shared = shared && !readsRow(&ms[i])
+			size += batchBytes(&ms[i], len(t.spec.Families))
 		}
 	}
+	w.reserve(size)
 	t.compactMu.RLock()
 	defer t.compactMu.RUnlock()
 	held := s.locks.lock(t.id, rows, nil, shared)
@@ -102,11 +105,43 @@ type writer struct {
 	prefix []byte
 }
 
+// newWriter starts a writer; its batch is made by reserve, or by the first
+// add.
 func (s *Store) newWriter(t *table) *writer {
-	return &writer{s: s, t: t, b: s.db.NewBatch(), now: s.now()}
+	return &writer{s: s, t: t, now: s.now()}
 }
 
-func (w *writer) close() { _ = w.b.Close() }
+func (w *writer) close() {
+	if w.b != nil {
+		_ = w.b.Close()
+	}
+}
+
+// reserve makes the batch with room for about n bytes. Grown from its
+// first kilobyte by doubling, a batch of a thousand rows allocated and
+// copied its buffer a dozen times over. Called before the first add.
+func (w *writer) reserve(n int) {
+	w.b = w.s.db.NewBatch(pdb.WithInitialSizeBytes(min(n, batchReserveMax)))
+}
+
+// batchReserveMax caps reserve: a larger batch grows as it must.
+const batchReserveMax = 64 << 20
+
+// batchBytes is about what m takes in a Pebble batch: per cell its key
+// (the escaped row prefix, family, qualifier, timestamp and type), its
+// value and the batch's framing. A row delete writes one marker per
+// family. An estimate: a row whose key holds zero bytes escapes longer.
+func batchBytes(m *store.RowMutation, families int) int {
+	n := 0
+	for _, x := range m.Mutations {
+		k := 1
+		if x.Kind == store.DeleteRow {
+			k = families
+		}
+		n += k * (len(m.Row) + len(m.Row)/16 + 16 + len(x.Family) + len(x.Qualifier) + 9 + len(x.Value) + 6)
+	}
+	return n
+}
 
 func (w *writer) commit(sync bool) error {
 	opt := pdb.NoSync
@@ -155,6 +190,9 @@ func (w *writer) validate(m *store.RowMutation) error {
 
 // add appends a validated row mutation to the batch.
 func (w *writer) add(m *store.RowMutation) error {
+	if w.b == nil {
+		w.b = w.s.db.NewBatch()
+	}
 	// Every cell key of the row starts with the same escaped row prefix:
 	// escaped once here, copied for each cell by set.
 	w.prefix = appendRowPrefix(w.prefix[:0], w.t.id, m.Row)
