@@ -10,22 +10,30 @@ import (
 	"github.com/denorm/denorm/store"
 )
 
-// batchSizes records the rows and bytes of every store Batch call.
-type batchSizes struct {
+// batchLog keeps what describe makes of every store Batch call, in the
+// order the calls came.
+type batchLog[T any] struct {
 	store.Store
-	mu    sync.Mutex
-	calls [][]int // per call, the Size of each row mutation
+	describe func(table string, ms []store.RowMutation) T
+	mu       sync.Mutex
+	calls    []T
 }
 
-func (b *batchSizes) Batch(ctx context.Context, table string, ms []store.RowMutation) ([]error, error) {
+func (b *batchLog[T]) Batch(ctx context.Context, table string, ms []store.RowMutation) ([]error, error) {
+	d := b.describe(table, ms)
+	b.mu.Lock()
+	b.calls = append(b.calls, d)
+	b.mu.Unlock()
+	return b.Store.Batch(ctx, table, ms)
+}
+
+// rowSizes describes a Batch call by the Size of each of its rows.
+func rowSizes(_ string, ms []store.RowMutation) []int {
 	sizes := make([]int, len(ms))
 	for i, m := range ms {
 		sizes[i] = m.Size()
 	}
-	b.mu.Lock()
-	b.calls = append(b.calls, sizes)
-	b.mu.Unlock()
-	return b.Store.Batch(ctx, table, ms)
+	return sizes
 }
 
 // A writer with a byte cap sends no Batch call over it (but for a row that
@@ -44,7 +52,7 @@ func TestBatchBytesCapsEveryCall(t *testing.T) {
 
 	f.reset(t, ctx)
 	const capBytes, capRows = 2048, 40
-	rec := &batchSizes{Store: f.ns}
+	rec := &batchLog[[]int]{Store: f.ns, describe: rowSizes}
 	w := New(f.plan, withSyncOf(rec, f.st), Options{BatchBytes: capBytes, BatchRows: capRows})
 	for lo := 0; lo < len(evs); lo += 500 {
 		if _, _, err := w.Apply(ctx, evs[lo:min(lo+500, len(evs))]); err != nil {
