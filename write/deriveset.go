@@ -17,16 +17,16 @@ import (
 // store has copied or sent the mutations cut from the buffers before its
 // Batch returned, and plans, groups and pendings die with the Apply.
 type deriveSet struct {
-	pool *freeList[layout.Scratch] // the Writer's
-	mu   sync.Mutex                // prepare and fold derive on several goroutines
+	pool *sync.Pool // of *layout.Scratch, the Writer's
+	mu   sync.Mutex // prepare and fold derive on several goroutines
 	used []*layout.Scratch
 }
 
-func newDeriveSet(pool *freeList[layout.Scratch]) *deriveSet { return &deriveSet{pool: pool} }
+func newDeriveSet(pool *sync.Pool) *deriveSet { return &deriveSet{pool: pool} }
 
 // derive is layout.Derive into a Scratch of its own, valid until release.
 func (d *deriveSet) derive(plan *schema.Plan, ent *schema.Entity, state map[string]any) (*layout.Derived, error) {
-	sc := d.pool.get()
+	sc, _ := d.pool.Get().(*layout.Scratch)
 	if sc == nil {
 		sc = new(layout.Scratch)
 	}
@@ -39,7 +39,7 @@ func (d *deriveSet) derive(plan *schema.Plan, ent *schema.Entity, state map[stri
 // release returns every Scratch handed out to the pool.
 func (d *deriveSet) release() {
 	for _, sc := range d.used {
-		d.pool.put(sc)
+		d.pool.Put(sc)
 	}
 	d.used = nil
 }

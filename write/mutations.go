@@ -125,9 +125,12 @@ func (r *rowMuts) tables() []string {
 	return out
 }
 
-// reset empties r for another Apply, keeping each table's list.
+// reset empties r for another Apply, keeping each table's list. The rows
+// are cleared: a kept list must not hold on to the batch's keys and cells
+// (and through them the derive buffers they were cut from).
 func (r *rowMuts) reset() {
 	for t, rows := range r.byTable {
+		clear(rows)
 		r.byTable[t] = rows[:0]
 	}
 }
@@ -237,8 +240,11 @@ func (w *Writer) batchSorted(ctx context.Context, rm *rowMuts, table string) err
 	if sb == nil {
 		sb = &sortBuf{}
 	}
-	defer w.sortBufs.put(sb)
-	return w.batch(ctx, table, rm.sortedIn(table, sb))
+	rows := rm.sortedIn(table, sb)
+	err := w.batch(ctx, table, rows)
+	clear(sb.rows) // the rows are sent: keep none of their keys and cells
+	w.sortBufs.put(sb)
+	return err
 }
 
 // mutSet is what the plans of one chunk come to: row mutations by the step
@@ -255,6 +261,7 @@ func (ms *mutSet) reset() {
 	for _, r := range []*rowMuts{&ms.locsBefore, &ms.prim, &ms.vacated, &ms.derived, &ms.locsAfter} {
 		r.reset()
 	}
+	clear(ms.incs)
 	ms.incs = ms.incs[:0]
 	cells, deletes := ms.stats.Cells, ms.stats.Deletes
 	clear(cells)
@@ -271,10 +278,9 @@ func (w *Writer) getMutSet() *mutSet {
 	return &mutSet{stats: Stats{Cells: map[string]int{}, Deletes: map[string]int{}}}
 }
 
-// putMutSet keeps ms for a later Apply. The caller holds no list of it any
-// more, and no store call it made is running: a Batch has copied or sent
-// the mutations before it returns. The mutations left in the lists keep
-// what they point at (one batch's cells) until they are written over.
+// putMutSet keeps ms, emptied, for a later Apply. The caller holds no list
+// of it any more, and no store call it made is running: a Batch has copied
+// or sent the mutations before it returns.
 func (w *Writer) putMutSet(ms *mutSet) {
 	if ms == nil {
 		return
@@ -314,8 +320,14 @@ func (s *mutSlab) muts(n int) []store.Mutation {
 	return s.buf[start : start : start+n]
 }
 
-// reset makes every chunk free to cut again.
-func (s *mutSlab) reset() { s.buf, s.next = nil, 0 }
+// reset makes every chunk free to cut again, cleared of the cells its
+// lists pointed at.
+func (s *mutSlab) reset() {
+	for _, c := range s.chunks[:s.next] {
+		clear(c[:cap(c)])
+	}
+	s.buf, s.next = nil, 0
+}
 
 // planChunk is how many entity plans one goroutine turns into mutations
 // at a time: enough that merging the chunks' sets costs little next to

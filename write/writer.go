@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"sort"
+	"sync"
 
 	"fmt"
 
@@ -54,10 +55,12 @@ type Writer struct {
 	bounded map[string]bool
 	// lanes position the events that come from no log (lanes.go).
 	lanes lanes
-	// scratch holds the derive buffers of earlier Applies (deriveset.go),
-	// mutSets their mutation lists and sortBufs the room their rows were
-	// sorted in.
-	scratch  freeList[layout.Scratch]
+	// scratch holds the derive buffers of earlier Applies (deriveset.go):
+	// a pool, which the collector empties, since a batch uses one per
+	// state derived and each holds tens of KiB. mutSets holds their
+	// mutation lists and sortBufs the room their rows were sorted in: a
+	// few of them a batch, kept through collections.
+	scratch  sync.Pool
 	mutSets  freeList[mutSet]
 	sortBufs freeList[sortBuf]
 }
@@ -83,11 +86,9 @@ func New(plan *schema.Plan, st store.Store, opts Options) *Writer {
 		opts.CounterWriters = DefaultCounterWriters
 	}
 	w := &Writer{plan: plan, st: st, opts: opts, unsupported: Supports(plan), bounded: map[string]bool{}}
-	// A batch derives each event's state and each stored one: kept for
-	// up to two batches of 1,000 (a Scratch of an order holds a few KiB).
 	// A batch's mutations come in sets of planChunk plans, and its rows
 	// are sorted a table at a time.
-	w.scratch.limit, w.mutSets.limit, w.sortBufs.limit = 4096, 64, 32
+	w.mutSets.limit, w.sortBufs.limit = 64, 32
 	for _, e := range plan.Entities {
 		if len(layout.BoundedTables(plan, e.Name)) > 0 {
 			w.bounded[e.Name] = true
