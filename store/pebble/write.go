@@ -44,7 +44,7 @@ func (s *Store) Batch(ctx context.Context, name string, ms []store.RowMutation) 
 		if errs[i] == nil {
 			rows = append(rows, ms[i].Row)
 			shared = shared && !readsRow(&ms[i])
-			size += batchBytes(&ms[i], len(t.spec.Families))
+			size += batchBytes(&ms[i])
 		}
 	}
 	w.reserve(size)
@@ -127,20 +127,12 @@ func (w *writer) reserve(n int) {
 // batchReserveMax caps reserve: a larger batch grows as it must.
 const batchReserveMax = 64 << 20
 
-// batchBytes is about what m takes in a Pebble batch: per cell its key
-// (the escaped row prefix, family, qualifier, timestamp and type), its
-// value and the batch's framing. A row delete writes one marker per
-// family. An estimate: a row whose key holds zero bytes escapes longer.
-func batchBytes(m *store.RowMutation, families int) int {
-	n := 0
-	for _, x := range m.Mutations {
-		k := 1
-		if x.Kind == store.DeleteRow {
-			k = families
-		}
-		n += k * (len(m.Row) + len(m.Row)/16 + 16 + len(x.Family) + len(x.Qualifier) + 9 + len(x.Value) + 6)
-	}
-	return n
+// batchBytes is about what m takes in a Pebble batch: its Size, plus per
+// cell the escaped row prefix its key repeats and the batch's framing. An
+// estimate: a row delete writes a marker per family, and a row whose key
+// holds zero bytes escapes longer; the batch grows past it as it must.
+func batchBytes(m *store.RowMutation) int {
+	return m.Size() + len(m.Mutations)*(len(m.Row)+len(m.Row)/16+22)
 }
 
 func (w *writer) commit(sync bool) error {
