@@ -159,18 +159,11 @@ func (w *Writer) write(ctx context.Context, plans []*entityPlan, stats *Stats) e
 			w.putMutSet(ms)
 		}
 	}()
-	locsBefore, prim, vacated, derived, locsAfter := &all.locsBefore, &all.prim, &all.vacated, &all.derived, &all.locsAfter
-	incs := all.incs
 	for _, ms := range sets {
-		locsBefore.merge(&ms.locsBefore)
-		prim.merge(&ms.prim)
-		vacated.merge(&ms.vacated)
-		derived.merge(&ms.derived)
-		locsAfter.merge(&ms.locsAfter)
-		incs = append(incs, ms.incs...)
+		all.merge(ms)
 		stats.Add(ms.stats)
 	}
-	all.incs = incs
+	locsBefore, prim, vacated, derived, locsAfter := &all.locsBefore, &all.prim, &all.vacated, &all.derived, &all.locsAfter
 	// A move lists the new row in the locator, writes it, empties the old
 	// one (recording the old row's copies as pending there), writes the
 	// copies, and only then unlists the old row. A crash at any point
@@ -223,7 +216,7 @@ func (w *Writer) write(ctx context.Context, plans []*entityPlan, stats *Stats) e
 			return fmt.Errorf("write: sync: %w", err)
 		}
 	}
-	for _, in := range incs {
+	for _, in := range all.incs {
 		_, err := w.st.Increment(ctx, in.Table, store.Increment{Row: in.Row, Columns: []store.IncrementColumn{{Family: in.Family, Qualifier: in.Qualifier, Delta: in.Delta}}})
 		if err != nil {
 			return fmt.Errorf("write: increment %s row %s: %w", in.Table, store.Printable(in.Row), err)
@@ -256,9 +249,23 @@ type mutSet struct {
 	slab                                          mutSlab
 }
 
+// steps lists ms's row mutations by step, in the order write sends them.
+func (ms *mutSet) steps() [5]*rowMuts {
+	return [...]*rowMuts{&ms.locsBefore, &ms.prim, &ms.vacated, &ms.derived, &ms.locsAfter}
+}
+
+// merge appends o's row mutations, step by step, and increments to ms's.
+func (ms *mutSet) merge(o *mutSet) {
+	mine, theirs := ms.steps(), o.steps()
+	for i := range mine {
+		mine[i].merge(theirs[i])
+	}
+	ms.incs = append(ms.incs, o.incs...)
+}
+
 // reset empties ms for another Apply, keeping the room of its lists.
 func (ms *mutSet) reset() {
-	for _, r := range []*rowMuts{&ms.locsBefore, &ms.prim, &ms.vacated, &ms.derived, &ms.locsAfter} {
+	for _, r := range ms.steps() {
 		r.reset()
 	}
 	clear(ms.incs)
