@@ -3,7 +3,6 @@ package write
 import (
 	"bytes"
 	"context"
-	"sort"
 	"sync"
 
 	"fmt"
@@ -235,92 +234,12 @@ func (w *Writer) Apply(ctx context.Context, evs []*event.Event) (Stats, []Reject
 }
 
 func (w *Writer) apply(ctx context.Context, evs []*event.Event, ln *lane, stats Stats) (Stats, []Rejected, error) {
-	ds := newDeriveSet(&w.scratch)
-	defer ds.release()
-	var rejected []Rejected
-	var groups []*group
-	byKey := map[string]*group{}
-	var refreshes []*event.Event
-	todo := make([]int, 0, len(evs))
-	for i, ev := range evs {
-		referrers := layout.ReferencesTo(w.plan, ev.Entity)
-		if len(referrers) > 0 {
-			if err := w.checkReference(ev, referrers); err != nil {
-				rejected = append(rejected, Rejected{Index: i, Event: ev, Reason: err})
-				continue
-			}
-			refreshes = append(refreshes, ev)
-			if w.plan.Primary(ev.Entity) == nil {
-				continue
-			}
-		}
-		todo = append(todo, i)
+	b, err := w.stage(ctx, evs, ln, stats, nil)
+	if err != nil {
+		b.release()
+		return b.stats, b.rejected, err
 	}
-	// Validating and deriving one event is CPU work that needs no other
-	// event: it runs on several goroutines, and the results are grouped
-	// below in event order.
-	preps := make([]*pending, len(todo))
-	perrs := make([]error, len(todo))
-	if err := w.each(ctx, len(todo), func(_ context.Context, k int) error {
-		preps[k], perrs[k] = w.prepare(ds, todo[k], evs[todo[k]])
-		return nil
-	}); err != nil {
-		return stats, rejected, err
-	}
-	for k, i := range todo {
-		ev, p := evs[i], preps[k]
-		if perrs[k] != nil {
-			rejected = append(rejected, Rejected{Index: i, Event: ev, Reason: perrs[k]})
-			continue
-		}
-		p.stream, p.offset = ev.Stream, ev.Offset
-		if p.stream == "" && ln != nil {
-			p.stream, p.offset = ln.stream, ln.next+int64(i)
-		}
-		id := ev.Entity + "\x00" + string(p.groupKey)
-		g := byKey[id]
-		if g == nil {
-			g = &group{ent: p.ent, prim: w.plan.Primary(ev.Entity)}
-			byKey[id] = g
-			groups = append(groups, g)
-		}
-		g.events = append(g.events, p)
-	}
-	sort.Slice(rejected, func(i, j int) bool { return rejected[i].Index < rejected[j].Index })
-	stats.Rejected = len(rejected)
-	if err := w.readStates(ctx, groups); err != nil {
-		return stats, rejected, err
-	}
-	// Folding one entity's events (deriving its stored state) and listing
-	// its new live references need no other entity either.
-	eps := make([]*entityPlan, len(groups))
-	folded := make([]Stats, len(groups))
-	if err := w.each(ctx, len(groups), func(_ context.Context, i int) error {
-		ep, err := w.fold(ds, groups[i], &folded[i])
-		if ep != nil {
-			w.newLiveRefs(ep) // computed here, in parallel, and kept in ep
-		}
-		eps[i] = ep
-		return err
-	}); err != nil {
-		return stats, rejected, err
-	}
-	var plans []*entityPlan
-	for i, ep := range eps {
-		stats.Add(folded[i])
-		if ep != nil {
-			plans = append(plans, ep)
-		}
-	}
-	if err := w.write(ctx, plans, &stats); err != nil {
-		return stats, rejected, err
-	}
-	// Live copies of referenced entities changed in this batch, after the
-	// lookup rows of this batch's entities are written, so none is missed.
-	if err := w.refresh(ctx, refreshes, &stats); err != nil {
-		return stats, rejected, err
-	}
-	return stats, rejected, nil
+	return w.finish(ctx, b)
 }
 
 // prepare validates one event and derives its rows.
@@ -460,14 +379,18 @@ func (w *Writer) checkReference(ev *event.Event, referrers []layout.Referrer) er
 	return nil
 }
 
-// readStates reads, for every group, the locator row (when the entity has
+// readStatesOf reads, for every group, the locator row (when the entity has
 // one) and then every primary row the entity may live in. Each step reads
 // the rows of every group at once, one multi-get per table and chunk
 // (getRows): on HBase a Get is a round trip, and a batch's groups would
 // otherwise wait on a few thousand of them.
-func (w *Writer) readStates(ctx context.Context, groups []*group) error {
-	if err := w.readLocations(ctx, groups); err != nil {
-		return err
+//
+// haveLocs tells that the groups' locator rows are read already.
+func (w *Writer) readStatesOf(ctx context.Context, groups []*group, haveLocs bool) error {
+	if !haveLocs {
+		if err := w.readLocations(ctx, groups); err != nil {
+			return err
+		}
 	}
 	type cand struct {
 		g   int
