@@ -169,6 +169,24 @@ func (l *File) Commit(ctx context.Context) error {
 	return l.offsets.Save(l.pos)
 }
 
+// Mark names the position after every record Next has returned so far,
+// for CommitMark: the writer reads the next batch before it commits the
+// last one.
+func (l *File) Mark() any { return l.pos }
+
+// CommitMark makes a position Mark returned the restart point.
+func (l *File) CommitMark(ctx context.Context, mark any) error {
+	pos, ok := mark.(Position)
+	if !ok {
+		return fmt.Errorf("source: commit %s: %T is not a mark of a file log", l.path, mark)
+	}
+	return l.offsets.Save(pos)
+}
+
+// Ready reports that Next may be called with records in hand: reading a
+// file never waits for the log to grow.
+func (l *File) Ready() bool { return true }
+
 // Close closes the file.
 func (l *File) Close() error { return l.f.Close() }
 

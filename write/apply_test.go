@@ -178,6 +178,16 @@ func (f *failingCommit) Commit(ctx context.Context) error {
 	return f.File.Commit(ctx)
 }
 
+// CommitMark fails the same way: Run commits a file log by marks, reading
+// the next batch before it commits the last.
+func (f *failingCommit) CommitMark(ctx context.Context, mark any) error {
+	if !f.failed {
+		f.failed = true
+		return errors.New("killed before the commit")
+	}
+	return f.File.CommitMark(ctx, mark)
+}
+
 // A run killed between writing its dead letters and committing replays the
 // batch on resume; the dead letters it wrote are not written again.
 func TestDeadLettersOnceAcrossAKill(t *testing.T) {

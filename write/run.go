@@ -51,6 +51,9 @@ func Run(ctx context.Context, w *Writer, src Source, dl DeadLetters, opts RunOpt
 	if opts.BatchSize <= 0 {
 		opts.BatchSize = 1000
 	}
+	if ah, ok := src.(Ahead); ok {
+		return runAhead(ctx, w, ah, dl, opts)
+	}
 	var total RunStats
 	total.Cells, total.Deletes = map[string]int{}, map[string]int{}
 	once := &onceDeadLetters{DeadLetters: dl}
@@ -65,34 +68,15 @@ func Run(ctx context.Context, w *Writer, src Source, dl DeadLetters, opts RunOpt
 		if !once.started && len(recs) > 0 {
 			once.start, once.started = recs[0].Offset, true
 		}
-		decoded, derrs, err := w.decode(ctx, recs)
+		h, err := w.decodeBatch(ctx, recs)
 		if err != nil {
 			return total, err
 		}
-		evs := make([]*event.Event, 0, len(recs))
-		where := make([]int, 0, len(recs)) // evs[i] came from recs[where[i]]
-		for i, rec := range recs {
-			if derrs[i] != nil {
-				if err := once.add(ctx, rec, derrs[i], &total); err != nil {
-					return total, err
-				}
-				continue
-			}
-			ev := decoded[i]
-			ev.Stream, ev.Offset = rec.Stream, rec.Offset
-			evs = append(evs, ev)
-			where = append(where, i)
-		}
-		st, rejected, err := applyIsolating(ctx, w, evs)
+		st, rejected, err := applyIsolating(ctx, w, h.evs)
 		if err != nil {
 			return total, fmt.Errorf("write: apply batch starting at %s: %w", recs[0].Where, err)
 		}
-		for _, r := range rejected {
-			if err := once.add(ctx, recs[where[r.Index]], r.Reason, &total); err != nil {
-				return total, err
-			}
-		}
-		if err := once.Flush(ctx); err != nil {
+		if err := deadLetters(ctx, once, recs, h.derrs, h.where, rejected, &total); err != nil {
 			return total, err
 		}
 		if err := src.Commit(ctx); err != nil {
@@ -138,6 +122,11 @@ func applyIsolating(ctx context.Context, w *Writer, evs []*event.Event) (Stats, 
 	if err == nil || !store.IsRefused(err) {
 		return st, rej, err
 	}
+	return isolate(ctx, w, evs, err)
+}
+
+// isolate is applyIsolating after the whole batch was refused with err.
+func isolate(ctx context.Context, w *Writer, evs []*event.Event, err error) (Stats, []Rejected, error) {
 	if len(evs) == 1 {
 		return Stats{Events: 1, Rejected: 1, Cells: map[string]int{}, Deletes: map[string]int{}},
 			[]Rejected{{Index: 0, Event: evs[0], Reason: err}}, nil
