@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -44,6 +46,13 @@ type Kafka struct {
 	// not succeeded yet; a revoke commits them before giving the
 	// partitions away.
 	applied  map[int32]*kgo.Record
+	// marks counts the marks handed out and not yet committed: while one
+	// is, records are in hand and rebalances stay held off.
+	marks int
+	// waiting is set when a rebalance waits for the records in hand
+	// (franz-go's OnPartitionsCallbackBlocked): Ready then says no, so
+	// that the writer finishes what it holds, commits and lets it go.
+	waiting  atomic.Bool
 	assigned map[int32]bool
 	lag      map[int32]int64 // per partition: high watermark minus the next offset to read
 	rebal    int
@@ -94,6 +103,7 @@ func OpenKafka(ctx context.Context, opts KafkaOptions) (*Kafka, error) {
 		kgo.OnPartitionsAssigned(k.onAssigned),
 		kgo.OnPartitionsRevoked(k.onRevoked),
 		kgo.OnPartitionsLost(k.onLost),
+		kgo.OnPartitionsCallbackBlocked(func(context.Context, *kgo.Client) { k.waiting.Store(true) }),
 		kgo.WithLogger(kgoLogger{lg}),
 		// A short wait keeps a batch from sitting on the broker when the
 		// stream is slow; under load fetches fill long before it.
@@ -170,9 +180,17 @@ func (k *Kafka) Next(ctx context.Context, limit int) ([]Record, error) {
 		if len(out) > 0 {
 			return out, nil
 		}
-		// Nothing returned (an error, a cancelled poll): no batch is in
-		// hand, so a rebalance may proceed before polling again.
-		k.cl.AllowRebalance()
+		// Nothing returned (an error, a cancelled poll): unless the
+		// writer holds an earlier batch (a mark not yet committed), no
+		// batch is in hand, so a rebalance may proceed before polling
+		// again.
+		k.mu.Lock()
+		free := k.marks == 0 && len(k.pending) == 0
+		k.mu.Unlock()
+		if free {
+			k.waiting.Store(false)
+			k.cl.AllowRebalance()
+		}
 	}
 }
 
@@ -183,12 +201,24 @@ func (k *Kafka) Commit(ctx context.Context) error {
 	for p, r := range k.pending {
 		k.applied[p] = r
 	}
+	k.mu.Unlock()
+	clear(k.pending)
+	if err := k.commitApplied(ctx); err != nil {
+		return err
+	}
+	k.waiting.Store(false)
+	k.cl.AllowRebalance()
+	return nil
+}
+
+// commitApplied commits the records whose batches were applied.
+func (k *Kafka) commitApplied(ctx context.Context) error {
+	k.mu.Lock()
 	recs := make([]*kgo.Record, 0, len(k.applied))
 	for _, r := range k.applied {
 		recs = append(recs, r)
 	}
 	k.mu.Unlock()
-	clear(k.pending)
 	if len(recs) > 0 {
 		if err := k.cl.CommitRecords(ctx, recs...); err != nil {
 			return fmt.Errorf("source: commit offsets of %s for group %s: %w", k.topic, k.group, err)
@@ -201,8 +231,58 @@ func (k *Kafka) Commit(ctx context.Context) error {
 		}
 	}
 	k.mu.Unlock()
-	k.cl.AllowRebalance()
 	return nil
+}
+
+// kafkaMark is what a mark commits: per partition, the last record
+// returned before it.
+type kafkaMark map[int32]*kgo.Record
+
+// Mark names every record Next has returned so far, for CommitMark: the
+// writer reads the next batch before it commits the last one.
+func (k *Kafka) Mark() any {
+	m := kafkaMark(maps.Clone(k.pending))
+	clear(k.pending)
+	k.mu.Lock()
+	k.marks++
+	k.mu.Unlock()
+	return m
+}
+
+// CommitMark commits the offsets after the records up to a mark. Once no
+// mark is left uncommitted and Next has returned nothing since, a held-off
+// rebalance may go ahead, as after Commit.
+func (k *Kafka) CommitMark(ctx context.Context, mark any) error {
+	m, ok := mark.(kafkaMark)
+	if !ok {
+		return fmt.Errorf("source: commit %s: %T is not a mark of a kafka source", k.topic, mark)
+	}
+	k.mu.Lock()
+	for p, r := range m {
+		if cur, ok := k.applied[p]; !ok || r.Offset > cur.Offset {
+			k.applied[p] = r
+		}
+	}
+	k.mu.Unlock()
+	if err := k.commitApplied(ctx); err != nil {
+		return err
+	}
+	k.mu.Lock()
+	k.marks--
+	free := k.marks == 0 && len(k.pending) == 0
+	k.mu.Unlock()
+	if free {
+		k.waiting.Store(false)
+		k.cl.AllowRebalance()
+	}
+	return nil
+}
+
+// Ready reports whether the writer may read the next batch before it
+// commits the one in hand: records are buffered (Next returns at once, so
+// a slow stream never holds a batch uncommitted), and no rebalance waits.
+func (k *Kafka) Ready() bool {
+	return !k.waiting.Load() && k.cl.BufferedFetchRecords() > 0
 }
 
 // Stop makes Next return io.EOF: the batch in hand is still applied and

@@ -284,3 +284,106 @@ func TestKafkaRebalanceWaitsForTheBatchInHand(t *testing.T) {
 		}
 	}
 }
+
+// A member that reads ahead (two marks in hand) holds a joining member off
+// until its last mark is committed: committing the first is not enough.
+// While the newcomer waits, Ready says no, so that a writer stops reading
+// ahead; after the handover every record is read once.
+func TestKafkaMarksHoldRebalanceToTheLastCommit(t *testing.T) {
+	var lines []string
+	for i := range 400 {
+		lines = append(lines, fmt.Sprintf(`{"entity":"order","key":"o%d","version":1}`, i))
+	}
+	u := kafkaTopic(t, 4, lines)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+
+	var mu sync.Mutex
+	seen := map[string]int{}
+	note := func(recs []Record) {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, r := range recs {
+			seen[r.Where]++
+		}
+	}
+	count := func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(seen)
+	}
+	a := openKafka(t, u)
+	defer a.Close()
+	note(readAtLeast(t, a, 1, 20))
+	first := a.Mark()
+	for !a.Ready() {
+		if ctx.Err() != nil {
+			t.Fatal("no records buffered after the first batch")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	note(readAtLeast(t, a, 1, 20))
+	second := a.Mark()
+
+	b := openKafka(t, u)
+	defer b.Close()
+	bDone := make(chan error, 1)
+	go func() {
+		for count() < len(lines) && ctx.Err() == nil {
+			recs, err := b.Next(ctx, 50)
+			if err != nil {
+				bDone <- err
+				return
+			}
+			note(recs)
+			if err := b.Commit(ctx); err != nil {
+				bDone <- err
+				return
+			}
+		}
+		bDone <- nil
+	}()
+	for a.Ready() {
+		if ctx.Err() != nil {
+			t.Fatal("a rebalance waits and Ready still says to read ahead")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if err := a.CommitMark(ctx, first); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2 * time.Second)
+	if got := b.Assigned(); len(got) != 0 {
+		t.Fatalf("the new member holds %v while a mark is not committed", got)
+	}
+	if err := a.CommitMark(ctx, second); err != nil {
+		t.Fatal(err)
+	}
+	for count() < len(lines) {
+		if ctx.Err() != nil {
+			t.Fatalf("%d of %d records read before the deadline", count(), len(lines))
+		}
+		rctx, rcancel := context.WithTimeout(ctx, 500*time.Millisecond)
+		recs, err := a.Next(rctx, 50)
+		rcancel()
+		if err != nil && !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatal(err)
+		}
+		note(recs)
+		if err := a.CommitMark(ctx, a.Mark()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b.Stop()
+	if err := <-bDone; err != nil && !errors.Is(err, io.EOF) {
+		t.Fatal(err)
+	}
+	if len(b.Assigned()) == 0 || len(a.Assigned()) == 0 {
+		t.Fatalf("after the handover a holds %v and b %v; want both some", a.Assigned(), b.Assigned())
+	}
+	for where, n := range seen {
+		if n != 1 {
+			t.Fatalf("%s read %d times", where, n)
+		}
+	}
+}

@@ -84,7 +84,9 @@ func (l *rowLog) cells() int {
 //	export $(bash testenv/hbase.sh env)
 //	go test ./write -run '^$' -bench ApplyHBasePaired -benchtime 3x
 func BenchmarkApplyHBasePaired(b *testing.B) {
-	evs := benchStream(b)[:5000]
+	// Positioned, as Run's events are: the pipelined side stages batches
+	// without the writer's lanes.
+	evs := positioned(benchStream(b)[:5000], "bench")
 	plan := hbasePlan(b)
 	ctx := context.Background()
 	const per = 1000

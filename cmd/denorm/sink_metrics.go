@@ -147,14 +147,60 @@ func (m *sinkMetrics) progress(s write.Stats) {
 	m.prev = prev
 }
 
-// timed measures each batch from the Next that returned it to its Commit.
-func (m *sinkMetrics) timed(src write.Source) write.Source { return &timedSource{Source: src, m: m} }
+// timed measures each batch from the Next that returned it to its
+// commit. A source that reads ahead stays one (write.Ahead), so that the
+// writer still stages a batch while the last one is written.
+func (m *sinkMetrics) timed(src write.Source) write.Source {
+	t := &timedSource{Source: src, m: m}
+	if ah, ok := src.(write.Ahead); ok {
+		return &timedAhead{timedSource: t, ahead: ah}
+	}
+	return t
+}
 
 type timedSource struct {
 	write.Source
 	m     *sinkMetrics
 	start time.Time
+	// n counts the records Next returned since the last mark.
+	n int64
 }
+
+// timedAhead is timedSource for a source that reads ahead: a mark carries
+// its batch's records and start, and its commit takes them out of hand.
+type timedAhead struct {
+	*timedSource
+	ahead write.Ahead
+}
+
+type timedMark struct {
+	inner any
+	n     int64
+	start time.Time
+}
+
+func (t *timedAhead) Mark() any {
+	m := timedMark{inner: t.ahead.Mark(), n: t.n, start: t.start}
+	t.n, t.start = 0, time.Time{}
+	return m
+}
+
+func (t *timedAhead) CommitMark(ctx context.Context, mark any) error {
+	m, ok := mark.(timedMark)
+	if !ok {
+		return fmt.Errorf("sink: commit: %T is not a mark of the timed source", mark)
+	}
+	if err := t.ahead.CommitMark(ctx, m.inner); err != nil {
+		return err
+	}
+	if !m.start.IsZero() {
+		t.m.latency.Observe(time.Since(m.start).Seconds())
+	}
+	t.m.inHand.Add(-m.n)
+	return nil
+}
+
+func (t *timedAhead) Ready() bool { return t.ahead.Ready() }
 
 func (t *timedSource) Next(ctx context.Context, n int) ([]source.Record, error) {
 	recs, err := t.Source.Next(ctx, n)
@@ -162,6 +208,7 @@ func (t *timedSource) Next(ctx context.Context, n int) ([]source.Record, error) 
 		t.start = time.Now()
 	}
 	t.m.inHand.Add(int64(len(recs)))
+	t.n += int64(len(recs))
 	return recs, err
 }
 
@@ -173,7 +220,7 @@ func (t *timedSource) Commit(ctx context.Context) error {
 		}
 		t.m.inHand.Store(0)
 	}
-	t.start = time.Time{}
+	t.start, t.n = time.Time{}, 0
 	return err
 }
 
