@@ -45,7 +45,7 @@ type Kafka struct {
 	// applied holds records whose batch was applied but whose commit has
 	// not succeeded yet; a revoke commits them before giving the
 	// partitions away.
-	applied  map[int32]*kgo.Record
+	applied map[int32]*kgo.Record
 	// marks counts the marks handed out and not yet committed: while one
 	// is, records are in hand and rebalances stay held off.
 	marks int
