@@ -100,15 +100,14 @@ func BenchmarkApplyHBasePaired(b *testing.B) {
 		}
 	}
 	var tWriter, tSerial, tBuffered time.Duration
-	batches := (len(evs) + per - 1) / per
-	get := func(k int) []*event.Event { return evs[k*per : min((k+1)*per, len(evs))] }
+	get := func(k int) []*event.Event { return evs[min(k*per, len(evs)):min((k+1)*per, len(evs))] }
 	for b.Loop() {
 		b.StopTimer()
 		hb := liveHBase(b)
 		w := New(plan, hb, Options{})
 		b.StartTimer()
 		start := time.Now()
-		if err := pipelined(ctx, w, batches, get, func(fn func()) { fn() }); err != nil {
+		if err := pipelined(ctx, w, get, func(fn func()) { fn() }, nil); err != nil {
 			b.Fatal(err)
 		}
 		tWriter += time.Since(start)

@@ -263,9 +263,13 @@ func BenchmarkApplyPaired(b *testing.B) {
 func applyAhead(b *testing.B, ctx context.Context, w *Writer, ls *lineStream, plan *schema.Plan, per int, ms0, ms1 *runtime.MemStats) (d, cpu time.Duration, mallocs, allocated uint64) {
 	b.StopTimer()
 	defer b.StartTimer()
-	batches := (ls.events() + per - 1) / per
-	get := func(k int) []*event.Event { return ls.batch(b, plan, k*per, per) }
-	err := pipelined(ctx, w, batches, get, func(fn func()) {
+	get := func(k int) []*event.Event {
+		if k*per >= ls.events() {
+			return nil
+		}
+		return ls.batch(b, plan, k*per, per)
+	}
+	err := pipelined(ctx, w, get, func(fn func()) {
 		runtime.ReadMemStats(ms0)
 		b.StartTimer()
 		start, cpu0 := time.Now(), processCPU()
@@ -276,45 +280,45 @@ func applyAhead(b *testing.B, ctx context.Context, w *Writer, ls *lineStream, pl
 		runtime.ReadMemStats(ms1)
 		mallocs += ms1.Mallocs - ms0.Mallocs
 		allocated += ms1.TotalAlloc - ms0.TotalAlloc
-	})
+	}, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
 	return d, cpu, mallocs, allocated
 }
 
-// pipelined applies batches 0..n-1 as runAhead does, without a log: batch
-// k+1 is staged while batch k is written. get(k) gives batch k, called
-// outside the steps; step runs each step, so that a caller can time the
-// steps alone.
-func pipelined(ctx context.Context, w *Writer, n int, get func(int) []*event.Event, step func(func())) error {
-	stats := func() Stats { return Stats{Cells: map[string]int{}, Deletes: map[string]int{}} }
-	if n == 0 {
+// pipelined applies batches in order as runAhead does, without a log:
+// batch k+1 is staged while batch k is written. get(k) gives batch k (none:
+// the stream ended), called outside the steps; step runs each step (staging
+// the first batch, then writing batch k beside staging k+1), so that a
+// caller can time the steps alone; done, when set, gets each batch's stats
+// after its step.
+func pipelined(ctx context.Context, w *Writer, get func(int) []*event.Event, step func(func()), done func(k int, st Stats)) error {
+	evs := get(0)
+	if len(evs) == 0 {
 		return nil
 	}
-	evs := get(0)
 	var cur *staged
 	var err error
-	step(func() { cur, err = w.stage(ctx, evs, nil, stats(), nil) })
-	for k := 1; err == nil; k++ {
+	step(func() { cur, err = w.stage(ctx, evs, nil, newStats(len(evs)), nil) })
+	for k := 0; err == nil && cur != nil; k++ {
 		var next *staged
 		var nextErr error
-		if k < n {
-			evs = get(k)
-		}
+		var st Stats
+		evs = get(k + 1)
 		step(func() {
-			done := make(chan struct{})
+			staged := make(chan struct{})
 			go func() {
-				defer close(done)
-				if k < n {
-					next, nextErr = w.stage(ctx, evs, nil, stats(), busyOf(cur))
+				defer close(staged)
+				if len(evs) > 0 {
+					next, nextErr = w.stage(ctx, evs, nil, newStats(len(evs)), busyOf(cur))
 				}
 			}()
-			_, _, err = w.finish(ctx, cur)
-			<-done
+			st, _, err = w.finish(ctx, cur)
+			<-staged
 		})
-		if err = errors.Join(err, nextErr); err != nil || k >= n {
-			break
+		if err = errors.Join(err, nextErr); err == nil && done != nil {
+			done(k, st)
 		}
 		cur = next
 	}

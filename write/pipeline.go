@@ -131,8 +131,7 @@ func (w *Writer) readBatch(ctx context.Context, src Ahead, size int, bz *busy) (
 	if w.unsupported != nil || w.needsLane(h.evs) {
 		return h, nil // applied whole by Apply, which says why it cannot
 	}
-	stats := Stats{Events: len(h.evs), Cells: map[string]int{}, Deletes: map[string]int{}}
-	b, err := w.stage(ctx, h.evs, nil, stats, bz)
+	b, err := w.stage(ctx, h.evs, nil, newStats(len(h.evs)), bz)
 	if err != nil {
 		b.release()
 		return nil, fmt.Errorf("write: read batch starting at %s: %w", recs[0].Where, err)

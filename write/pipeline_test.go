@@ -224,11 +224,10 @@ func TestStageWaitsForHeldEntities(t *testing.T) {
 	second := []*event.Event{order("o-1", 2, 1_760_000_086_400, "PAID"), order("o-3", 1, 1_760_000_000_000, "OPEN")}
 	want, wantUnits := model(t, f.plan, append(append([]*event.Event(nil), first...), second...))
 
-	stats := func() Stats { return Stats{Cells: map[string]int{}, Deletes: map[string]int{}} }
 	apply := func(named bool) tableState {
 		f.reset(t, ctx)
 		w := New(f.plan, withSyncOf(f.ns, f.st), Options{})
-		b1, err := w.stage(ctx, first, nil, stats(), nil)
+		b1, err := w.stage(ctx, first, nil, newStats(len(first)), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -236,7 +235,7 @@ func TestStageWaitsForHeldEntities(t *testing.T) {
 		if named {
 			bz = busyOf(b1)
 		}
-		b2, err := w.stage(ctx, second, nil, stats(), bz)
+		b2, err := w.stage(ctx, second, nil, newStats(len(second)), bz)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -136,6 +136,11 @@ type Stats struct {
 	Fanout int
 }
 
+// newStats starts the stats of a batch of n events.
+func newStats(n int) Stats {
+	return Stats{Events: n, Cells: map[string]int{}, Deletes: map[string]int{}}
+}
+
 // Add accumulates another batch's stats.
 func (s *Stats) Add(o Stats) {
 	s.Events += o.Events
@@ -217,7 +222,7 @@ type located struct {
 // nothing of the batch may be considered applied (it is safe to retry the
 // whole batch).
 func (w *Writer) Apply(ctx context.Context, evs []*event.Event) (Stats, []Rejected, error) {
-	stats := Stats{Events: len(evs), Cells: map[string]int{}, Deletes: map[string]int{}}
+	stats := newStats(len(evs))
 	if w.unsupported != nil {
 		return stats, nil, w.unsupported
 	}
