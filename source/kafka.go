@@ -24,7 +24,10 @@ import (
 // Rebalances are held off between a Next that returned records and the
 // Commit that follows (franz-go's BlockRebalanceOnPoll), so a partition is
 // never taken away while a batch from it is being applied: the batch is
-// finished and committed first. Kafka keeps the records of one key in one
+// finished and committed first. A writer that reads ahead (Mark,
+// CommitMark) holds two batches at times: rebalances then wait for the
+// last mark's commit, and Ready tells it to stop reading ahead while one
+// waits. Kafka keeps the records of one key in one
 // partition, in order, so all events of one entity go through one member.
 type Kafka struct {
 	cl    *kgo.Client

@@ -158,6 +158,14 @@ func applyGrowth(b *testing.B, plan *schema.Plan, path string, limit int, prof s
 	var total int // events read
 	var applied int
 	profiling := false
+	var pf *os.File // the profile being written
+	stopProfile := func() {
+		pprof.StopCPUProfile()
+		if err := pf.Close(); err != nil {
+			b.Fatal(err)
+		}
+		profiling = false
+	}
 	get := func(int) []*event.Event {
 		var evs []*event.Event
 		for len(evs) < 1000 && (limit == 0 || total < limit) && sc.Scan() {
@@ -179,11 +187,10 @@ func applyGrowth(b *testing.B, plan *schema.Plan, path string, limit int, prof s
 			if applied > 0 {
 				name = prof + "-last.pprof"
 			}
-			pf, err := os.Create(name)
-			if err != nil {
+			var err error
+			if pf, err = os.Create(name); err != nil {
 				b.Fatal(err)
 			}
-			defer pf.Close()
 			if err := pprof.StartCPUProfile(pf); err != nil {
 				b.Fatal(err)
 			}
@@ -204,8 +211,7 @@ func applyGrowth(b *testing.B, plan *schema.Plan, path string, limit int, prof s
 		applied += stats.Events
 		if cur.events >= growthWindow {
 			if profiling {
-				pprof.StopCPUProfile()
-				profiling = false
+				stopProfile()
 			}
 			wins = append(wins, cur)
 			if limit == 0 {
@@ -218,7 +224,7 @@ func applyGrowth(b *testing.B, plan *schema.Plan, path string, limit int, prof s
 		b.Fatal(err)
 	}
 	if profiling {
-		pprof.StopCPUProfile()
+		stopProfile()
 	}
 	if cur.events > 0 {
 		wins = append(wins, cur)

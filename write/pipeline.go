@@ -116,12 +116,16 @@ func runAhead(ctx context.Context, w *Writer, src Ahead, dl DeadLetters, opts Ru
 // batch bz names (nil: none is being written). It returns nil at the end
 // of the log.
 func (w *Writer) readBatch(ctx context.Context, src Ahead, size int, bz *busy) (*inHand, error) {
-	recs, err := src.Next(ctx, size)
-	if errors.Is(err, io.EOF) && len(recs) == 0 {
-		return nil, nil
-	}
-	if err != nil && !errors.Is(err, io.EOF) {
-		return nil, err
+	var recs []source.Record
+	for len(recs) == 0 {
+		var err error
+		recs, err = src.Next(ctx, size)
+		if errors.Is(err, io.EOF) && len(recs) == 0 {
+			return nil, nil
+		}
+		if err != nil && !errors.Is(err, io.EOF) {
+			return nil, err
+		}
 	}
 	h, err := w.decodeBatch(ctx, recs)
 	if err != nil {
