@@ -203,52 +203,18 @@ func TestEventKey(t *testing.T) {
 // that batch is committed, and then starts after it: across the handover
 // every record is read once.
 func TestKafkaRebalanceWaitsForTheBatchInHand(t *testing.T) {
-	var lines []string
-	for i := range 400 {
-		lines = append(lines, fmt.Sprintf(`{"entity":"order","key":"o%d","version":1}`, i))
-	}
-	u := kafkaTopic(t, 4, lines)
+	u, n := handoverTopic(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 
-	var mu sync.Mutex
-	seen := map[string]int{}
-	note := func(recs []Record) {
-		mu.Lock()
-		defer mu.Unlock()
-		for _, r := range recs {
-			seen[r.Where]++
-		}
-	}
-	count := func() int {
-		mu.Lock()
-		defer mu.Unlock()
-		return len(seen)
-	}
-
+	var r readOnce
 	a := openKafka(t, u)
 	defer a.Close()
-	held := readAtLeast(t, a, 1, 50)
-	note(held)
+	r.note(readAtLeast(t, a, 1, 50))
 
 	b := openKafka(t, u)
 	defer b.Close()
-	bDone := make(chan error, 1)
-	go func() {
-		for count() < len(lines) && ctx.Err() == nil {
-			recs, err := b.Next(ctx, 50)
-			if err != nil {
-				bDone <- err
-				return
-			}
-			note(recs)
-			if err := b.Commit(ctx); err != nil {
-				bDone <- err
-				return
-			}
-		}
-		bDone <- nil
-	}()
+	bDone := r.consume(ctx, b, n)
 	time.Sleep(2 * time.Second)
 	if got := b.Assigned(); len(got) != 0 {
 		t.Fatalf("the new member holds %v while the batch in hand is not committed", got)
@@ -256,33 +222,7 @@ func TestKafkaRebalanceWaitsForTheBatchInHand(t *testing.T) {
 	if err := a.Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
-	for count() < len(lines) {
-		if ctx.Err() != nil {
-			t.Fatalf("%d of %d records read before the deadline", count(), len(lines))
-		}
-		rctx, rcancel := context.WithTimeout(ctx, 500*time.Millisecond)
-		recs, err := a.Next(rctx, 50)
-		rcancel()
-		if err != nil && !errors.Is(err, context.DeadlineExceeded) {
-			t.Fatal(err)
-		}
-		note(recs)
-		if err := a.Commit(ctx); err != nil {
-			t.Fatal(err)
-		}
-	}
-	b.Stop()
-	if err := <-bDone; err != nil && !errors.Is(err, io.EOF) {
-		t.Fatal(err)
-	}
-	if len(b.Assigned()) == 0 || len(a.Assigned()) == 0 {
-		t.Fatalf("after the handover a holds %v and b %v; want both some", a.Assigned(), b.Assigned())
-	}
-	for where, n := range seen {
-		if n != 1 {
-			t.Fatalf("%s read %d times", where, n)
-		}
-	}
+	r.drain(t, ctx, a, b, bDone, n, func() error { return a.Commit(ctx) })
 }
 
 // A member that reads ahead (two marks in hand) holds a joining member off
@@ -290,31 +230,14 @@ func TestKafkaRebalanceWaitsForTheBatchInHand(t *testing.T) {
 // While the newcomer waits, Ready says no, so that a writer stops reading
 // ahead; after the handover every record is read once.
 func TestKafkaMarksHoldRebalanceToTheLastCommit(t *testing.T) {
-	var lines []string
-	for i := range 400 {
-		lines = append(lines, fmt.Sprintf(`{"entity":"order","key":"o%d","version":1}`, i))
-	}
-	u := kafkaTopic(t, 4, lines)
+	u, n := handoverTopic(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 
-	var mu sync.Mutex
-	seen := map[string]int{}
-	note := func(recs []Record) {
-		mu.Lock()
-		defer mu.Unlock()
-		for _, r := range recs {
-			seen[r.Where]++
-		}
-	}
-	count := func() int {
-		mu.Lock()
-		defer mu.Unlock()
-		return len(seen)
-	}
+	var r readOnce
 	a := openKafka(t, u)
 	defer a.Close()
-	note(readAtLeast(t, a, 1, 20))
+	r.note(readAtLeast(t, a, 1, 20))
 	first := a.Mark()
 	for !a.Ready() {
 		if ctx.Err() != nil {
@@ -322,27 +245,12 @@ func TestKafkaMarksHoldRebalanceToTheLastCommit(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	note(readAtLeast(t, a, 1, 20))
+	r.note(readAtLeast(t, a, 1, 20))
 	second := a.Mark()
 
 	b := openKafka(t, u)
 	defer b.Close()
-	bDone := make(chan error, 1)
-	go func() {
-		for count() < len(lines) && ctx.Err() == nil {
-			recs, err := b.Next(ctx, 50)
-			if err != nil {
-				bDone <- err
-				return
-			}
-			note(recs)
-			if err := b.Commit(ctx); err != nil {
-				bDone <- err
-				return
-			}
-		}
-		bDone <- nil
-	}()
+	bDone := r.consume(ctx, b, n)
 	for a.Ready() {
 		if ctx.Err() != nil {
 			t.Fatal("a rebalance waits and Ready still says to read ahead")
@@ -359,9 +267,74 @@ func TestKafkaMarksHoldRebalanceToTheLastCommit(t *testing.T) {
 	if err := a.CommitMark(ctx, second); err != nil {
 		t.Fatal(err)
 	}
-	for count() < len(lines) {
+	r.drain(t, ctx, a, b, bDone, n, func() error { return a.CommitMark(ctx, a.Mark()) })
+}
+
+// handoverTopic makes a topic of four partitions and n records for a
+// handover between two members.
+func handoverTopic(t *testing.T) (u KafkaURL, n int) {
+	var lines []string
+	for i := range 400 {
+		lines = append(lines, fmt.Sprintf(`{"entity":"order","key":"o%d","version":1}`, i))
+	}
+	return kafkaTopic(t, 4, lines), len(lines)
+}
+
+// readOnce records which records the members of a group read, to check
+// that across a handover every record is read once.
+type readOnce struct {
+	mu   sync.Mutex
+	seen map[string]int
+}
+
+func (r *readOnce) note(recs []Record) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.seen == nil {
+		r.seen = map[string]int{}
+	}
+	for _, rec := range recs {
+		r.seen[rec.Where]++
+	}
+}
+
+func (r *readOnce) count() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.seen)
+}
+
+// consume reads with k, committing each batch, until n records are read
+// between all members; its error arrives on the channel.
+func (r *readOnce) consume(ctx context.Context, k *Kafka, n int) <-chan error {
+	done := make(chan error, 1)
+	go func() {
+		for r.count() < n && ctx.Err() == nil {
+			recs, err := k.Next(ctx, 50)
+			if err != nil {
+				done <- err
+				return
+			}
+			r.note(recs)
+			if err := k.Commit(ctx); err != nil {
+				done <- err
+				return
+			}
+		}
+		done <- nil
+	}()
+	return done
+}
+
+// drain reads with a until n records are read between all members,
+// committing each batch with commit, then stops b (which consume runs)
+// and checks that both ended up with partitions and every record was read
+// once.
+func (r *readOnce) drain(t *testing.T, ctx context.Context, a, b *Kafka, bDone <-chan error, n int, commit func() error) {
+	t.Helper()
+	for r.count() < n {
 		if ctx.Err() != nil {
-			t.Fatalf("%d of %d records read before the deadline", count(), len(lines))
+			t.Fatalf("%d of %d records read before the deadline", r.count(), n)
 		}
 		rctx, rcancel := context.WithTimeout(ctx, 500*time.Millisecond)
 		recs, err := a.Next(rctx, 50)
@@ -369,8 +342,8 @@ func TestKafkaMarksHoldRebalanceToTheLastCommit(t *testing.T) {
 		if err != nil && !errors.Is(err, context.DeadlineExceeded) {
 			t.Fatal(err)
 		}
-		note(recs)
-		if err := a.CommitMark(ctx, a.Mark()); err != nil {
+		r.note(recs)
+		if err := commit(); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -381,9 +354,9 @@ func TestKafkaMarksHoldRebalanceToTheLastCommit(t *testing.T) {
 	if len(b.Assigned()) == 0 || len(a.Assigned()) == 0 {
 		t.Fatalf("after the handover a holds %v and b %v; want both some", a.Assigned(), b.Assigned())
 	}
-	for where, n := range seen {
-		if n != 1 {
-			t.Fatalf("%s read %d times", where, n)
+	for where, k := range r.seen {
+		if k != 1 {
+			t.Fatalf("%s read %d times", where, k)
 		}
 	}
 }
