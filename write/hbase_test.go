@@ -117,7 +117,7 @@ func hbaseConverge(t *testing.T, ctx context.Context, hb store.Store, plan *sche
 		seed := int64(31000 + h)
 		r := rand.New(rand.NewSource(seed))
 		base := historyNS(r, 1+r.Intn(3), "")
-		for variant := 0; variant < 3; variant++ {
+		for variant := 0; variant < 4; variant++ {
 			runs++
 			ns := fmt.Sprintf("R%dx", runs)
 			evs := historyNS(rand.New(rand.NewSource(seed)), len(entitiesOf(base)), ns)
@@ -127,29 +127,16 @@ func hbaseConverge(t *testing.T, ctx context.Context, hb store.Store, plan *sche
 			switch variant {
 			case 1:
 				log = withDuplicates(r, log, evs)
-			case 2:
+			case 2, 3:
 				budget = r.Intn(20)
 			}
 			cs := &crashStore{Store: hb, budget: budget}
-			w := New(plan, cs, Options{})
-			for off := 0; off < len(log); {
-				end := min(off+1+r.Intn(5), len(log))
-				_, rej, err := applyIsolating(ctx, w, log[off:end])
-				if errors.Is(err, errCrash) {
-					cs.mu.Lock()
-					cs.budget = -1
-					cs.mu.Unlock()
-					continue
-				}
-				if err != nil {
-					t.Fatalf("history %d variant %d: %v", h, variant, err)
-				}
-				for _, x := range rej {
-					if !strings.Contains(x.Event.ID, poisonMark) {
-						t.Fatalf("history %d variant %d: rejected %s: %v", h, variant, x.Event.ID, x.Reason)
-					}
-				}
-				off = end
+			if variant == 3 {
+				// Run on a log that reads ahead, restarted from its last
+				// commit after the crash.
+				runAheadOn(t, ctx, plan, cs, cs, newMemLog(t, log, seed))
+			} else {
+				applyInBatches(t, ctx, New(plan, cs, Options{}), cs, log, r)
 			}
 			got := readAllNS(t, ctx, hb, plan, ns)
 			var gu map[string]int64
@@ -170,6 +157,32 @@ func hbaseConverge(t *testing.T, ctx context.Context, hb store.Store, plan *sche
 		}
 	}
 	return runs
+}
+
+// applyInBatches applies log in batches of 1 to 5 events, with sizes from
+// r; after a crash cs injects, the batch is applied again, on a store that
+// no longer crashes.
+func applyInBatches(t *testing.T, ctx context.Context, w *Writer, cs *crashStore, log []*event.Event, r *rand.Rand) {
+	t.Helper()
+	for off := 0; off < len(log); {
+		end := min(off+1+r.Intn(5), len(log))
+		_, rej, err := applyIsolating(ctx, w, log[off:end])
+		if errors.Is(err, errCrash) {
+			cs.mu.Lock()
+			cs.budget = -1
+			cs.mu.Unlock()
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, x := range rej {
+			if !strings.Contains(x.Event.ID, poisonMark) {
+				t.Fatalf("rejected %s: %v", x.Event.ID, x.Reason)
+			}
+		}
+		off = end
+	}
 }
 
 func entitiesOf(evs []*event.Event) map[string]bool {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/denorm/denorm/event"
+	"github.com/denorm/denorm/schema"
 	"github.com/denorm/denorm/source"
 	"github.com/denorm/denorm/store"
 )
@@ -151,30 +152,8 @@ func convergeAhead(t *testing.T, f *fixture, bounded bool, seed int64, h int) {
 		}
 	}
 	inOrder := interleave(r, evs)
-	// runLog runs Run to the log's end, restarting after each crash.
-	runLog := func(cs *crashStore, lg *memLog) (crashed bool) {
-		w := New(f.plan, withSyncOf(slowBatches{cs}, f.st), Options{})
-		for {
-			dl := &memDeadLetters{}
-			_, err := Run(ctx, w, lg, dl, RunOptions{BatchSize: 6})
-			for _, rec := range dl.recs {
-				if !json.Valid(rec.Data) || !containsPoison(rec.Data) {
-					t.Fatalf("history %d: dead letter %s is not a poisoned event", h, rec.Data)
-				}
-			}
-			if err == nil {
-				return crashed
-			}
-			if !errors.Is(err, errCrash) {
-				t.Fatal(err)
-			}
-			crashed = true
-			cs.mu.Lock()
-			cs.budget = -1 // the restarted process does not crash
-			cs.mu.Unlock()
-			lg.restart()
-			w = New(f.plan, withSyncOf(slowBatches{cs}, f.st), Options{})
-		}
+	runLog := func(cs *crashStore, lg *memLog) bool {
+		return runAheadOn(t, ctx, f.plan, cs, withSyncOf(slowBatches{cs}, f.st), lg)
 	}
 
 	f.reset(t, ctx)
@@ -196,6 +175,34 @@ func convergeAhead(t *testing.T, f *fixture, bounded bool, seed int64, h int) {
 			t.Fatalf("history %d: crash at write %d of %d never happened", h, k, total)
 		}
 		check(fmt.Sprintf("crash after write %d of %d", k, total))
+	}
+}
+
+// runAheadOn runs Run over lg to its end on st, a store over cs,
+// restarting from the last commit after each crash cs injects (the
+// restarted process does not crash), and reports whether one came. Every
+// dead letter must be a poisoned event.
+func runAheadOn(t testing.TB, ctx context.Context, plan *schema.Plan, cs *crashStore, st store.Store, lg *memLog) (crashed bool) {
+	t.Helper()
+	for {
+		dl := &memDeadLetters{}
+		_, err := Run(ctx, New(plan, st, Options{}), lg, dl, RunOptions{BatchSize: 6})
+		for _, rec := range dl.recs {
+			if !containsPoison(rec.Data) {
+				t.Fatalf("dead letter %s is not a poisoned event", rec.Data)
+			}
+		}
+		if err == nil {
+			return crashed
+		}
+		if !errors.Is(err, errCrash) {
+			t.Fatal(err)
+		}
+		crashed = true
+		cs.mu.Lock()
+		cs.budget = -1
+		cs.mu.Unlock()
+		lg.restart()
 	}
 }
 

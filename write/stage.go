@@ -23,8 +23,6 @@ import (
 
 // staged is a batch between stage and finish.
 type staged struct {
-	evs       []*event.Event
-	ln        *lane
 	ds        *deriveSet
 	stats     Stats
 	rejected  []Rejected
@@ -103,7 +101,7 @@ func (bz *busy) holds(g *group) bool {
 // means the store failed; the batch's derive buffers are then the caller's
 // to release.
 func (w *Writer) stage(ctx context.Context, evs []*event.Event, ln *lane, stats Stats, bz *busy) (*staged, error) {
-	b := &staged{evs: evs, ln: ln, ds: newDeriveSet(&w.scratch), stats: stats}
+	b := &staged{ds: newDeriveSet(&w.scratch), stats: stats}
 	byKey := map[string]*group{}
 	todo := make([]int, 0, len(evs))
 	for i, ev := range evs {
