@@ -60,8 +60,9 @@ committed offsets: 0 means everything read is applied), assigned partitions
 and batch latency; /healthz answers 200 while the sink runs, /readyz 200
 once the group has assigned it partitions (503 before, and after SIGTERM).
 
-SIGTERM or Ctrl-C: the batch in hand is applied and committed, the group is
-left, the store closed, and the exit code is 0. Exit codes: 0 stopped by a
+SIGTERM or Ctrl-C: the batches in hand (the one being written and the next,
+read ahead) are applied and committed, the group is left, the store closed,
+and the exit code is 0. Exit codes: 0 stopped by a
 signal; 1 the store or Kafka failed (run again to resume); 2 bad usage, a
 bad URL or an unreadable schema.`,
 		Example: `  denorm gen orders --events 10000 --to 'kafka://127.0.0.1:9092/orders?partitions=4'
