@@ -187,14 +187,25 @@ func (k *Kafka) Next(ctx context.Context, limit int) ([]Record, error) {
 		// writer holds an earlier batch (a mark not yet committed), no
 		// batch is in hand, so a rebalance may proceed before polling
 		// again.
-		k.mu.Lock()
-		free := k.marks == 0 && len(k.pending) == 0
-		k.mu.Unlock()
-		if free {
-			k.waiting.Store(false)
-			k.cl.AllowRebalance()
-		}
+		k.allowRebalanceIfIdle()
 	}
+}
+
+// allowRebalanceIfIdle lets a held-off rebalance go ahead when no batch is
+// in hand: no mark is uncommitted and Next returned nothing since the last.
+func (k *Kafka) allowRebalanceIfIdle() {
+	k.mu.Lock()
+	idle := k.marks == 0 && len(k.pending) == 0
+	k.mu.Unlock()
+	if idle {
+		k.allowRebalance()
+	}
+}
+
+// allowRebalance lets a held-off rebalance go ahead.
+func (k *Kafka) allowRebalance() {
+	k.waiting.Store(false)
+	k.cl.AllowRebalance()
 }
 
 // Commit commits the offsets after every record Next returned since the
@@ -209,8 +220,7 @@ func (k *Kafka) Commit(ctx context.Context) error {
 	if err := k.commitApplied(ctx); err != nil {
 		return err
 	}
-	k.waiting.Store(false)
-	k.cl.AllowRebalance()
+	k.allowRebalance()
 	return nil
 }
 
@@ -272,12 +282,8 @@ func (k *Kafka) CommitMark(ctx context.Context, mark any) error {
 	}
 	k.mu.Lock()
 	k.marks--
-	free := k.marks == 0 && len(k.pending) == 0
 	k.mu.Unlock()
-	if free {
-		k.waiting.Store(false)
-		k.cl.AllowRebalance()
-	}
+	k.allowRebalanceIfIdle()
 	return nil
 }
 

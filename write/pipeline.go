@@ -42,9 +42,10 @@ type inHand struct {
 	b *staged
 }
 
-// runAhead is Run on a source that can read ahead: batch k+1 is read,
-// decoded and staged while batch k is written. Batches still commit one by
-// one in log order, each after its writes and dead letters are durable.
+// runAhead is Run's loop: while batch k is written, batch k+1 is read,
+// decoded and staged, when the source is Ready (oneAtATime never is).
+// Batches still commit one by one in log order, each after its writes and
+// dead letters are durable.
 func runAhead(ctx context.Context, w *Writer, src Ahead, dl DeadLetters, opts RunOptions) (RunStats, error) {
 	var total RunStats
 	total.Cells, total.Deletes = map[string]int{}, map[string]int{}

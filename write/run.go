@@ -2,9 +2,6 @@ package write
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"io"
 
 	"github.com/denorm/denorm/event"
 	"github.com/denorm/denorm/source"
@@ -46,50 +43,30 @@ type RunStats struct {
 // Run applies a log until it ends or ctx is done: read a batch, decode,
 // send the invalid to the dead letter, apply the rest, make the dead
 // letters durable, commit. A store failure stops the run with the batch
-// uncommitted, so the next run replays it.
+// uncommitted, so the next run replays it. On a log that reads ahead
+// (Ahead) the next batch is read and staged while one is written
+// (runAhead); any other log is read a batch at a time.
 func Run(ctx context.Context, w *Writer, src Source, dl DeadLetters, opts RunOptions) (RunStats, error) {
 	if opts.BatchSize <= 0 {
 		opts.BatchSize = 1000
 	}
-	if ah, ok := src.(Ahead); ok {
-		return runAhead(ctx, w, ah, dl, opts)
+	ah, ok := src.(Ahead)
+	if !ok {
+		ah = oneAtATime{src}
 	}
-	var total RunStats
-	total.Cells, total.Deletes = map[string]int{}, map[string]int{}
-	once := &onceDeadLetters{DeadLetters: dl}
-	for {
-		recs, err := src.Next(ctx, opts.BatchSize)
-		if errors.Is(err, io.EOF) && len(recs) == 0 {
-			return total, nil
-		}
-		if err != nil && !errors.Is(err, io.EOF) {
-			return total, err
-		}
-		if !once.started && len(recs) > 0 {
-			once.start, once.started = recs[0].Offset, true
-		}
-		h, err := w.decodeBatch(ctx, recs)
-		if err != nil {
-			return total, err
-		}
-		st, rejected, err := applyIsolating(ctx, w, h.evs)
-		if err != nil {
-			return total, fmt.Errorf("write: apply batch starting at %s: %w", recs[0].Where, err)
-		}
-		if err := deadLetters(ctx, once, recs, h.derrs, h.where, rejected, &total); err != nil {
-			return total, err
-		}
-		if err := src.Commit(ctx); err != nil {
-			return total, err
-		}
-		st.Events = len(recs)
-		total.Stats.Add(st)
-		total.Batches++
-		if opts.Progress != nil {
-			opts.Progress(total.Stats)
-		}
-	}
+	return runAhead(ctx, w, ah, dl, opts)
 }
+
+// oneAtATime is a Source as an Ahead that never reads ahead: a mark
+// commits with Commit, which covers everything Next returned, and Next is
+// only called once the batch in hand is committed.
+type oneAtATime struct{ Source }
+
+func (oneAtATime) Mark() any { return nil }
+
+func (o oneAtATime) CommitMark(ctx context.Context, _ any) error { return o.Commit(ctx) }
+
+func (oneAtATime) Ready() bool { return false }
 
 // decodeChunk is how many records one goroutine decodes at a time.
 const decodeChunk = 64
@@ -128,8 +105,9 @@ func applyIsolating(ctx context.Context, w *Writer, evs []*event.Event) (Stats, 
 // isolate is applyIsolating after the whole batch was refused with err.
 func isolate(ctx context.Context, w *Writer, evs []*event.Event, err error) (Stats, []Rejected, error) {
 	if len(evs) == 1 {
-		return Stats{Events: 1, Rejected: 1, Cells: map[string]int{}, Deletes: map[string]int{}},
-			[]Rejected{{Index: 0, Event: evs[0], Reason: err}}, nil
+		st := newStats(1)
+		st.Rejected = 1
+		return st, []Rejected{{Index: 0, Event: evs[0], Reason: err}}, nil
 	}
 	mid := len(evs) / 2
 	a, ra, err := applyIsolating(ctx, w, evs[:mid])

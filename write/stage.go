@@ -60,14 +60,17 @@ type busy struct {
 
 func groupID(entity string, key []byte) string { return entity + "\x00" + string(key) }
 
+// id is the group's groupID: its events share the entity and group key.
+func (g *group) id() string { return groupID(g.ent.Name, g.events[0].groupKey) }
+
 func rowID(table string, key []byte) string { return table + "\x00" + string(key) }
 
 // busyOf is what b will write among the rows a staged batch reads early.
 func busyOf(b *staged) *busy {
 	bz := &busy{entities: make(map[string]bool, len(b.groups)), rows: map[string]bool{}}
 	for _, g := range b.groups {
+		bz.entities[g.id()] = true
 		for _, p := range g.events {
-			bz.entities[groupID(g.ent.Name, p.groupKey)] = true
 			if p.primKey != nil {
 				bz.rows[rowID(g.prim.Name, p.primKey)] = true
 			}
@@ -81,8 +84,11 @@ func (bz *busy) holds(g *group) bool {
 	if bz == nil {
 		return false
 	}
+	if bz.entities[g.id()] {
+		return true
+	}
 	for _, p := range g.events {
-		if bz.entities[groupID(g.ent.Name, p.groupKey)] || p.primKey != nil && bz.rows[rowID(g.prim.Name, p.primKey)] {
+		if p.primKey != nil && bz.rows[rowID(g.prim.Name, p.primKey)] {
 			return true
 		}
 	}
