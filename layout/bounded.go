@@ -70,6 +70,24 @@ func (c *Counted) Included(r Ref, seq int64) int64 {
 	return c.Counts[i].Base
 }
 
+// Fixed is the entity's share of a counter cell's total when it does not
+// depend on the row's sequence: the record names the cell with Base equal
+// to Now, or does not name it (0). ok is false when the share is Base or
+// Now depending on the sequence.
+func (c *Counted) Fixed(r Ref) (v int64, ok bool) {
+	if c == nil {
+		return 0, true
+	}
+	i, found := slices.BinarySearchFunc(c.Counts, r, func(x Count, r Ref) int { return x.Compare(r) })
+	if !found {
+		return 0, true
+	}
+	if x := c.Counts[i]; x.Base == x.Now {
+		return x.Now, true
+	}
+	return 0, false
+}
+
 // NowValues returns, by ref ID, the counts the record says the totals
 // hold of the entity once every row has counted its event.
 func (c *Counted) NowValues() map[string]int64 {

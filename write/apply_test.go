@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -252,4 +253,30 @@ func eventsAndStore(t *testing.T, dir, events string) (string, *pebble.Store, *s
 		t.Fatal(err)
 	}
 	return path, st, plan
+}
+
+// TestOnlyRefused: a batch is isolated (its refused events sent to the dead
+// letter) only when everything that failed was the store refusing a
+// mutation; a refusal beside any other failure fails the batch, to be
+// retried whole.
+func TestOnlyRefused(t *testing.T) {
+	refused := &store.CellTooBigError{Table: "t", Row: []byte("r"), Family: "f", Size: 2, Limit: 1}
+	other := errors.New("connection reset")
+	for _, c := range []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"none", nil, false},
+		{"a refusal", refused, true},
+		{"a wrapped refusal", fmt.Errorf("write rows of t: %w", refused), true},
+		{"two refusals", errors.Join(refused, &store.RowKeyError{Table: "t"}), true},
+		{"a refusal and another failure", errors.Join(refused, other), false},
+		{"the same, wrapped", fmt.Errorf("batch: %w", errors.Join(fmt.Errorf("rows: %w", refused), other)), false},
+		{"another failure", other, false},
+	} {
+		if got := onlyRefused(c.err); got != c.want {
+			t.Errorf("%s: onlyRefused(%v) = %v, want %v", c.name, c.err, got, c.want)
+		}
+	}
 }

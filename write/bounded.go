@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"time"
 
+	"github.com/denorm/denorm/event"
 	"github.com/denorm/denorm/layout"
 	"github.com/denorm/denorm/store"
 )
@@ -38,10 +40,20 @@ type boundedRow struct {
 	raw   []byte
 	state *layout.CounterState
 	ts    int64
+	// read: the batch needs the row's state read (set by planBounded);
+	// changes: a share known without the row changes, so the row is
+	// written; guessed: its state is the one last seen, not read.
+	read, changes, guessed bool
 	// What the batch does to it.
 	deltas  map[string]int64 // family \x00 qualifier -> delta
 	streams map[uint64]int64 // stream -> offset to raise its sequence to
 	settled map[uint64]int64 // stream -> where the batch began
+	// moves: some entity's contribution of the batch has Base != Now, so
+	// the row must be written (its sequence raised). A row where every
+	// contribution has Base == Now is left alone: its totals do not change,
+	// and no record's Included depends on the sequence (docs/writer.md,
+	// "rows the batch leaves alone").
+	moves bool
 }
 
 // boundedBatch is the bounded-counter work of one batch.
@@ -103,11 +115,14 @@ func boundedCounts(ep *entityPlan) []layout.Increment {
 
 // planBounded reads the counter rows the batch's entities count in and
 // works out each row's delta and each entity's new record (kept in
-// ep.counted). It runs before anything of the batch is written.
-func (w *Writer) planBounded(ctx context.Context, plans []*entityPlan) (*boundedBatch, error) {
+// ep.counted). It runs before anything of the batch is written. A row is
+// read only when the batch needs what it holds: some entity's share of it
+// depends on the row's sequence, or the batch will write it.
+func (w *Writer) planBounded(ctx context.Context, plans []*entityPlan, firsts map[uint64]int64) (*boundedBatch, error) {
 	bb := &boundedBatch{rows: map[string]*boundedRow{}}
 	maxOff, minOff := map[uint64]int64{}, map[uint64]int64{}
 	var eps []*entityPlan
+	var contribs [][]boundedShare
 	for _, ep := range plans {
 		if !w.hasBounded(ep.g.ent.Name) {
 			continue
@@ -116,7 +131,6 @@ func (w *Writer) planBounded(ctx context.Context, plans []*entityPlan) (*bounded
 		if win == nil || win.stream == "" {
 			return nil, fmt.Errorf("write: %s %s: no position for the event a bounded counter counts", ep.g.ent.Name, store.Printable(ep.g.events[0].groupKey))
 		}
-		eps = append(eps, ep)
 		for _, p := range ep.g.events {
 			if p.stream == "" {
 				continue
@@ -129,66 +143,80 @@ func (w *Writer) planBounded(ctx context.Context, plans []*entityPlan) (*bounded
 				minOff[id] = p.offset
 			}
 		}
-		old, _ := newestCounted(ep.g)
-		add := func(table string, row []byte) {
-			k := boundedKey(table, row)
-			if bb.rows[k] == nil {
-				bb.rows[k] = &boundedRow{table: table, row: row, deltas: map[string]int64{}, streams: map[uint64]int64{}, settled: map[uint64]int64{}}
+		shares := boundedShares(ep, firsts)
+		for i := range shares {
+			sh := &shares[i]
+			k := boundedKey(sh.ref.Table, sh.ref.Row)
+			br := bb.rows[k]
+			if br == nil {
+				br = &boundedRow{table: sh.ref.Table, row: sh.ref.Row, deltas: map[string]int64{}, streams: map[uint64]int64{}, settled: map[uint64]int64{}}
+				bb.rows[k] = br
 				bb.keys = append(bb.keys, k)
 			}
-		}
-		if old != nil {
-			for _, c := range old.Counts {
-				add(c.Table, c.Row)
+			sh.row = br
+			// A share that is Base or Now by the sequence needs the row's
+			// sequence; one known without it needs the row only when it
+			// changes, since the row is then written.
+			switch {
+			case !sh.fixed:
+				br.read = true
+			case sh.inc != sh.now:
+				br.changes = true
 			}
 		}
-		for _, in := range boundedCounts(ep) {
-			add(in.Table, in.Row)
-		}
+		eps = append(eps, ep)
+		contribs = append(contribs, shares)
 	}
 	if len(eps) == 0 {
 		return bb, nil
 	}
 	slices.Sort(bb.keys)
+	// A row the batch writes but whose every share is known needs its
+	// state only as the condition of the check-and-mutate: the state last
+	// seen will do (guesses.go).
+	for _, k := range bb.keys {
+		br := bb.rows[k]
+		if br.read || !br.changes {
+			continue
+		}
+		g, ok := w.guesses.get(k)
+		if !ok {
+			br.read = true
+			continue
+		}
+		st, err := layout.DecodeCounterState(g.raw)
+		if err != nil {
+			br.read = true
+			continue
+		}
+		br.raw, br.ts, br.state, br.guessed = g.raw, g.ts, st, true
+	}
 	if err := w.readBoundedRows(ctx, bb); err != nil {
 		return nil, err
 	}
-	for _, ep := range eps {
+	for i, ep := range eps {
 		win := winner(ep)
 		s := layout.StreamID(win.stream)
 		old, oldRow := newestCounted(ep.g)
-		now := map[string]layout.Increment{}
-		var refs []layout.Ref
-		for _, in := range boundedCounts(ep) {
-			r := layout.Ref{Table: in.Table, Row: in.Row, Family: in.Family, Qualifier: in.Qualifier}
-			now[r.ID()] = in
-			refs = append(refs, r)
-		}
-		if old != nil {
-			for _, c := range old.Counts {
-				if _, ok := now[c.ID()]; !ok {
-					refs = append(refs, c.Ref)
-				}
-			}
-		}
-		slices.SortFunc(refs, func(a, b layout.Ref) int { return a.Compare(b) })
 		rec := &layout.Counted{Stream: s, Offset: win.offset}
-		for _, r := range refs {
-			br := bb.rows[boundedKey(r.Table, r.Row)]
-			var inc int64
-			if old != nil {
-				inc = old.Included(r, br.state.Seq(old.Stream))
+		for _, sh := range contribs[i] {
+			br := sh.row
+			inc := sh.inc
+			if !sh.fixed {
+				inc = old.Included(sh.ref, br.state.Seq(old.Stream))
 			}
-			n := now[r.ID()].Delta
+			n := sh.now
 			if inc != 0 || n != 0 {
-				rec.Counts = append(rec.Counts, layout.Count{Ref: r, Base: inc, Now: n})
+				rec.Counts = append(rec.Counts, layout.Count{Ref: sh.ref, Base: inc, Now: n})
 			}
 			if d := n - inc; d != 0 {
-				br.deltas[r.Family+"\x00"+string(r.Qualifier)] += d
+				br.deltas[sh.ref.Family+"\x00"+string(sh.ref.Qualifier)] += d
+				// Written even when the row's deltas sum to zero: from
+				// the batch on, the row's sequence is at or past the
+				// offset of every record whose Base and Now differ
+				// (docs/writer.md, "bounded counters").
+				br.moves = true
 			}
-			// Raised even when the delta is zero: from the batch on, the
-			// row's sequence is at or past the offset of every record it
-			// holds the Now of (docs/writer.md, "bounded counters").
 			br.streams[s] = maxOff[s]
 			// Everything of the stream before this batch is counted: the
 			// batches before it completed (or it replays from the
@@ -219,6 +247,74 @@ func (w *Writer) planBounded(ctx context.Context, plans []*entityPlan) (*bounded
 	return bb, nil
 }
 
+// boundedShare is an entity's count in one counter cell: what the row holds
+// of it now (inc, when fixed: known without the row's sequence) and what it
+// will hold (now).
+type boundedShare struct {
+	ref   layout.Ref
+	row   *boundedRow
+	inc   int64
+	fixed bool
+	now   int64
+}
+
+// boundedShares are the cells an entity counts in, before or after the
+// batch, sorted by ref: those of its final state and those its newest
+// record names. A share is known without the row (fixed) when the record
+// does not name the cell or names it with Base equal to Now, or when the
+// record is of one of the batch's streams and below the batch's first
+// offset in it: a batch of the stream that completed wrote it, and raised
+// every row where its Base and Now differ past it (docs/writer.md,
+// "shares known without the row").
+func boundedShares(ep *entityPlan, firsts map[uint64]int64) []boundedShare {
+	old, _ := newestCounted(ep.g)
+	var out []boundedShare
+	for _, in := range boundedCounts(ep) {
+		out = append(out, boundedShare{ref: layout.Ref{Table: in.Table, Row: in.Row, Family: in.Family, Qualifier: in.Qualifier}, now: in.Delta})
+	}
+	if old != nil {
+		for _, c := range old.Counts {
+			if !slices.ContainsFunc(out, func(sh boundedShare) bool { return sh.ref.Compare(c.Ref) == 0 }) {
+				out = append(out, boundedShare{ref: c.Ref})
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b boundedShare) int { return a.ref.Compare(b.ref) })
+	counted := false
+	if old != nil {
+		first, ok := firsts[old.Stream]
+		counted = ok && old.Offset < first
+	}
+	for i := range out {
+		if counted {
+			out[i].inc, out[i].fixed = old.Included(out[i].ref, math.MaxInt64), true
+		} else {
+			out[i].inc, out[i].fixed = old.Fixed(out[i].ref)
+		}
+	}
+	return out
+}
+
+// firstOffsets is, per stream, the offset of the first of evs in it (events
+// without a position take the lane's).
+func firstOffsets(evs []*event.Event, ln *lane) map[uint64]int64 {
+	out := map[uint64]int64{}
+	for i, ev := range evs {
+		stream, off := ev.Stream, ev.Offset
+		if stream == "" {
+			if ln == nil {
+				continue
+			}
+			stream, off = ln.stream, ln.next+int64(i)
+		}
+		id := layout.StreamID(stream)
+		if o, ok := out[id]; !ok || off < o {
+			out[id] = off
+		}
+	}
+	return out
+}
+
 // sameNow reports whether two records hold the same Now counts.
 func sameNow(a, b *layout.Counted) bool {
 	an, bn := a.NowValues(), b.NowValues()
@@ -233,8 +329,9 @@ func sameNow(a, b *layout.Counted) bool {
 	return true
 }
 
-// readBoundedRows reads the state cells of the batch's counter rows, one
-// getMany per table (the keys are sorted, so a table's rows are together).
+// readBoundedRows reads the state cells of the batch's counter rows that it
+// needs (read), one getMany per table (the keys are sorted, so a table's
+// rows are together).
 func (w *Writer) readBoundedRows(ctx context.Context, bb *boundedBatch) error {
 	for lo := 0; lo < len(bb.keys); {
 		table := bb.rows[bb.keys[lo]].table
@@ -242,22 +339,27 @@ func (w *Writer) readBoundedRows(ctx context.Context, bb *boundedBatch) error {
 		if err != nil {
 			return err
 		}
-		hi := lo
 		var gets []store.Get
-		for hi < len(bb.keys) && bb.rows[bb.keys[hi]].table == table {
-			gets = append(gets, store.Get{Row: bb.rows[bb.keys[hi]].row, Columns: []store.Column{{Family: fam, Qualifier: layout.QualCounterState}}})
-			hi++
+		var read []*boundedRow
+		for ; lo < len(bb.keys) && bb.rows[bb.keys[lo]].table == table; lo++ {
+			if br := bb.rows[bb.keys[lo]]; br.read {
+				gets = append(gets, store.Get{Row: br.row, Columns: []store.Column{{Family: fam, Qualifier: layout.QualCounterState}}})
+				read = append(read, br)
+			}
+		}
+		if len(gets) == 0 {
+			continue
 		}
 		rows, err := w.getMany(ctx, table, gets)
 		if err != nil {
 			return fmt.Errorf("write: read counter rows of %s: %w", table, err)
 		}
 		for k, row := range rows {
-			if err := bb.rows[bb.keys[lo+k]].setState(row, fam); err != nil {
+			if err := read[k].setState(row, fam); err != nil {
 				return err
 			}
+			w.guesses.put(boundedKey(read[k].table, read[k].row), read[k].raw, read[k].ts)
 		}
-		lo = hi
 	}
 	return nil
 }
@@ -272,7 +374,11 @@ func (w *Writer) readBounded(ctx context.Context, br *boundedRow) error {
 	if err != nil {
 		return fmt.Errorf("write: read counter row %s of %s: %w", store.Printable(br.row), br.table, err)
 	}
-	return br.setState(row, fam)
+	if err := br.setState(row, fam); err != nil {
+		return err
+	}
+	w.guesses.put(boundedKey(br.table, br.row), br.raw, br.ts)
+	return nil
 }
 
 // stateFamily is the family of a bounded counter table's state cell.
@@ -320,21 +426,28 @@ func (w *Writer) applyBounded(ctx context.Context, bb *boundedBatch, stats *Stat
 	if bb == nil || len(bb.keys) == 0 {
 		return nil
 	}
-	var written []int
-	errs := make([]bool, len(bb.keys))
-	if err := eachOn(ctx, w.opts.CounterWriters, len(bb.keys), func(ctx context.Context, i int) error {
-		ok, err := w.casBounded(ctx, bb.rows[bb.keys[i]])
-		errs[i] = ok
+	var moving []*boundedRow
+	for _, k := range bb.keys {
+		if br := bb.rows[k]; br.moves {
+			if br.state == nil {
+				return fmt.Errorf("write: counter row %s of %s: written without its state (a bug)", store.Printable(br.row), br.table)
+			}
+			moving = append(moving, br)
+		}
+	}
+	wrote := make([]bool, len(moving))
+	if err := eachOn(ctx, w.opts.CounterWriters, len(moving), func(ctx context.Context, i int) error {
+		ok, err := w.casBounded(ctx, moving[i])
+		wrote[i] = ok
 		return err
 	}); err != nil {
 		return err
 	}
-	for i, ok := range errs {
+	for _, ok := range wrote {
 		if ok {
-			written = append(written, i)
+			stats.Counted++
 		}
 	}
-	stats.Counted += len(written)
 	return nil
 }
 
@@ -376,10 +489,13 @@ func (w *Writer) casBounded(ctx context.Context, br *boundedRow) (bool, error) {
 		}
 		cond := store.Condition{Family: fam, Qualifier: layout.QualCounterState, Value: br.raw, Absent: br.raw == nil}
 		ok, err := w.st.CheckAndMutate(ctx, br.table, cond, m)
+		key := boundedKey(br.table, br.row)
 		if err != nil {
+			w.guesses.forget(key)
 			return false, fmt.Errorf("write: counter row %s of %s: %w", store.Printable(br.row), br.table, err)
 		}
 		if ok {
+			w.guesses.put(key, m.Mutations[0].Value, ts)
 			return true, nil
 		}
 		if try >= 20 {
@@ -389,9 +505,16 @@ func (w *Writer) casBounded(ctx context.Context, br *boundedRow) (bool, error) {
 		// This batch's deltas stay right (each stream has one writer, and
 		// the deltas depend on this batch's streams only): re-read and
 		// add them to the new totals.
-		before := br.state
+		before, guessed := br.state, br.guessed
+		br.guessed = false
 		if err := w.readBounded(ctx, br); err != nil {
 			return false, err
+		}
+		if guessed {
+			// The state was the one last seen, not read with the batch's
+			// records: its sequences say nothing of who moved them since,
+			// and the batch's deltas did not use them.
+			continue
 		}
 		for s := range br.streams {
 			if br.state.Seq(s) != before.Seq(s) {

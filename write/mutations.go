@@ -137,12 +137,12 @@ func (r *rowMuts) reset() {
 
 // write turns entity plans into mutations and applies them: primary rows
 // first, then derived rows, then fast counters.
-func (w *Writer) write(ctx context.Context, plans []*entityPlan, stats *Stats) error {
+func (w *Writer) write(ctx context.Context, plans []*entityPlan, firsts map[uint64]int64, stats *Stats) error {
 	live, err := w.liveSources(ctx, plans)
 	if err != nil {
 		return err
 	}
-	bounded, err := w.planBounded(ctx, plans)
+	bounded, err := w.planBounded(ctx, plans, firsts)
 	if err != nil {
 		return err
 	}

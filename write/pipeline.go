@@ -9,7 +9,6 @@ import (
 
 	"github.com/denorm/denorm/event"
 	"github.com/denorm/denorm/source"
-	"github.com/denorm/denorm/store"
 )
 
 // Ahead is a Source that can hand out records before the ones it handed
@@ -174,7 +173,7 @@ func (w *Writer) finishBatch(ctx context.Context, h *inHand) (Stats, []Rejected,
 		return applyIsolating(ctx, w, h.evs)
 	}
 	st, rej, err := w.finish(ctx, h.b)
-	if err != nil && store.IsRefused(err) {
+	if onlyRefused(err) {
 		return isolate(ctx, w, h.evs, err)
 	}
 	return st, rej, err

@@ -96,10 +96,36 @@ func (w *Writer) decode(ctx context.Context, recs []source.Record) ([]*event.Eve
 // halves may repeat writes that the failed attempt made.
 func applyIsolating(ctx context.Context, w *Writer, evs []*event.Event) (Stats, []Rejected, error) {
 	st, rej, err := w.Apply(ctx, evs)
-	if err == nil || !store.IsRefused(err) {
+	if !onlyRefused(err) {
 		return st, rej, err
 	}
 	return isolate(ctx, w, evs, err)
+}
+
+// onlyRefused reports whether err is the store refusing mutations and
+// nothing else. A batch that also failed otherwise (a counter row's
+// check-and-mutate lost to the network beside a refused index row) must
+// be retried whole: isolated, its refused event would go to the dead
+// letter with its primary row's bounded counter record written and not
+// counted, which the counter rows' bookkeeping cannot tell from one that
+// was (docs/writer.md, "shares known without the row").
+func onlyRefused(err error) bool {
+	switch x := err.(type) {
+	case nil:
+		return false
+	case interface{ Unwrap() []error }:
+		for _, e := range x.Unwrap() {
+			if e != nil && !onlyRefused(e) {
+				return false
+			}
+		}
+		return store.IsRefused(err)
+	case interface{ Unwrap() error }:
+		if c := x.Unwrap(); c != nil {
+			return onlyRefused(c)
+		}
+	}
+	return store.IsRefused(err)
 }
 
 // isolate is applyIsolating after the whole batch was refused with err.

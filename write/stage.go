@@ -35,6 +35,10 @@ type staged struct {
 	later  []*group
 	// laterAt is each later group's index in groups.
 	laterAt []int
+	// firsts is, per stream (layout.StreamID), the offset of the batch's
+	// first event in it, rejected events included: bounded counters take
+	// every record of the stream below it as counted (docs/writer.md).
+	firsts map[uint64]int64
 }
 
 // release returns the batch's derive buffers; nothing of the batch may be
@@ -108,6 +112,9 @@ func (bz *busy) holds(g *group) bool {
 // to release.
 func (w *Writer) stage(ctx context.Context, evs []*event.Event, ln *lane, stats Stats, bz *busy) (*staged, error) {
 	b := &staged{ds: newDeriveSet(&w.scratch), stats: stats}
+	if len(w.bounded) > 0 {
+		b.firsts = firstOffsets(evs, ln)
+	}
 	byKey := map[string]*group{}
 	todo := make([]int, 0, len(evs))
 	for i, ev := range evs {
@@ -231,7 +238,7 @@ func (w *Writer) finish(ctx context.Context, b *staged) (Stats, []Rejected, erro
 			plans = append(plans, ep)
 		}
 	}
-	if err := w.write(ctx, plans, &stats); err != nil {
+	if err := w.write(ctx, plans, b.firsts, &stats); err != nil {
 		return stats, rejected, err
 	}
 	// Live copies of referenced entities changed in this batch, after the

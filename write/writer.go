@@ -62,6 +62,8 @@ type Writer struct {
 	scratch  sync.Pool
 	mutSets  freeList[mutSet]
 	sortBufs freeList[sortBuf]
+	// guesses are the counter rows' state cells as last seen (guesses.go).
+	guesses guesses
 }
 
 // New returns a writer for the plan's tables in st.
