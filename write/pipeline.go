@@ -173,6 +173,7 @@ func (w *Writer) finishBatch(ctx context.Context, h *inHand) (Stats, []Rejected,
 		return applyIsolating(ctx, w, h.evs)
 	}
 	st, rej, err := w.finish(ctx, h.b)
+	err = w.afterRefusal(ctx, h.evs, nil, err)
 	if onlyRefused(err) {
 		return isolate(ctx, w, h.evs, err)
 	}

@@ -236,6 +236,7 @@ func (w *Writer) Apply(ctx context.Context, evs []*event.Event) (Stats, []Reject
 		}
 	}
 	st, rej, err := w.apply(ctx, evs, ln, stats)
+	err = w.afterRefusal(ctx, evs, ln, err)
 	w.lanes.done(ln, len(evs), err == nil)
 	return st, rej, err
 }
