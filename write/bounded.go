@@ -22,11 +22,13 @@ import (
 //
 //	total(R) = Σ over entities X of Included(record(X), seq_R(stream(X)))
 //
-// A batch keeps it in three steps: read the counter rows its entities count
-// in; write each entity's new record with its primary row (Base = what R
-// holds of it now, Now = its new counts, offset = its winning event's); then
-// one check-and-mutate per row adds Σ (Now - Base) and raises the row's
-// sequence for each stream to the batch's last offset. docs/writer.md
+// A batch keeps it in three steps: work out what each counter row holds of
+// each entity (reading the rows where that depends on the row's sequence);
+// write each entity's new record with its primary row (Base = what R holds
+// of it now, Now = its new counts, offset = its winning event's); then one
+// check-and-mutate per row where some entity's Base and Now differ adds
+// Σ (Now - Base) and raises the row's sequence for each stream to the
+// batch's last offset. docs/writer.md
 // proves that replays, reordering, duplicates and a crash between any two
 // writes keep the invariant, and that a batch that completes leaves every
 // entity it touched with Included = Now.
