@@ -47,8 +47,8 @@ func (r *reviewer) checkCounterMode(t *schema.Table) {
 func (r *reviewer) checkCounterHot(t *schema.Table) {
 	rate := r.plan.WritesPerSecond(t) // increments per second, all rows together
 	if rate <= 0 || t.Key == nil || t.Counter.Bounded() {
-		// A bounded row takes one check-and-mutate per batch and stream,
-		// not one increment per event.
+		// A bounded row takes at most one check-and-mutate per batch and
+		// stream, not one increment per event.
 		return
 	}
 	share, spreadBy, undeclared := r.busiestShare(t)

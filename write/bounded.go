@@ -418,9 +418,11 @@ func (w *Writer) countedMutations(ep *entityPlan) []store.Mutation {
 	return ms
 }
 
-// applyBounded writes every counter row of the batch: one check-and-mutate
-// on its state cell, retried on a fresh read when another stream's writer
-// changed the row in between, CounterWriters rows at a time. It runs after
+// applyBounded writes every counter row of the batch where some share
+// moves: one check-and-mutate on its state cell (as read, or as last
+// seen), retried on a fresh read when the row is not that any more
+// (another stream counted in it, or the guess was stale), CounterWriters
+// rows at a time. It runs after
 // the batch's primary rows are written: durable already, or, on a store
 // whose one log a final Sync makes durable in order (store.Syncer), ahead
 // of the counter rows in that log.
