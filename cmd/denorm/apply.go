@@ -148,13 +148,16 @@ type applyResult struct {
 	Cells            map[string]int `json:"cells"`
 	DeleteMarkers    map[string]int `json:"delete_markers"`
 	Increments       int            `json:"increments"`
-	Seconds          float64        `json:"seconds"`
-	EventsPerSec     float64        `json:"events_per_second"`
+	// CounterRows: bounded counter rows written (one check-and-mutate
+	// each; a row where no count changed is not written).
+	CounterRows  int     `json:"counter_rows"`
+	Seconds      float64 `json:"seconds"`
+	EventsPerSec float64 `json:"events_per_second"`
 }
 
 func applySummary(s write.RunStats, d time.Duration, dead string) applyResult {
 	r := applyResult{Events: s.Events, Applied: s.Applied, Stale: s.Stale, Redone: s.Redone, Refreshed: s.Refreshed, DeadLetters: s.DeadLetters, DeadLettersKnown: s.DeadLettersKnown,
-		Cells: s.Cells, DeleteMarkers: s.Deletes, Increments: s.Increments, Seconds: d.Seconds()}
+		Cells: s.Cells, DeleteMarkers: s.Deletes, Increments: s.Increments, CounterRows: s.Counted, Seconds: d.Seconds()}
 	if r.Cells == nil {
 		r.Cells, r.DeleteMarkers = map[string]int{}, map[string]int{}
 	}
@@ -180,6 +183,9 @@ func (r applyResult) text(w interface{ Write([]byte) (int, error) }) {
 	}
 	if r.Increments > 0 {
 		fmt.Fprintf(w, "  counter increments %d\n", r.Increments)
+	}
+	if r.CounterRows > 0 {
+		fmt.Fprintf(w, "  bounded counter rows written %d\n", r.CounterRows)
 	}
 	fmt.Fprintf(w, "%.1f s, %.0f events/s\n", r.Seconds, r.EventsPerSec)
 	if r.DeadLetters > 0 {

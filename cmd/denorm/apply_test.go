@@ -166,6 +166,10 @@ func TestApplyCommand(t *testing.T) {
 	if sum.Events != 2 || sum.Applied != 1 || sum.DeadLetters != 1 || sum.Cells["orders"] == 0 {
 		t.Fatalf("summary %+v", sum)
 	}
+	// The order counts in one bounded daily_units row.
+	if !strings.Contains(stdout, `"counter_rows": 1,`) {
+		t.Fatalf("summary %s: want one bounded counter row written", stdout)
+	}
 	dead, err := os.ReadFile(events + ".dead.jsonl")
 	if err != nil || !strings.Contains(string(dead), `"where":"e.jsonl:2"`) || !strings.Contains(string(dead), "version") {
 		t.Fatalf("dead letter %q %v", dead, err)
