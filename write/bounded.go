@@ -440,25 +440,27 @@ func (w *Writer) applyBounded(ctx context.Context, bb *boundedBatch, stats *Stat
 		}
 	}
 	wrote := make([]bool, len(moving))
+	retries := make([]int, len(moving))
 	if err := eachOn(ctx, w.opts.CounterWriters, len(moving), func(ctx context.Context, i int) error {
-		ok, err := w.casBounded(ctx, moving[i])
-		wrote[i] = ok
+		ok, n, err := w.casBounded(ctx, moving[i])
+		wrote[i], retries[i] = ok, n
 		return err
 	}); err != nil {
 		return err
 	}
-	for _, ok := range wrote {
+	for i, ok := range wrote {
 		if ok {
 			stats.Counted++
 		}
+		stats.CounterRetries += retries[i]
 	}
 	return nil
 }
 
 // casBounded applies one row's deltas and sequences; it reports whether it
 // wrote (a row the batch leaves as it is, as a replay of a counted batch
-// does, is not written).
-func (w *Writer) casBounded(ctx context.Context, br *boundedRow) (bool, error) {
+// does, is not written) and how many of its tries found the row changed.
+func (w *Writer) casBounded(ctx context.Context, br *boundedRow) (wrote bool, retries int, err error) {
 	t := w.plan.Table(br.table)
 	fam := layout.CounterStateFamily(t)
 	for try := 0; ; try++ {
@@ -481,7 +483,7 @@ func (w *Writer) casBounded(ctx context.Context, br *boundedRow) (bool, error) {
 			}
 		}
 		if !changed {
-			return false, nil
+			return false, try, nil
 		}
 		ts := max(time.Now().UnixMilli(), br.ts+1)
 		m := store.RowMutation{Row: br.row, Durability: w.durability(br.table), Mutations: []store.Mutation{
@@ -496,14 +498,14 @@ func (w *Writer) casBounded(ctx context.Context, br *boundedRow) (bool, error) {
 		key := boundedKey(br.table, br.row)
 		if err != nil {
 			w.guesses.forget(key)
-			return false, fmt.Errorf("write: counter row %s of %s: %w", store.Printable(br.row), br.table, err)
+			return false, try, fmt.Errorf("write: counter row %s of %s: %w", store.Printable(br.row), br.table, err)
 		}
 		if ok {
 			w.guesses.put(key, m.Mutations[0].Value, ts)
-			return true, nil
+			return true, try, nil
 		}
 		if try >= 20 {
-			return false, fmt.Errorf("write: counter row %s of %s: still changing after %d tries", store.Printable(br.row), br.table, try+1)
+			return false, try, fmt.Errorf("write: counter row %s of %s: still changing after %d tries", store.Printable(br.row), br.table, try+1)
 		}
 		// Another stream's writer counted in the row since it was read.
 		// This batch's deltas stay right (each stream has one writer, and
@@ -512,7 +514,7 @@ func (w *Writer) casBounded(ctx context.Context, br *boundedRow) (bool, error) {
 		before, guessed := br.state, br.guessed
 		br.guessed = false
 		if err := w.readBounded(ctx, br); err != nil {
-			return false, err
+			return false, try, err
 		}
 		if guessed {
 			// The state was the one last seen, not read with the batch's
@@ -522,7 +524,7 @@ func (w *Writer) casBounded(ctx context.Context, br *boundedRow) (bool, error) {
 		}
 		for s := range br.streams {
 			if br.state.Seq(s) != before.Seq(s) {
-				return false, fmt.Errorf("write: counter row %s of %s: the sequence of one of the batch's streams moved while the batch was counting: two writers are applying one stream", store.Printable(br.row), br.table)
+				return false, try, fmt.Errorf("write: counter row %s of %s: the sequence of one of the batch's streams moved while the batch was counting: two writers are applying one stream", store.Printable(br.row), br.table)
 			}
 		}
 	}

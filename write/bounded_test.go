@@ -322,24 +322,30 @@ func TestBoundedCountsOnlyWhatChanged(t *testing.T) {
 		evs         []*event.Event
 		restart     bool
 		reads, cams int64
+		retries     int
 	}{
-		{"two new orders", &wa, a[0:2], false, 2, 2},
-		{"a status change", &wa, a[2:3], false, 0, 0},
-		{"a quantity change", &wa, a[3:4], false, 0, 1},
-		{"a quantity change after a restart", &wa, a[4:5], true, 1, 1},
-		{"another stream's new order", &wb, b, false, 1, 1},
-		{"a new order on a stale guess", &wa, a[5:6], false, 1, 2},
+		{"two new orders", &wa, a[0:2], false, 2, 2, 0},
+		{"a status change", &wa, a[2:3], false, 0, 0, 0},
+		{"a quantity change", &wa, a[3:4], false, 0, 1, 0},
+		{"a quantity change after a restart", &wa, a[4:5], true, 1, 1, 0},
+		{"another stream's new order", &wb, b, false, 1, 1, 0},
+		{"a new order on a stale guess", &wa, a[5:6], false, 1, 2, 1},
 	} {
 		if step.restart {
 			*step.w = New(f.plan, withSyncOf(cs, f.st), Options{})
 		}
 		cs.reads.Store(0)
 		cs.cams.Store(0)
-		if _, rej, err := (*step.w).Apply(ctx, step.evs); err != nil || len(rej) > 0 {
+		st, rej, err := (*step.w).Apply(ctx, step.evs)
+		if err != nil || len(rej) > 0 {
 			t.Fatalf("%s: err %v, rejected %v", step.name, err, rej)
 		}
 		if r, c := cs.reads.Load(), cs.cams.Load(); r != step.reads || c != step.cams {
 			t.Errorf("%s: %d counter rows read and %d check-and-mutates, want %d and %d", step.name, r, c, step.reads, step.cams)
+		}
+		// Every check-and-mutate but the retried ones wrote a row.
+		if st.CounterRetries != step.retries || st.Counted != int(step.cams)-step.retries {
+			t.Errorf("%s: stats count %d rows written and %d retries, want %d and %d", step.name, st.Counted, st.CounterRetries, int(step.cams)-step.retries, step.retries)
 		}
 	}
 	_, want := model(t, f.plan, append(append([]*event.Event(nil), a...), b...))

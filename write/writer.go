@@ -132,6 +132,11 @@ type Stats struct {
 	Deletes    map[string]int // delete markers written, per table
 	Increments int            // fast-mode counter increments
 	Counted    int            // bounded counter rows written
+	// CounterRetries counts the check-and-mutates of bounded counter rows
+	// that found the row changed since it was read or last seen (another
+	// stream counted in it; the state last seen was stale) and went again
+	// on a fresh read: contention between streams on hot rows.
+	CounterRetries int
 	// Fanout counts the cells and delete markers that refreshes wrote
 	// into referencing rows (live copies), also counted in Cells: the
 	// part of the work that grows with how many rows hold a reference.
@@ -153,6 +158,7 @@ func (s *Stats) Add(o Stats) {
 	s.Rejected += o.Rejected
 	s.Increments += o.Increments
 	s.Counted += o.Counted
+	s.CounterRetries += o.CounterRetries
 	s.Fanout += o.Fanout
 	if s.Cells == nil {
 		s.Cells, s.Deletes = map[string]int{}, map[string]int{}

@@ -461,6 +461,9 @@ func TestSinkPoisonEvent(t *testing.T) {
 	if n := p.metric(`denorm_sink_cells_written_total{table="orders"}`); n == 0 {
 		t.Fatal("no cells written to orders")
 	}
+	if n := p.metric("denorm_sink_counter_rows_written_total"); n == 0 {
+		t.Fatal("no bounded counter rows written")
+	}
 	p.stop()
 
 	letters := readDeadTopic(t, source.KafkaURL{Brokers: u.Brokers, Topic: u.Topic + ".dead"}, 3)
