@@ -54,7 +54,7 @@ type boundedRow struct {
 	// the row must be written (its sequence raised). A row where every
 	// contribution has Base == Now is left alone: its totals do not change,
 	// and no record's Included depends on the sequence (docs/writer.md,
-	// "rows the batch leaves alone").
+	// "rows a batch leaves alone").
 	moves bool
 }
 
@@ -507,10 +507,11 @@ func (w *Writer) casBounded(ctx context.Context, br *boundedRow) (wrote bool, re
 		if try >= 20 {
 			return false, try, fmt.Errorf("write: counter row %s of %s: still changing after %d tries", store.Printable(br.row), br.table, try+1)
 		}
-		// Another stream's writer counted in the row since it was read.
-		// This batch's deltas stay right (each stream has one writer, and
-		// the deltas depend on this batch's streams only): re-read and
-		// add them to the new totals.
+		// The row changed since it was read (another stream's writer
+		// counted in it) or last seen (the guess was stale). This batch's
+		// deltas stay right (each stream has one writer, and the deltas
+		// depend on this batch's streams only): re-read and add them to
+		// the new totals.
 		before, guessed := br.state, br.guessed
 		br.guessed = false
 		if err := w.readBounded(ctx, br); err != nil {

@@ -38,7 +38,7 @@ func (w *Writer) afterRefusal(ctx context.Context, evs []*event.Event, ln *lane,
 // whose record was not written (its primary row was what the store
 // refused) counts nothing.
 func (w *Writer) countRefused(ctx context.Context, ev *event.Event, ln *lane) error {
-	if !w.bounded[ev.Entity] {
+	if !w.hasBounded(ev.Entity) {
 		return nil
 	}
 	b, err := w.stage(ctx, []*event.Event{ev}, ln, newStats(1), nil)

@@ -108,7 +108,7 @@ func applyIsolating(ctx context.Context, w *Writer, evs []*event.Event) (Stats, 
 // be retried whole: isolated, its refused event would go to the dead
 // letter with its primary row's bounded counter record written and not
 // counted, which the counter rows' bookkeeping cannot tell from one that
-// was (docs/writer.md, "shares known without the row").
+// was (docs/writer.md, "a refused event's record").
 func onlyRefused(err error) bool {
 	switch x := err.(type) {
 	case nil:
