@@ -13,13 +13,13 @@ import (
 //   - exact: one contribution cell per record (per element, with each) and
 //     add column, qualifier = add qualifier, a zero byte, the entity key.
 //     It grows with the records: counted per record, in the totals.
-//   - bounded: per counter row a state cell and one total per add column,
-//     shared (and noted); per record, the Counted record its primary row
+//   - bounded: per counter row one state cell per log stream that counts
+//     in it (its share of each add column's total), shared (and noted); per record, the Counted record its primary row
 //     keeps of what the totals hold of it, which grows with the records:
 //     counted per record, in the totals.
 
-// stateStreamBytes is what each log stream adds to a bounded row's state
-// cell: an 8-byte stream id and two varint offsets.
+// stateStreamBytes is a stream's sequence in its part cell of a bounded
+// row: an 8-byte stream id and two varint offsets.
 const stateStreamBytes = 8 + 10 + 10
 
 // EntityKeyBytes is the expected encoded size of an entity's key (the
@@ -37,22 +37,20 @@ func EntityKeyBytes(e *schema.Entity) int64 {
 	return n
 }
 
-// BoundedRowBytes is a bounded counter row's size with one log stream: its
-// state cell and its total cells. Each further stream adds about
-// stateStreamBytes.
+// BoundedRowBytes is a bounded counter row's size with one log stream: the
+// stream's part cell (its totals, sequence and settled position). Each
+// further stream that counts in the row adds a part cell of the same size.
 func BoundedRowBytes(p *schema.Plan, t *schema.Table) int64 {
 	key := int(KeyBytes(p, t))
 	state := 1 + 1 + stateStreamBytes + 1
-	var totals int
 	for _, a := range t.Counter.Adds {
 		state += 2 + len(a.Family) + len(a.Qualifier) + 10
-		totals += CellBytes(key, len(a.Family), len(a.Qualifier), 8)
 	}
 	fam := t.Families[0].Name
 	if len(t.Counter.Adds) > 0 {
 		fam = t.Counter.Adds[0].Family
 	}
-	return int64(CellBytes(key, len(fam), 2, state) + totals)
+	return int64(CellBytes(key, len(fam), 2+8, state))
 }
 
 // counterLayout fills a counter table's layout for its mode.

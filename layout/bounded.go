@@ -21,10 +21,10 @@ var (
 	// QualCounted is the Counted record in a primary row's first family,
 	// written at the version of the state whose counts it records.
 	QualCounted = []byte("\x00c")
-	// QualCounterState is a bounded counter row's state cell (totals and
-	// stream sequences), in the family of the table's first add column.
-	// Every change of the row is a check-and-mutate on this one cell, so a
-	// row's totals and sequences always change together.
+	// QualCounterState is a bounded counter row's base state cell (totals
+	// and stream sequences), in the family of the table's first add
+	// column; each stream's part cell is this qualifier and the stream's
+	// id (counterparts.go). Reconcile's repairs write the base cell.
 	QualCounterState = []byte("\x00s")
 )
 

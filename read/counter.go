@@ -13,7 +13,7 @@ import (
 // entity's contribution is its own cell (qualifier, a zero byte, the entity
 // key) and the value is their sum, plus any total cell under the bare
 // qualifier; in fast mode the bare cell is the value; in bounded mode the
-// row's state cell holds the totals.
+// row's state cells hold the totals.
 func (r *Reader) counterRow(qq *query, it *item) (map[string]any, error) {
 	key := it.last
 	if qq.t.Counter.Buckets > 1 {
@@ -56,20 +56,18 @@ func (r *Reader) counterRow(qq *query, it *item) (map[string]any, error) {
 }
 
 // boundedTotals sums a bounded counter's totals over its bucket rows, from
-// each row's state cell: the cell every write changes at once, so totals of
-// one row are always read as of one batch. A row without one counts 0.
+// each row's state cells (one part per stream, and a base cell a repair
+// writes): each cell changes with one put, so a row's totals are read as
+// of whole batches of each stream. A row without any counts 0.
 func boundedTotals(t *schema.Table, rows []store.Row, out map[string]any) error {
 	fam := layout.CounterStateFamily(t)
 	sums := make([]int64, len(t.Counter.Adds))
 	for _, row := range rows {
-		c, ok := row.Latest(fam, layout.QualCounterState)
-		if !ok {
-			continue
-		}
-		st, err := layout.DecodeCounterState(c.Value)
+		cc, err := layout.ReadCounterCells(row, fam)
 		if err != nil {
 			return fmt.Errorf("read: counter %s row %s: %w", t.Name, store.Printable(row.Key), err)
 		}
+		st := cc.Merged()
 		for i, a := range t.Counter.Adds {
 			sums[i] += st.Total(a.Family, []byte(a.Qualifier))
 		}

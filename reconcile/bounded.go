@@ -13,8 +13,9 @@ import (
 )
 
 // Bounded counters (mode: bounded) are checked like fast ones in the
-// checksum pass (the states' counts against the total cells), and diffed
-// by what the writer's invariant says each total holds:
+// checksum pass (the states' counts against the totals the rows' state
+// cells merge to), and diffed by what the writer's invariant says each
+// total holds:
 //
 //	total(R) = Σ over entities X of Included(record(X), seq_R(stream(X)))
 //
@@ -22,14 +23,17 @@ import (
 // holds while a crashed batch awaits its replay (a repair to the states'
 // sum then would be counted again by the replay). A record below a
 // stream's settled position (bounded.Seq) is no longer in flight: it is
-// expected at Now whatever its row says, which finds a lost row. The diff reads the
-// ranges' state cells first, then scans the primary rows' Counted records
-// against those sequences, and repairs a row with a check-and-mutate on the
-// state cell as read: a writer that counted in the row since then makes the
-// repair fail (the next run looks again) instead of being undone. Records
-// read after the state cell are still right against it: a writer records
-// Base as what the row held when it read the state, and changes the state
-// cell only after.
+// expected at Now whatever its row says, which finds a lost row. The diff
+// reads the ranges' state cells first, then scans the primary rows' Counted
+// records against those sequences. Records read after the state cells are
+// still right against them: a writer records Base as what the row held when
+// it read the state, and changes its part only after. A repair adds the
+// difference to the row's base cell (the writers write only their streams'
+// parts), with a check-and-mutate on the base cell as read, so that two
+// repairs cannot both add it. A writer's put since the read does not make
+// the repair wrong: every step of the writer keeps total minus Σ Included
+// as it was (docs/writer.md, Lemmas 2 and 3), and the repair subtracts
+// exactly that.
 
 // boundedSnap is the state cells of a group's bounded ranges, read before
 // the primary scan, and the totals the records say they should hold.
@@ -45,10 +49,12 @@ type boundedSnap struct {
 type snapRow struct {
 	table string
 	row   []byte
-	raw   []byte // the state cell as read; nil when the row had none
-	state *layout.CounterState
-	ts    int64
-	cells map[string]int64 // the plain total cells, family \x00 qualifier
+	base  layout.StateCell     // the base cell as read (Raw nil: none)
+	state *layout.CounterState // the merge of the row's state cells
+	// plain lists cells that are not state cells: total cells that
+	// writers before part cells kept beside the state, which nothing
+	// updates any more and a repair deletes.
+	plain []store.Cell
 	want  map[string]int64 // what the records say, family \x00 qualifier
 }
 
@@ -77,25 +83,19 @@ func (j *job) snapBounded(ctx context.Context, group []target) (*boundedSnap, er
 			if !j.win.covers(d.t.Name, row.Key) {
 				continue
 			}
-			sr := &snapRow{table: d.t.Name, row: bytes.Clone(row.Key), cells: map[string]int64{}, want: map[string]int64{}}
+			sr := &snapRow{table: d.t.Name, row: bytes.Clone(row.Key), want: map[string]int64{}}
 			for _, c := range row.Cells {
-				switch {
-				case c.Family == fam && bytes.Equal(c.Qualifier, layout.QualCounterState):
-					sr.raw, sr.ts = bytes.Clone(c.Value), c.Timestamp
-				case !layout.IsBookkeeping(c.Qualifier):
-					n, err := layout.CellInt64(c.Value)
-					if err != nil {
-						n = -1 << 63 // not a total: never equal, so rewritten
-					}
-					sr.cells[famQual(c.Family, c.Qualifier)] = n
+				if !(c.Family == fam && layout.IsCounterState(c.Qualifier)) {
+					sr.plain = append(sr.plain, store.Cell{Family: c.Family, Qualifier: bytes.Clone(c.Qualifier), Timestamp: c.Timestamp})
 				}
 			}
-			st, err := layout.DecodeCounterState(sr.raw)
+			cc, err := layout.ReadCounterCells(row, fam)
 			if err != nil {
 				sc.Close()
 				return nil, fmt.Errorf("reconcile: %s row %s: %w", d.t.Name, store.Printable(row.Key), err)
 			}
-			sr.state = st
+			sr.base, sr.state = cc.Base, cc.Merged()
+			st := sr.state
 			for _, q := range st.Seqs {
 				bs.settled[q.Stream] = max(bs.settled[q.Stream], q.Settled)
 			}
@@ -135,7 +135,7 @@ func (bs *boundedSnap) count(j *job, st *layout.State) {
 		k := c.Table + "\x00" + string(c.Row)
 		sr := bs.rows[k]
 		if sr == nil {
-			sr = &snapRow{table: c.Table, row: bytes.Clone(c.Row), state: &layout.CounterState{}, cells: map[string]int64{}, want: map[string]int64{}}
+			sr = &snapRow{table: c.Table, row: bytes.Clone(c.Row), base: layout.StateCell{State: &layout.CounterState{}}, state: &layout.CounterState{}, want: map[string]int64{}}
 			bs.rows[k] = sr
 		}
 		v := st.Counted.Included(c.Ref, sr.state.Seq(st.Counted.Stream))
@@ -147,8 +147,8 @@ func (bs *boundedSnap) count(j *job, st *layout.State) {
 }
 
 // diffBounded compares each bounded row with what the records say and
-// repairs the rows that differ: a wrong total (state cell or total cell), a
-// missing row, or an extra one no record counts in.
+// repairs the rows that differ: a wrong total, a missing row, an extra one
+// no record counts in, or one that still holds plain total cells.
 func (j *job) diffBounded(ctx context.Context, rep *Report, bs *boundedSnap) error {
 	keys := make([]string, 0, len(bs.rows))
 	for k := range bs.rows {
@@ -159,21 +159,19 @@ func (j *job) diffBounded(ctx context.Context, rep *Report, bs *boundedSnap) err
 	for _, k := range keys {
 		sr := bs.rows[k]
 		t := j.sp.Table(sr.table)
-		next := &layout.CounterState{Totals: slices.Clone(sr.state.Totals), Seqs: slices.Clone(sr.state.Seqs)}
+		next := &layout.CounterState{Totals: slices.Clone(sr.base.State.Totals), Seqs: slices.Clone(sr.base.State.Seqs)}
 		drift := false
 		for _, a := range t.Counter.Adds {
 			fq := famQual(a.Family, []byte(a.Qualifier))
 			want := sr.want[fq]
 			have := sr.state.Total(a.Family, []byte(a.Qualifier))
-			cell, hasCell := sr.cells[fq]
-			ok := have == want && (hasCell && cell == want || !hasCell && want == 0 && sr.raw == nil)
-			if ok {
+			if have == want && len(sr.plain) == 0 {
 				c.Valid++
 				continue
 			}
 			c.Drifted++
 			drift = true
-			next.Set(a.Family, []byte(a.Qualifier), want)
+			next.Add(a.Family, []byte(a.Qualifier), want-have)
 		}
 		if !drift || j.opts.DryRun {
 			continue
@@ -194,23 +192,23 @@ func (j *job) diffBounded(ctx context.Context, rep *Report, bs *boundedSnap) err
 	return nil
 }
 
-// setBounded writes a bounded row's repaired state on the state cell as
-// read, then reads it back.
+// setBounded writes a bounded row's repaired base cell on the base cell as
+// read, deletes its plain cells, then reads it back.
 func (j *job) setBounded(ctx context.Context, rep *Report, table string, sr *snapRow, next *layout.CounterState) error {
 	t := j.sp.Table(table)
 	fam := layout.CounterStateFamily(t)
-	ts := max(time.Now().UnixMilli(), sr.ts+1)
+	ts := max(time.Now().UnixMilli(), sr.base.TS+1)
 	m := store.RowMutation{Row: sr.row, Mutations: []store.Mutation{{Kind: store.Put, Family: fam, Qualifier: layout.QualCounterState, Timestamp: ts, Value: layout.EncodeCounterState(next)}}}
-	for _, a := range t.Counter.Adds {
-		m.Mutations = append(m.Mutations, store.Mutation{Kind: store.Put, Family: a.Family, Qualifier: []byte(a.Qualifier), Timestamp: ts, Value: layout.Int64Cell(next.Total(a.Family, []byte(a.Qualifier)))})
+	for _, c := range sr.plain {
+		m.Mutations = append(m.Mutations, store.Mutation{Kind: store.DeleteColumn, Family: c.Family, Qualifier: c.Qualifier, Timestamp: max(ts, c.Timestamp)})
 	}
-	cond := store.Condition{Family: fam, Qualifier: layout.QualCounterState, Value: sr.raw, Absent: sr.raw == nil}
+	cond := store.Condition{Family: fam, Qualifier: layout.QualCounterState, Value: sr.base.Raw, Absent: sr.base.Raw == nil}
 	ok, err := j.st.CheckAndMutate(ctx, table, cond, m)
 	if err != nil || !ok {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		cause := "a writer counted in the row since it was read"
+		cause := "another repair changed the row's base cell since it was read"
 		if err != nil {
 			cause = fmt.Sprintf("the store refused the repair: %v", err)
 		}
@@ -229,7 +227,7 @@ func (j *job) setBounded(ctx context.Context, rep *Report, table string, sr *sna
 		return nil
 	}
 	if ok && cell.Timestamp > ts {
-		return nil // a writer counted after the repair: the next run checks it
+		return nil // another repair after this one: the next run checks it
 	}
 	rep.fail(KindCounter, table, sr.row, fmt.Sprintf("the repaired state at ts %d is not visible: masked by a delete marker", ts))
 	return nil

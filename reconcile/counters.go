@@ -2,6 +2,7 @@ package reconcile
 
 import (
 	"github.com/denorm/denorm/layout"
+	"github.com/denorm/denorm/schema"
 	"github.com/denorm/denorm/store"
 )
 
@@ -43,10 +44,6 @@ func expectFast(a *Acc, h *hasher, in layout.Increment) {
 // storedFast adds a stored fast-mode total: total x hash(cell). A cell
 // whose value is not a counter adds the hash of its bytes instead, which no
 // sum of increments matches, so its range is diffed and the cell set.
-//
-// A bounded counter's rows are checked the same way: their total cells
-// against the states' counts; their state cell (the writer's bookkeeping,
-// which the diff checks) is left out here.
 func storedFast(a *Acc, h *hasher, row []byte, c store.Cell) {
 	if layout.IsBookkeeping(c.Qualifier) {
 		return
@@ -58,5 +55,30 @@ func storedFast(a *Acc, h *hasher, row []byte, c store.Cell) {
 		a.Sum.addTimes(h.cell(row, c.Family, c.Qualifier, nil, false), n)
 	}
 	a.Cells++
+	a.Copies++
+}
+
+// storedBounded adds a stored bounded counter row as storedFast adds total
+// cells: each add column's total, merged from the row's state cells, times
+// the hash of its cell. Any other cell (a plain total cell of a row written
+// before part cells) and state cells that do not decode add the hash of
+// their bytes, which no sum of increments matches: the range is diffed.
+func storedBounded(a *Acc, h *hasher, t *schema.Table, row store.Row) {
+	fam := layout.CounterStateFamily(t)
+	cc, err := layout.ReadCounterCells(row, fam)
+	for _, c := range row.Cells {
+		if err != nil || !(c.Family == fam && layout.IsCounterState(c.Qualifier)) {
+			a.Sum.Add(h.cell(row.Key, c.Family, c.Qualifier, c.Value, true))
+		}
+	}
+	if err != nil {
+		return
+	}
+	st := cc.Merged()
+	for _, add := range t.Counter.Adds {
+		q := []byte(add.Qualifier)
+		a.Sum.addTimes(h.cell(row.Key, add.Family, q, nil, false), st.Total(add.Family, q))
+		a.Cells++
+	}
 	a.Copies++
 }

@@ -286,6 +286,10 @@ func (j *job) storedRow(d *derivedTable, a *Acc, h *hasher, row store.Row) {
 	if d.counter() && !j.win.covers(d.t.Name, row.Key) {
 		return
 	}
+	if d.bounded() {
+		storedBounded(a, h, d.t, row)
+		return
+	}
 	lookup := d.t.Role == schema.RoleLookup
 	cells := 0
 	for _, c := range row.Cells {

@@ -50,7 +50,7 @@ func (r *reviewer) counterRow(t *schema.Table) (CounterRow, bool) {
 			cr.Bytes += float64(cost.CellBytes(key, len(a.Family), len(a.Qualifier), 8))
 		}
 		if t.Counter.Bounded() {
-			cr.Cells++
+			cr.Cells = 1 // one part cell per stream that counts in the row
 			cr.Bytes = float64(cost.BoundedRowBytes(r.plan, t))
 		}
 		return cr, true
@@ -106,8 +106,8 @@ func (r *reviewer) checkCounterRow(t *schema.Table) {
 	if len(cr.Undeclared) > 0 {
 		spread += "; " + strings.Join(cr.Undeclared, ", ") + " not counted, as workload.keys does not give its distribution"
 	}
-	msg := fmt.Sprintf("counter table %s (mode exact) keeps one contribution cell per %s in each row it counts in: its busiest row takes about %s cells, %s, %s (%d bucket(s); %s); it grows with the traffic, and a read sums every cell. mode: bounded keeps each row at %d cells",
-		t.Name, t.Entity, countText(cr.Cells), humanBytesF(cr.Bytes), per, max(t.Counter.Buckets, 1), spread, len(t.Counter.Adds)+1)
+	msg := fmt.Sprintf("counter table %s (mode exact) keeps one contribution cell per %s in each row it counts in: its busiest row takes about %s cells, %s, %s (%d bucket(s); %s); it grows with the traffic, and a read sums every cell. mode: bounded keeps each row at one cell per log stream that counts in it",
+		t.Name, t.Entity, countText(cr.Cells), humanBytesF(cr.Bytes), per, max(t.Counter.Buckets, 1), spread)
 	where := at{table: t.Name, line: firstLine(t.Lines["mode"], t.Line)}
 	switch {
 	case t.MaxRowSize > 0 && cr.Bytes > float64(t.MaxRowSize):

@@ -41,10 +41,11 @@ func bookkeeping(t testing.TB, ctx context.Context, st store.Store, p *schema.Pl
 					layout.IsLive(c.Qualifier) && !live[string(c.Qualifier)] {
 					continue
 				}
-				// A counter's state cell names streams and offsets; a total
-				// of zero reads as none, and whether a row counted into and
-				// out of within one batch was written depends on the batch.
-				if tbl.Role == schema.RoleCounter && (bytes.Equal(c.Qualifier, layout.QualCounterState) || bytes.Equal(c.Value, make([]byte, 8))) {
+				// A counter's state cells name streams and offsets (what
+				// they merge to is below); a total of zero reads as none,
+				// and whether a row counted into and out of within one
+				// batch was written depends on the batch.
+				if tbl.Role == schema.RoleCounter && (layout.IsCounterState(c.Qualifier) || bytes.Equal(c.Value, make([]byte, 8))) {
 					continue
 				}
 				fmt.Fprintf(&b, "%s %s %s:%s %s", tbl.Name, store.Printable(r.Key), c.Family, store.Printable(c.Qualifier), store.Printable(c.Value))
@@ -52,6 +53,17 @@ func bookkeeping(t testing.TB, ctx context.Context, st store.Store, p *schema.Pl
 					fmt.Fprintf(&b, " @%d", c.Timestamp)
 				}
 				b.WriteByte('\n')
+			}
+			if tbl.Role == schema.RoleCounter && tbl.Counter.Bounded() {
+				cc, err := layout.ReadCounterCells(r, layout.CounterStateFamily(tbl))
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, tot := range cc.Merged().Totals {
+					if tot.Value != 0 {
+						fmt.Fprintf(&b, "%s %s total %s:%s %d\n", tbl.Name, store.Printable(r.Key), tot.Family, store.Printable(tot.Qualifier), tot.Value)
+					}
+				}
 			}
 		})
 	}

@@ -14,21 +14,24 @@ import (
 )
 
 // Bounded counters (mode: bounded). A counter row holds one total per add
-// column and one sequence per log stream, all in one state cell; an
-// entity's primary row holds a Counted record: per counter cell, Base (what
-// the total holds of the entity while the row's sequence for the record's
-// stream is below the record's offset) and Now (what it holds from then
-// on). The invariant, for every row R and add column:
+// column and one sequence per log stream, spread over one part cell per
+// stream (layout/counterparts.go); an entity's primary row holds a Counted
+// record: per counter cell, Base (what the total holds of the entity while
+// the row's sequence for the record's stream is below the record's offset)
+// and Now (what it holds from then on). The invariant, for every row R and
+// add column:
 //
 //	total(R) = Σ over entities X of Included(record(X), seq_R(stream(X)))
 //
 // A batch keeps it in three steps: work out what each counter row holds of
 // each entity (reading the rows where that depends on the row's sequence);
 // write each entity's new record with its primary row (Base = what R holds
-// of it now, Now = its new counts, offset = its winning event's); then one
-// check-and-mutate per row where some entity's Base and Now differ adds
-// Σ (Now - Base) and raises the row's sequence for each stream to the
-// batch's last offset. docs/writer.md
+// of it now, Now = its new counts, offset = its winning event's); then, in
+// every row where some entity's Base and Now differ, a plain put of each
+// stream's part cell adds the Σ (Now - Base) of the entities whose records
+// are of that stream and raises its sequence to the batch's last offset.
+// Only the stream's writer writes its part, so the put needs no condition;
+// the puts go out in one Batch per counter table. docs/writer.md
 // proves that replays, reordering, duplicates and a crash between any two
 // writes keep the invariant, and that a batch that completes leaves every
 // entity it touched with Included = Now.
@@ -37,19 +40,17 @@ import (
 type boundedRow struct {
 	table string
 	row   []byte
-	// What the row held when read: the state cell's value (nil: none),
-	// decoded, and its timestamp.
-	raw   []byte
+	// What the row held when read: its state cells and their merge.
+	cells *layout.CounterCells
 	state *layout.CounterState
-	ts    int64
 	// read: the batch needs the row's state read (set by planBounded);
 	// changes: a share known without the row changes, so the row is
-	// written; guessed: its state is the one last seen, not read.
-	read, changes, guessed bool
+	// written (and read first: a part is written as read plus deltas).
+	read, changes bool
 	// What the batch does to it.
-	deltas  map[string]int64 // family \x00 qualifier -> delta
-	streams map[uint64]int64 // stream -> offset to raise its sequence to
-	settled map[uint64]int64 // stream -> where the batch began
+	deltas  map[uint64]map[string]int64 // stream -> family \x00 qualifier -> delta
+	streams map[uint64]int64            // stream -> offset to raise its sequence to
+	settled map[uint64]int64            // stream -> where the batch began
 	// moves: some entity's contribution of the batch has Base != Now, so
 	// the row must be written (its sequence raised). A row where every
 	// contribution has Base == Now is left alone: its totals do not change,
@@ -62,6 +63,9 @@ type boundedRow struct {
 type boundedBatch struct {
 	rows map[string]*boundedRow // table \x00 row
 	keys []string
+	// readAt is the time, in ms, before the batch read its counter rows:
+	// the least timestamp of its part puts (partMutation says why).
+	readAt int64
 }
 
 // countedWrite is an entity's new Counted record and the row it goes to.
@@ -151,7 +155,7 @@ func (w *Writer) planBounded(ctx context.Context, plans []*entityPlan, firsts ma
 			k := boundedKey(sh.ref.Table, sh.ref.Row)
 			br := bb.rows[k]
 			if br == nil {
-				br = &boundedRow{table: sh.ref.Table, row: sh.ref.Row, deltas: map[string]int64{}, streams: map[uint64]int64{}, settled: map[uint64]int64{}}
+				br = &boundedRow{table: sh.ref.Table, row: sh.ref.Row, deltas: map[uint64]map[string]int64{}, streams: map[uint64]int64{}, settled: map[uint64]int64{}}
 				bb.rows[k] = br
 				bb.keys = append(bb.keys, k)
 			}
@@ -163,7 +167,7 @@ func (w *Writer) planBounded(ctx context.Context, plans []*entityPlan, firsts ma
 			case !sh.fixed:
 				br.read = true
 			case sh.inc != sh.now:
-				br.changes = true
+				br.changes, br.read = true, true
 			}
 		}
 		eps = append(eps, ep)
@@ -173,26 +177,7 @@ func (w *Writer) planBounded(ctx context.Context, plans []*entityPlan, firsts ma
 		return bb, nil
 	}
 	slices.Sort(bb.keys)
-	// A row the batch writes but whose every share is known needs its
-	// state only as the condition of the check-and-mutate: the state last
-	// seen will do (guesses.go).
-	for _, k := range bb.keys {
-		br := bb.rows[k]
-		if br.read || !br.changes {
-			continue
-		}
-		g, ok := w.guesses.get(k)
-		if !ok {
-			br.read = true
-			continue
-		}
-		st, err := layout.DecodeCounterState(g.raw)
-		if err != nil {
-			br.read = true
-			continue
-		}
-		br.raw, br.ts, br.state, br.guessed = g.raw, g.ts, st, true
-	}
+	bb.readAt = time.Now().UnixMilli()
 	if err := w.readBoundedRows(ctx, bb); err != nil {
 		return nil, err
 	}
@@ -212,7 +197,10 @@ func (w *Writer) planBounded(ctx context.Context, plans []*entityPlan, firsts ma
 				rec.Counts = append(rec.Counts, layout.Count{Ref: sh.ref, Base: inc, Now: n})
 			}
 			if d := n - inc; d != 0 {
-				br.deltas[sh.ref.Family+"\x00"+string(sh.ref.Qualifier)] += d
+				if br.deltas[s] == nil {
+					br.deltas[s] = map[string]int64{}
+				}
+				br.deltas[s][sh.ref.Family+"\x00"+string(sh.ref.Qualifier)] += d
 				// Written even when the row's deltas sum to zero: from
 				// the batch on, the row's sequence is at or past the
 				// offset of every record whose Base and Now differ
@@ -345,7 +333,10 @@ func (w *Writer) readBoundedRows(ctx context.Context, bb *boundedBatch) error {
 		var read []*boundedRow
 		for ; lo < len(bb.keys) && bb.rows[bb.keys[lo]].table == table; lo++ {
 			if br := bb.rows[bb.keys[lo]]; br.read {
-				gets = append(gets, store.Get{Row: br.row, Columns: []store.Column{{Family: fam, Qualifier: layout.QualCounterState}}})
+				// The whole family: the base cell, every stream's part and,
+				// in rows written before parts, plain total cells (a few
+				// cells in all).
+				gets = append(gets, store.Get{Row: br.row, Columns: []store.Column{{Family: fam}}})
 				read = append(read, br)
 			}
 		}
@@ -357,53 +348,23 @@ func (w *Writer) readBoundedRows(ctx context.Context, bb *boundedBatch) error {
 			return fmt.Errorf("write: read counter rows of %s: %w", table, err)
 		}
 		for k, row := range rows {
-			if err := read[k].setState(row, fam); err != nil {
-				return err
+			cc, err := layout.ReadCounterCells(row, fam)
+			if err != nil {
+				return fmt.Errorf("write: counter row %s of %s: %w", store.Printable(read[k].row), table, err)
 			}
-			w.guesses.put(boundedKey(read[k].table, read[k].row), read[k].raw, read[k].ts)
+			read[k].cells, read[k].state = cc, cc.Merged()
 		}
 	}
 	return nil
 }
 
-// readBounded reads a counter row's state cell again.
-func (w *Writer) readBounded(ctx context.Context, br *boundedRow) error {
-	fam, err := w.stateFamily(br.table)
-	if err != nil {
-		return err
-	}
-	row, err := w.st.Get(ctx, br.table, store.Get{Row: br.row, Columns: []store.Column{{Family: fam, Qualifier: layout.QualCounterState}}})
-	if err != nil {
-		return fmt.Errorf("write: read counter row %s of %s: %w", store.Printable(br.row), br.table, err)
-	}
-	if err := br.setState(row, fam); err != nil {
-		return err
-	}
-	w.guesses.put(boundedKey(br.table, br.row), br.raw, br.ts)
-	return nil
-}
-
-// stateFamily is the family of a bounded counter table's state cell.
+// stateFamily is the family of a bounded counter table's state cells.
 func (w *Writer) stateFamily(table string) (string, error) {
 	t := w.plan.Table(table)
 	if t == nil || !t.Counter.Bounded() {
 		return "", fmt.Errorf("write: counter table %s of a Counted record is not a bounded counter of the schema", table)
 	}
 	return layout.CounterStateFamily(t), nil
-}
-
-// setState takes a counter row's state cell from the row read.
-func (br *boundedRow) setState(row store.Row, fam string) error {
-	br.raw, br.ts = nil, 0
-	if c, ok := row.Latest(fam, layout.QualCounterState); ok {
-		br.raw, br.ts = bytes.Clone(c.Value), c.Timestamp
-	}
-	st, err := layout.DecodeCounterState(br.raw)
-	if err != nil {
-		return fmt.Errorf("write: counter row %s of %s: %w", store.Printable(br.row), br.table, err)
-	}
-	br.state = st
-	return nil
 }
 
 // countedMutation is the put of an entity's new record, with a tombstone
@@ -419,10 +380,8 @@ func (w *Writer) countedMutations(ep *entityPlan) []store.Mutation {
 }
 
 // applyBounded writes every counter row of the batch where some share
-// moves: one check-and-mutate on its state cell (as read, or as last
-// seen), retried on a fresh read when the row is not that any more
-// (another stream counted in it, or the guess was stale), CounterWriters
-// rows at a time. It runs after
+// moves: the part cells of the batch's streams there, as read plus the
+// deltas, one Batch per counter table. It runs after
 // the batch's primary rows are written: durable already, or, on a store
 // whose one log a final Sync makes durable in order (store.Syncer), ahead
 // of the counter rows in that log.
@@ -430,103 +389,79 @@ func (w *Writer) applyBounded(ctx context.Context, bb *boundedBatch, stats *Stat
 	if bb == nil || len(bb.keys) == 0 {
 		return nil
 	}
-	var moving []*boundedRow
-	for _, k := range bb.keys {
-		if br := bb.rows[k]; br.moves {
-			if br.state == nil {
-				return fmt.Errorf("write: counter row %s of %s: written without its state (a bug)", store.Printable(br.row), br.table)
-			}
-			moving = append(moving, br)
+	var tables []string
+	byTable := map[string][]store.RowMutation{}
+	for _, k := range bb.keys { // sorted: each table's rows in key order
+		br := bb.rows[k]
+		if !br.moves {
+			continue
 		}
-	}
-	wrote := make([]bool, len(moving))
-	retries := make([]int, len(moving))
-	if err := eachOn(ctx, w.opts.CounterWriters, len(moving), func(ctx context.Context, i int) error {
-		ok, n, err := w.casBounded(ctx, moving[i])
-		wrote[i], retries[i] = ok, n
-		return err
-	}); err != nil {
-		return err
-	}
-	for i, ok := range wrote {
-		if ok {
-			stats.Counted++
+		if br.cells == nil {
+			return fmt.Errorf("write: counter row %s of %s: written without its state (a bug)", store.Printable(br.row), br.table)
 		}
-		stats.CounterRetries += retries[i]
+		m, ok := w.partMutation(br, bb.readAt)
+		if !ok {
+			continue
+		}
+		if _, seen := byTable[br.table]; !seen {
+			tables = append(tables, br.table)
+		}
+		byTable[br.table] = append(byTable[br.table], m)
+	}
+	for _, t := range tables {
+		if err := w.batch(ctx, t, byTable[t]); err != nil {
+			return err
+		}
+		stats.Counted += len(byTable[t])
 	}
 	return nil
 }
 
-// casBounded applies one row's deltas and sequences; it reports whether it
-// wrote (a row the batch leaves as it is, as a replay of a counted batch
-// does, is not written) and how many of its tries found the row changed.
-func (w *Writer) casBounded(ctx context.Context, br *boundedRow) (wrote bool, retries int, err error) {
-	t := w.plan.Table(br.table)
-	fam := layout.CounterStateFamily(t)
-	for try := 0; ; try++ {
-		next := &layout.CounterState{Totals: slices.Clone(br.state.Totals), Seqs: slices.Clone(br.state.Seqs)}
+// partMutation is the put of the part cells of one row: for each of the
+// batch's streams there, the part as read plus the deltas of the records
+// of that stream, its sequence raised to the batch's last offset. ok is
+// false when the row is already where the batch would take it (a replay
+// of a counted batch).
+//
+// The put's timestamp is the time the batch read the row (readAt), or just
+// above the part's own when that is later: not the time of the put. Of
+// two writers of one stream (a Kafka member that lost its partitions in
+// the middle of a batch and still writes, and the partition's new owner),
+// the one that read later then wins, whichever put lands last: the
+// owner's part, which counts the stalled member's events too, is not
+// replaced by an older one (docs/writer.md, "why no check-and-mutate").
+func (w *Writer) partMutation(br *boundedRow, readAt int64) (store.RowMutation, bool) {
+	fam := layout.CounterStateFamily(w.plan.Table(br.table))
+	m := store.RowMutation{Row: br.row, Durability: w.durability(br.table)}
+	streams := make([]uint64, 0, len(br.streams))
+	for s := range br.streams {
+		streams = append(streams, s)
+	}
+	slices.Sort(streams)
+	for _, s := range streams {
+		part := br.cells.Part(s)
+		next := &layout.CounterState{Totals: slices.Clone(part.State.Totals), Seqs: slices.Clone(part.State.Seqs)}
 		changed := false
-		for k, d := range br.deltas {
+		for k, d := range br.deltas[s] {
 			f, q, _ := bytes.Cut([]byte(k), []byte{0})
 			next.Add(string(f), q, d)
 			changed = changed || d != 0
 		}
-		for s, off := range br.streams {
-			if next.Seq(s) < off {
-				next.Advance(s, off)
-				changed = true
-			}
-		}
-		for s, off := range br.settled {
-			if next.Settled(s) < off && changed {
-				next.Settle(s, off) // news for reconcile only: not worth a write alone
-			}
+		// The row's sequence for s is the largest any of its cells gives
+		// (a base cell written before parts may be ahead of the part).
+		if off, seq := br.streams[s], br.state.Seq(s); seq < off {
+			next.Advance(s, off)
+			changed = true
+		} else if next.Seq(s) < seq {
+			next.Advance(s, seq)
 		}
 		if !changed {
-			return false, try, nil
-		}
-		ts := max(time.Now().UnixMilli(), br.ts+1)
-		m := store.RowMutation{Row: br.row, Durability: w.durability(br.table), Mutations: []store.Mutation{
-			{Kind: store.Put, Family: fam, Qualifier: layout.QualCounterState, Timestamp: ts, Value: layout.EncodeCounterState(next)}}}
-		// The totals as plain 8-byte cells too, for people reading the row
-		// with other tools; the state cell is what denorm reads.
-		for _, tot := range next.Totals {
-			m.Mutations = append(m.Mutations, store.Mutation{Kind: store.Put, Family: tot.Family, Qualifier: tot.Qualifier, Timestamp: ts, Value: layout.Int64Cell(tot.Value)})
-		}
-		cond := store.Condition{Family: fam, Qualifier: layout.QualCounterState, Value: br.raw, Absent: br.raw == nil}
-		ok, err := w.st.CheckAndMutate(ctx, br.table, cond, m)
-		key := boundedKey(br.table, br.row)
-		if err != nil {
-			w.guesses.forget(key)
-			return false, try, fmt.Errorf("write: counter row %s of %s: %w", store.Printable(br.row), br.table, err)
-		}
-		if ok {
-			w.guesses.put(key, m.Mutations[0].Value, ts)
-			return true, try, nil
-		}
-		if try >= 20 {
-			return false, try, fmt.Errorf("write: counter row %s of %s: still changing after %d tries", store.Printable(br.row), br.table, try+1)
-		}
-		// The row changed since it was read (another stream's writer
-		// counted in it) or last seen (the guess was stale). This batch's
-		// deltas stay right (each stream has one writer, and the deltas
-		// depend on this batch's streams only): re-read and add them to
-		// the new totals.
-		before, guessed := br.state, br.guessed
-		br.guessed = false
-		if err := w.readBounded(ctx, br); err != nil {
-			return false, try, err
-		}
-		if guessed {
-			// The state was the one last seen, not read with the batch's
-			// records: its sequences say nothing of who moved them since,
-			// and the batch's deltas did not use them.
 			continue
 		}
-		for s := range br.streams {
-			if br.state.Seq(s) != before.Seq(s) {
-				return false, try, fmt.Errorf("write: counter row %s of %s: the sequence of one of the batch's streams moved while the batch was counting: two writers are applying one stream", store.Printable(br.row), br.table)
-			}
+		if off := br.settled[s]; br.state.Settled(s) < off {
+			next.Settle(s, off) // news for reconcile only: not worth a write alone
 		}
+		m.Mutations = append(m.Mutations, store.Mutation{Kind: store.Put, Family: fam, Qualifier: layout.CounterPartQualifier(s), Timestamp: max(readAt, part.TS+1), Value: layout.EncodeCounterState(next)})
 	}
+	return m, len(m.Mutations) > 0
 }

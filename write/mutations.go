@@ -181,8 +181,7 @@ func (w *Writer) write(ctx context.Context, plans []*entityPlan, firsts map[uint
 	// the locator rows a move unlists, and the bounded counter rows, which
 	// need only the primary rows' Counted records written before them
 	// (docs/writer.md, "bounded counters", step 3). Neither side reads
-	// what the other writes, so both run at once: on HBase the counter
-	// rows' check-and-mutates are most of a batch's round trips.
+	// what the other writes, so both run at once.
 	err = both(ctx, func(ctx context.Context) error {
 		// Derived tables are independent of each other: write them at
 		// once, so that their log syncs can be grouped (Pebble commits
@@ -208,8 +207,8 @@ func (w *Writer) write(ctx context.Context, plans []*entityPlan, firsts map[uint
 	// Everything was sent without a log sync where the store can sync its
 	// one log at the end: one sync now makes the batch durable, in the
 	// order written. A counter row reached the log after the primary rows
-	// it counts (their Batch had returned when its check-and-mutate was
-	// sent), so a crash, which loses only the log's tail, cannot keep the
+	// it counts (their Batch had returned when its put was sent), so a
+	// crash, which loses only the log's tail, cannot keep the
 	// counter row without them.
 	if sy, ok := w.st.(store.Syncer); ok && w.deferSync() {
 		if err := sy.Sync(ctx); err != nil {

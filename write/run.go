@@ -103,8 +103,8 @@ func applyIsolating(ctx context.Context, w *Writer, evs []*event.Event) (Stats, 
 }
 
 // onlyRefused reports whether err is the store refusing mutations and
-// nothing else. A batch that also failed otherwise (a counter row's
-// check-and-mutate lost to the network beside a refused index row) must
+// nothing else. A batch that also failed otherwise (a counter row's put
+// lost to the network beside a refused index row) must
 // be retried whole: isolated, its refused event would go to the dead
 // letter with its primary row's bounded counter record written and not
 // counted, which the counter rows' bookkeeping cannot tell from one that

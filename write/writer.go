@@ -29,18 +29,7 @@ type Options struct {
 	// means the schema's client write_buffer, else
 	// store.DefaultWriteBufferSize. A row larger than the cap goes alone.
 	BatchBytes int
-	// CounterWriters is how many bounded counter rows are written at once,
-	// one check-and-mutate each; 0 means DefaultCounterWriters. A batch
-	// writes each counter row it counts in, so on HBase this is most of
-	// a batch's round trips, and the server commits the log writes of
-	// concurrent ones together: the more at once, the fewer syncs. A
-	// store with a connection pool runs at most its pool's size at once
-	// (store/hbase: the URL's pool parameter).
-	CounterWriters int
 }
-
-// DefaultCounterWriters is Options.CounterWriters' default.
-const DefaultCounterWriters = 32
 
 // Writer applies events to a store. It is safe for concurrent use by
 // callers that never apply events of one entity concurrently.
@@ -62,8 +51,6 @@ type Writer struct {
 	scratch  sync.Pool
 	mutSets  freeList[mutSet]
 	sortBufs freeList[sortBuf]
-	// guesses are the counter rows' state cells as last seen (guesses.go).
-	guesses guesses
 }
 
 // New returns a writer for the plan's tables in st.
@@ -82,9 +69,6 @@ func New(plan *schema.Plan, st store.Store, opts Options) *Writer {
 		if wb := plan.Client.WriteBuffer; wb > 0 && wb < 1<<31 {
 			opts.BatchBytes = int(wb)
 		}
-	}
-	if opts.CounterWriters <= 0 {
-		opts.CounterWriters = DefaultCounterWriters
 	}
 	w := &Writer{plan: plan, st: st, opts: opts, unsupported: Supports(plan), bounded: map[string]bool{}}
 	// A batch's mutations come in sets of planChunk plans, and its rows
@@ -132,11 +116,6 @@ type Stats struct {
 	Deletes    map[string]int // delete markers written, per table
 	Increments int            // fast-mode counter increments
 	Counted    int            // bounded counter rows written
-	// CounterRetries counts the check-and-mutates of bounded counter rows
-	// that found the row changed since it was read or last seen (another
-	// stream counted in it; the state last seen was stale) and went again
-	// on a fresh read: contention between streams on hot rows.
-	CounterRetries int
 	// Fanout counts the cells and delete markers that refreshes wrote
 	// into referencing rows (live copies), also counted in Cells: the
 	// part of the work that grows with how many rows hold a reference.
@@ -158,7 +137,6 @@ func (s *Stats) Add(o Stats) {
 	s.Rejected += o.Rejected
 	s.Increments += o.Increments
 	s.Counted += o.Counted
-	s.CounterRetries += o.CounterRetries
 	s.Fanout += o.Fanout
 	if s.Cells == nil {
 		s.Cells, s.Deletes = map[string]int{}, map[string]int{}

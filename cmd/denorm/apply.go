@@ -148,8 +148,8 @@ type applyResult struct {
 	Cells            map[string]int `json:"cells"`
 	DeleteMarkers    map[string]int `json:"delete_markers"`
 	Increments       int            `json:"increments"`
-	// CounterRows: bounded counter rows written (one check-and-mutate
-	// each; a row where no count changed is not written).
+	// CounterRows: bounded counter rows written (a put of the batch's
+	// part cells in each; a row where no count changed is not written).
 	CounterRows  int     `json:"counter_rows"`
 	Seconds      float64 `json:"seconds"`
 	EventsPerSec float64 `json:"events_per_second"`

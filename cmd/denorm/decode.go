@@ -322,7 +322,7 @@ func (d *rowDecoder) fieldCell(col *schema.Column, path string, f *schema.Field,
 // the qualifier, a zero byte and the contributing entity's key hold that
 // entity's share.
 func (d *rowDecoder) counterCell(c store.Cell) decodedCell {
-	if bytes.Equal(c.Qualifier, layout.QualCounterState) {
+	if layout.IsCounterState(c.Qualifier) {
 		return counterStateCell(c)
 	}
 	for _, a := range d.t.Counter.Adds {
@@ -570,10 +570,14 @@ name, kind, field, type, value) and to each cell (column, kind, field,
 child_key, entity, value), beside the raw fields. --raw prints the stored
 form, as without --schema.`
 
-// counterStateCell shows a bounded counter row's state cell: its totals,
+// counterStateCell shows a bounded counter row's state cell (a stream's
+// part, or the base cell): its totals,
 // and per log stream (by id) how far the row has counted it.
 func counterStateCell(c store.Cell) decodedCell {
 	out := decodedCell{Column: "counter state", Kind: "counter-state"}
+	if s, ok := layout.CounterPartStream(c.Qualifier); ok {
+		out.Column = fmt.Sprintf("counter state of stream %016x", s)
+	}
 	st, err := layout.DecodeCounterState(c.Value)
 	if err != nil {
 		out.Error = err.Error()

@@ -26,11 +26,9 @@ type sinkMetrics struct {
 	deletes *prometheus.CounterVec
 	dead    prometheus.Counter
 	batches prometheus.Counter
-	// counterRows and counterRetries: bounded counter rows written, and
-	// their check-and-mutates that found the row changed (contention
-	// between streams on a hot row).
-	counterRows, counterRetries prometheus.Counter
-	latency                     prometheus.Histogram
+	// counterRows: bounded counter rows written.
+	counterRows prometheus.Counter
+	latency     prometheus.Histogram
 
 	mu   sync.Mutex
 	prev write.Stats // the totals at the last progress call
@@ -73,10 +71,7 @@ func newSinkMetrics(src sinkSource) *sinkMetrics {
 			Name: "denorm_sink_dead_letters_total", Help: "Events sent to the dead letter.",
 		}),
 		counterRows: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "denorm_sink_counter_rows_written_total", Help: "Bounded counter rows written (one check-and-mutate each; rows where no count changed are not written).",
-		}),
-		counterRetries: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "denorm_sink_counter_retries_total", Help: "Check-and-mutates of bounded counter rows that found the row changed since it was read or last seen, and went again.",
+			Name: "denorm_sink_counter_rows_written_total", Help: "Bounded counter rows written (the part cells of the batch's streams, plain puts; rows where no count changed are not written).",
 		}),
 		batches: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "denorm_sink_batches_total", Help: "Batches applied and committed.",
@@ -102,7 +97,7 @@ func newSinkMetrics(src sinkSource) *sinkMetrics {
 	parts := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "denorm_sink_assigned_partitions", Help: "Partitions this sink holds in its group.",
 	}, func() float64 { return float64(len(src.Assigned())) })
-	m.reg.MustRegister(m.events, m.applied, m.stale, m.cells, m.deletes, m.dead, m.counterRows, m.counterRetries, m.batches, m.latency, lag, fetchLag, inHand, parts,
+	m.reg.MustRegister(m.events, m.applied, m.stale, m.cells, m.deletes, m.dead, m.counterRows, m.batches, m.latency, lag, fetchLag, inHand, parts,
 		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
 	return m
 }
@@ -146,7 +141,6 @@ func (m *sinkMetrics) progress(s write.Stats) {
 	m.applied.Add(float64(s.Applied - m.prev.Applied))
 	m.stale.Add(float64(s.Stale - m.prev.Stale))
 	m.counterRows.Add(float64(s.Counted - m.prev.Counted))
-	m.counterRetries.Add(float64(s.CounterRetries - m.prev.CounterRetries))
 	for t, n := range s.Cells {
 		m.cells.WithLabelValues(t).Add(float64(n - m.prev.Cells[t]))
 	}

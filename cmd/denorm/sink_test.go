@@ -283,11 +283,11 @@ func dumpTable(t *testing.T, st store.Store, tbl string, primary bool) string {
 				continue
 			}
 			// A bounded counter's positional bookkeeping (each entity's
-			// Counted record, each counter row's state cell) names the
+			// Counted record, each counter row's part cells) names the
 			// log's own streams and offsets: a topic's partitions here, a
-			// file in the model. The totals, in their own cells, are
-			// compared.
-			if bytes.Equal(c.Qualifier, layout.QualCounted) || bytes.Equal(c.Qualifier, layout.QualCounterState) {
+			// file in the model. The totals the parts merge to are
+			// compared, below.
+			if bytes.Equal(c.Qualifier, layout.QualCounted) || layout.IsCounterState(c.Qualifier) {
 				continue
 			}
 			// A total of zero reads as no total: whether a row counted
@@ -307,6 +307,17 @@ func dumpTable(t *testing.T, st store.Store, tbl string, primary bool) string {
 				fmt.Fprintf(&b, " @%d", c.Timestamp)
 			}
 			b.WriteByte('\n')
+		}
+		if tbl == "daily_units" {
+			cc, err := layout.ReadCounterCells(r, "c")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, tot := range cc.Merged().Totals {
+				if tot.Value != 0 { // a total of zero reads as none, as above
+					fmt.Fprintf(&b, "%s total %s:%s %d\n", store.Printable(r.Key), tot.Family, store.Printable(tot.Qualifier), tot.Value)
+				}
+			}
 		}
 	}
 	if err := sc.Err(); err != nil {

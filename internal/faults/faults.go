@@ -295,10 +295,11 @@ func (in *injector) run(ctx context.Context, opts Options) error {
 	return in.err
 }
 
-// boundedFaults drifts bounded totals: three rows whose state cell and
-// total cell both say 7 more, and one whose total cell alone disagrees
-// with its state cell. (A lost row is left out: reconcile can tell it from
-// a batch awaiting its replay only once the stream has moved past it.)
+// boundedFaults drifts bounded totals: three rows given a base cell that
+// adds 7 to what their parts hold, and one given a plain total cell (as
+// writers before part cells kept), which nothing updates any more. (A lost
+// row is left out: reconcile can tell it from a batch awaiting its replay
+// only once the stream has moved past it.)
 func (in *injector) boundedFaults(ctx context.Context, cnt *Counts) error {
 	sc, err := in.st.Scan(ctx, "daily_units", store.Scan{Limit: 4})
 	if err != nil {
@@ -314,23 +315,26 @@ func (in *injector) boundedFaults(ctx context.Context, cnt *Counts) error {
 		return fmt.Errorf("faults: %d counter rows", len(rows))
 	}
 	for i, r := range rows {
-		c, ok := r.Latest("c", layout.QualCounterState)
-		if !ok {
-			return fmt.Errorf("faults: bounded counter row without a state cell")
-		}
-		st, err := layout.DecodeCounterState(c.Value)
+		cc, err := layout.ReadCounterCells(r, "c")
 		if err != nil {
 			return err
 		}
-		cell := st.Total("c", []byte("u")) + 1
-		var ms []store.Mutation
-		if i < 3 {
-			st.Add("c", []byte("u"), 7)
-			cell = st.Total("c", []byte("u"))
-			ms = append(ms, store.Mutation{Kind: store.Put, Family: "c", Qualifier: layout.QualCounterState, Timestamp: c.Timestamp + 1, Value: layout.EncodeCounterState(st)})
+		if !cc.Counted() {
+			return fmt.Errorf("faults: bounded counter row without a state cell")
 		}
-		ms = append(ms, store.Mutation{Kind: store.Put, Family: "c", Qualifier: []byte("u"), Timestamp: c.Timestamp + 1, Value: layout.Int64Cell(cell)})
-		in.mutate(ctx, "daily_units", r.Key, ms...)
+		var ts int64
+		for _, c := range r.Cells {
+			ts = max(ts, c.Timestamp)
+		}
+		var m store.Mutation
+		if i < 3 {
+			base := cc.Base.State
+			base.Add("c", []byte("u"), 7)
+			m = store.Mutation{Kind: store.Put, Family: "c", Qualifier: layout.QualCounterState, Timestamp: ts + 1, Value: layout.EncodeCounterState(base)}
+		} else {
+			m = store.Mutation{Kind: store.Put, Family: "c", Qualifier: []byte("u"), Timestamp: ts + 1, Value: layout.Int64Cell(cc.Merged().Total("c", []byte("u")) + 1)}
+		}
+		in.mutate(ctx, "daily_units", r.Key, m)
 		cnt.Drifted++
 	}
 	return nil

@@ -22,9 +22,9 @@ type Options struct {
 	// PoolSize is how many connections the store keeps open, which is also
 	// how many calls can be in flight at once. 0 means 32. Connections are
 	// opened when calls need them, so a caller that makes few calls at once
-	// opens few; the writer's counter rows (write.DefaultCounterWriters) go
-	// out 32 at a time, and HBase serves concurrent calls with less work
-	// each (its log syncs are grouped).
+	// opens few; the writer sends a batch's derived tables at once, and
+	// HBase serves concurrent calls with less work each (its log syncs
+	// are grouped).
 	PoolSize int
 	// Framed selects Thrift's framed transport (the server's -f flag);
 	// otherwise the buffered one, the server's default.
