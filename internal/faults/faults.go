@@ -4,6 +4,7 @@
 package faults
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 
@@ -307,8 +308,13 @@ func (in *injector) boundedFaults(ctx context.Context, cnt *Counts) error {
 	}
 	var rows []store.Row
 	for sc.Next(ctx) {
-		r := sc.Row()
-		rows = append(rows, store.Row{Key: append([]byte(nil), r.Key...), Cells: append([]store.Cell(nil), r.Cells...)})
+		// The scanner's row is valid until the next call: keep copies.
+		r := store.Row{Key: bytes.Clone(sc.Row().Key)}
+		for _, c := range sc.Row().Cells {
+			c.Qualifier, c.Value = bytes.Clone(c.Qualifier), bytes.Clone(c.Value)
+			r.Cells = append(r.Cells, c)
+		}
+		rows = append(rows, r)
 	}
 	sc.Close()
 	if len(rows) < 4 {
