@@ -177,6 +177,17 @@ type Row struct {
 // Empty reports whether the read found nothing.
 func (r Row) Empty() bool { return len(r.Cells) == 0 }
 
+// Clone returns a deep copy of r: a scanner's Row is valid only until its
+// next call, and a Row kept past that must be copied.
+func (r Row) Clone() Row {
+	out := Row{Key: bytes.Clone(r.Key), Cells: make([]Cell, len(r.Cells))}
+	for i, c := range r.Cells {
+		c.Row, c.Qualifier, c.Value = bytes.Clone(c.Row), bytes.Clone(c.Qualifier), bytes.Clone(c.Value)
+		out.Cells[i] = c
+	}
+	return out
+}
+
 // Latest returns the newest visible value of a column.
 func (r Row) Latest(family string, qualifier []byte) (Cell, bool) {
 	for _, c := range r.Cells {

@@ -4,7 +4,6 @@
 package faults
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 
@@ -308,13 +307,7 @@ func (in *injector) boundedFaults(ctx context.Context, cnt *Counts) error {
 	}
 	var rows []store.Row
 	for sc.Next(ctx) {
-		// The scanner's row is valid until the next call: keep copies.
-		r := store.Row{Key: bytes.Clone(sc.Row().Key)}
-		for _, c := range sc.Row().Cells {
-			c.Qualifier, c.Value = bytes.Clone(c.Qualifier), bytes.Clone(c.Value)
-			r.Cells = append(r.Cells, c)
-		}
-		rows = append(rows, r)
+		rows = append(rows, sc.Row().Clone())
 	}
 	sc.Close()
 	if len(rows) < 4 {
