@@ -24,7 +24,7 @@ func TestCounterCellsMerge(t *testing.T) {
 		{Family: "c", Qualifier: CounterPartQualifier(1), Timestamp: 9, Value: part(1, 40, 30, 7)},
 		{Family: "c", Qualifier: CounterPartQualifier(1), Timestamp: 8, Value: part(1, 90, 80, 1000)}, // older version
 		{Family: "c", Qualifier: CounterPartQualifier(2), Timestamp: 3, Value: part(2, 12, 10, -4)},
-		{Family: "c", Qualifier: []byte("u"), Timestamp: 3, Value: Int64Cell(55)},         // a plain total: not state
+		{Family: "c", Qualifier: []byte("u"), Timestamp: 3, Value: Int64Cell(55)},           // a plain total: not state
 		{Family: "d", Qualifier: CounterPartQualifier(3), Timestamp: 3, Value: []byte("x")}, // another family
 	}}
 	cc, err := ReadCounterCells(row, "c")
