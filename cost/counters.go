@@ -94,8 +94,8 @@ func counterLayout(p *schema.Plan, t *schema.Table, e *schema.Entity, l *Layout)
 		l.KeyBytes = prim
 		l.RowsPerRecord = 1
 		l.Cells = []CellShape{{Family: book, Qualifier: "\x00c", QualBytes: 2, ValBytes: record, PerRow: 1}}
-		l.Assumed = append(l.Assumed, "mode bounded: per record, the Counted record its primary row keeps (counted, in the totals); each counter row is one state cell and one total per add, shared by every record counting there: "+
-			itoa(BoundedRowBytes(p, t))+" bytes with one log stream, about 28 more per stream, whatever the traffic")
+		l.Assumed = append(l.Assumed, "mode bounded: per record, the Counted record its primary row keeps (counted, in the totals); each counter row is one state cell per log stream counting there, shared by every record of the stream: "+
+			itoa(BoundedRowBytes(p, t))+" bytes with one log stream, as many more per stream, whatever the traffic")
 	default:
 		l.RowsPerRecord = 1
 		if t.Counter.Buckets > 1 {

@@ -48,7 +48,7 @@ func WriteText(w io.Writer, est Estimate) error {
 		case "exact":
 			fmt.Fprintf(&b, "%s (counter, mode exact): one contribution cell per record in the counter rows; they grow with the records and are in the totals.\n", t.Table)
 		case "bounded":
-			fmt.Fprintf(&b, "%s (counter, mode bounded): the figure is the record each primary row keeps of its counts (in the totals); the counter rows themselves stay one state cell and a total per add, whatever the traffic.\n", t.Table)
+			fmt.Fprintf(&b, "%s (counter, mode bounded): the figure is the record each primary row keeps of its counts (in the totals); the counter rows themselves stay one state cell per log stream, whatever the traffic.\n", t.Table)
 		}
 	}
 	for _, e := range est.Entities {
