@@ -66,16 +66,12 @@ func ReadCounterCells(row store.Row, fam string) (*CounterCells, error) {
 			continue
 		}
 		stream, part := CounterPartStream(c.Qualifier)
-		var have *StateCell
+		have, seen := cc.Base, cc.Base.Raw != nil
 		if part {
-			if x, ok := cc.Parts[stream]; ok {
-				have = &x
-			}
-		} else if cc.Base.Raw != nil {
-			have = &cc.Base
+			have, seen = cc.Parts[stream]
 		}
-		if have != nil && have.TS >= c.Timestamp {
-			continue
+		if seen && have.TS >= c.Timestamp {
+			continue // an older version of a cell already taken
 		}
 		st, err := DecodeCounterState(c.Value)
 		if err != nil {

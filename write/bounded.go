@@ -64,7 +64,7 @@ type boundedBatch struct {
 	rows map[string]*boundedRow // table \x00 row
 	keys []string
 	// readAt is the time, in ms, before the batch read its counter rows:
-	// the least timestamp of its part puts (partMutation says why).
+	// the least timestamp of its part puts (partMutations says why).
 	readAt int64
 }
 
@@ -389,8 +389,7 @@ func (w *Writer) applyBounded(ctx context.Context, bb *boundedBatch, stats *Stat
 	if bb == nil || len(bb.keys) == 0 {
 		return nil
 	}
-	var tables []string
-	byTable := map[string][]store.RowMutation{}
+	var parts rowMuts
 	for _, k := range bb.keys { // sorted: each table's rows in key order
 		br := bb.rows[k]
 		if !br.moves {
@@ -399,29 +398,27 @@ func (w *Writer) applyBounded(ctx context.Context, bb *boundedBatch, stats *Stat
 		if br.cells == nil {
 			return fmt.Errorf("write: counter row %s of %s: written without its state (a bug)", store.Printable(br.row), br.table)
 		}
-		m, ok := w.partMutation(br, bb.readAt)
-		if !ok {
-			continue
+		if ms := w.partMutations(br, bb.readAt); len(ms) > 0 {
+			parts.add(br.table, br.row, ms...)
 		}
-		if _, seen := byTable[br.table]; !seen {
-			tables = append(tables, br.table)
-		}
-		byTable[br.table] = append(byTable[br.table], m)
+	}
+	tables := parts.tables()
+	if err := w.parallel(ctx, tables, func(ctx context.Context, t string) error {
+		return w.batch(ctx, t, parts.byTable[t])
+	}); err != nil {
+		return err
 	}
 	for _, t := range tables {
-		if err := w.batch(ctx, t, byTable[t]); err != nil {
-			return err
-		}
-		stats.Counted += len(byTable[t])
+		stats.Counted += len(parts.byTable[t])
 	}
 	return nil
 }
 
-// partMutation is the put of the part cells of one row: for each of the
-// batch's streams there, the part as read plus the deltas of the records
-// of that stream, its sequence raised to the batch's last offset. ok is
-// false when the row is already where the batch would take it (a replay
-// of a counted batch).
+// partMutations are the puts of the part cells of one row: for each of
+// the batch's streams there, the part as read plus the deltas of the
+// records of that stream, its sequence raised to the batch's last offset.
+// There are none when the row is already where the batch would take it (a
+// replay of a counted batch).
 //
 // The put's timestamp is the time the batch read the row (readAt), or just
 // above the part's own when that is later: not the time of the put. Of
@@ -430,9 +427,9 @@ func (w *Writer) applyBounded(ctx context.Context, bb *boundedBatch, stats *Stat
 // the one that read later then wins, whichever put lands last: the
 // owner's part, which counts the stalled member's events too, is not
 // replaced by an older one (docs/writer.md, "why no check-and-mutate").
-func (w *Writer) partMutation(br *boundedRow, readAt int64) (store.RowMutation, bool) {
+func (w *Writer) partMutations(br *boundedRow, readAt int64) []store.Mutation {
 	fam := layout.CounterStateFamily(w.plan.Table(br.table))
-	m := store.RowMutation{Row: br.row, Durability: w.durability(br.table)}
+	var ms []store.Mutation
 	streams := make([]uint64, 0, len(br.streams))
 	for s := range br.streams {
 		streams = append(streams, s)
@@ -461,7 +458,7 @@ func (w *Writer) partMutation(br *boundedRow, readAt int64) (store.RowMutation, 
 		if off := br.settled[s]; br.state.Settled(s) < off {
 			next.Settle(s, off) // news for reconcile only: not worth a write alone
 		}
-		m.Mutations = append(m.Mutations, store.Mutation{Kind: store.Put, Family: fam, Qualifier: layout.CounterPartQualifier(s), Timestamp: max(readAt, part.TS+1), Value: layout.EncodeCounterState(next)})
+		ms = append(ms, store.Mutation{Kind: store.Put, Family: fam, Qualifier: layout.CounterPartQualifier(s), Timestamp: max(readAt, part.TS+1), Value: layout.EncodeCounterState(next)})
 	}
-	return m, len(m.Mutations) > 0
+	return ms
 }
