@@ -51,3 +51,14 @@ func ReadLocation(t *schema.Table, row store.Row) (at []Location, tomb int64) {
 	}
 	return at, tomb
 }
+
+// LocatorRow is the locator row (of table loc) of the entity living at
+// primary row pk of table prim: a locator key is built from the entity
+// key alone, which every primary key holds.
+func LocatorRow(prim, loc *schema.Table, pk []byte) ([]byte, error) {
+	vals, err := prim.Key.DecodeValues(pk)
+	if err != nil {
+		return nil, err
+	}
+	return loc.Key.Encode(vals)
+}

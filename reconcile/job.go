@@ -17,6 +17,8 @@ type job struct {
 	pt   *PlanTable
 	ent  *schema.Entity
 	prim *schema.Table
+	// loc is the entity's locator table, nil when it has none.
+	loc  *schema.Table
 	opts Options
 	// derived lists the derived tables in plan order; byName indexes it.
 	derived []*derivedTable
@@ -47,7 +49,7 @@ func newJob(sp *schema.Plan, st *metered, p *Plan, pt *PlanTable, opts Options, 
 	if prim == nil || prim.Role != schema.RolePrimary {
 		return nil, fmt.Errorf("reconcile: plan: %s is not a primary table of the schema", pt.Primary)
 	}
-	j := &job{sp: sp, st: st, plan: p, pt: pt, ent: sp.Entity(prim.Entity), prim: prim, opts: opts, byName: map[string]int{}, refs: refs, fixes: fx}
+	j := &job{sp: sp, st: st, plan: p, pt: pt, ent: sp.Entity(prim.Entity), prim: prim, loc: sp.Locator(prim.Entity), opts: opts, byName: map[string]int{}, refs: refs, fixes: fx}
 	for _, d := range pt.Derived {
 		t := sp.Table(d.Table)
 		if t == nil {

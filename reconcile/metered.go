@@ -60,6 +60,16 @@ func (m *metered) Get(ctx context.Context, table string, g store.Get) (store.Row
 	return m.Store.Get(ctx, table, g)
 }
 
+// GetMany reads rows in one multi-get of the store underneath, where it
+// has one, and counts them as got.
+func (m *metered) GetMany(ctx context.Context, table string, gets []store.Get) ([]store.Row, error) {
+	if err := m.lim.wait(ctx, len(gets)); err != nil {
+		return nil, err
+	}
+	m.counter(m.gets, table).Add(int64(len(gets)))
+	return store.GetMany(ctx, m.Store, table, gets)
+}
+
 func (m *metered) Scan(ctx context.Context, table string, s store.Scan) (store.Scanner, error) {
 	sc, err := m.Store.Scan(ctx, table, s)
 	if err != nil {

@@ -109,6 +109,9 @@ type worker struct {
 	// sc holds one entity's derived rows until the next: entity hashes
 	// them before it derives again.
 	sc layout.Scratch
+	// locs are the chunk's rows whose listing in the locator is checked
+	// once the chunk is derived (locator.go).
+	locs []locNeed
 }
 
 // primaryPass derives every primary row of r into exp (the ranges keep
@@ -137,6 +140,9 @@ func (j *job) primaryPass(ctx context.Context, r keyRange, keep func(ti, ri int)
 	var last []byte
 	err = j.scanChunks(ctx, r, func(rows []store.Row) error {
 		if err := forEachRow(ctx, n, rows, func(g int, row store.Row) error { return ws[g].entity(ctx, row) }); err != nil {
+			return err
+		}
+		if err := forEach(ctx, n, n, func(g int) error { return ws[g].locators(ctx) }); err != nil {
 			return err
 		}
 		var rowsDone int64
@@ -171,6 +177,7 @@ func (w *worker) entity(ctx context.Context, row store.Row) error {
 	mine := w.mine(row.Key)
 	if mine {
 		w.rep.Rows++
+		w.noteLocator(row.Key, state)
 	}
 	if !state.Exists() {
 		return nil

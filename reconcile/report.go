@@ -110,6 +110,17 @@ func newReport(dry bool) *Report {
 	return r
 }
 
+// kind is the counts of kind k, made at its first use: a kind that only
+// some schemas have (KindLocator) shows only in their reports.
+func (r *Report) kind(k string) *Counts {
+	c := r.Kinds[k]
+	if c == nil {
+		c = &Counts{}
+		r.Kinds[k] = c
+	}
+	return c
+}
+
 // Differences sums the differences of every kind.
 func (r *Report) Differences() int64 {
 	var n int64

@@ -169,6 +169,13 @@ ops:
     rowkey: [orderId]
     columns: {d:s: status, d:p: placedAt, d:t: total, "d:i{line}": items}
 `},
+	{"locator rules", base + `  order_locations:
+    role: locator
+    entity: order
+    rowkey: [orderId, status] #! built from the entity key
+    families:
+      l: {ttl: 30d} #! a locator must not expire
+`},
 	{"lookup rules", strings.Replace(strings.Replace(base, "    children:\n", `    references:
       product: {entity: product, key: items.sku, copy: {items.name: {from: name, intent: live}}}
     children:

@@ -160,4 +160,13 @@ func (d *decoder) checkLocatorKey(td *tableDecl) {
 			d.errLine(t.Lines["rowkey"], join(td.path, "rowkey"), "a locator key is built from the entity key %v only; %q is not part of it", td.ent.Key, f)
 		}
 	}
+	// A listing keeps the version that placed the entity in its row, which
+	// updates in place do not renew: a TTL would expire it under a living
+	// entity, and the writer takes an empty locator row for an entity never
+	// written (docs/writer.md).
+	for _, f := range t.Families {
+		if f.TTL > 0 {
+			d.errLine(f.Lines["ttl"], join(join(join(td.path, "families"), f.Name), "ttl"), "a locator must not expire: the writer reads no primary row of an entity whose locator row is empty, and takes it for new")
+		}
+	}
 }

@@ -18,6 +18,10 @@ type location struct {
 	tomb int64
 }
 
+// empty reports whether the locator row holds neither a listing nor a
+// delete: the entity was never written.
+func (l *location) empty() bool { return len(l.at) == 0 && l.tomb == 0 }
+
 func (l *location) lists(key []byte) bool {
 	for _, x := range l.at {
 		if bytes.Equal(x.Key, key) {

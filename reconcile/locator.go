@@ -1,0 +1,106 @@
+package reconcile
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/denorm/denorm/layout"
+	"github.com/denorm/denorm/store"
+)
+
+// KindLocator counts primary rows by what their entity's locator row says
+// of them: valid when it lists them as it must, missing when it does not.
+// Only entities with a locator table have the kind.
+const KindLocator = "locator"
+
+// The writer reads no primary row of an entity whose locator row holds
+// nothing (docs/writer.md, "Entities that move"): it writes a primary row
+// only after the locator lists it, and never empties a locator row, so an
+// empty one means the entity was never written. A store can break that
+// without the writer: locator rows lost, or primary rows written before the
+// schema had a locator. The writer would then take an existing entity for
+// new, and a deleted one for never deleted. So the primary pass checks,
+// for every primary row holding a state:
+//
+//   - a live state: its row is listed (a move unlists a row only once it is
+//     emptied, so a listed row is what the writer reads);
+//   - a tombstone: the locator row is not empty (a move unlists the row it
+//     left, so a tombstone row may well be unlisted; the delete record or
+//     the listing of the row moved to is what the writer needs).
+//
+// A repair lists the row at its state's version, as the writer would have.
+// Listings of rows that hold nothing are left alone: they cost the writer
+// a read and mislead nothing.
+
+// locNeed is one primary row whose listing the pass checks.
+type locNeed struct {
+	pk   []byte
+	live bool
+	v    int64
+}
+
+// noteLocator keeps a primary row for the locator check of its chunk.
+func (w *worker) noteLocator(pk []byte, st *layout.State) {
+	if w.j.loc == nil || st.Version == 0 {
+		return
+	}
+	w.locs = append(w.locs, locNeed{pk: pk, live: st.Exists(), v: st.Version})
+}
+
+// locators checks the rows noted since the last call against their
+// locator rows, read in multi-gets, and repairs what is not listed.
+func (w *worker) locators(ctx context.Context) error {
+	j := w.j
+	needs := w.locs
+	w.locs = w.locs[:0]
+	if len(needs) == 0 {
+		return nil
+	}
+	gets := make([]store.Get, len(needs))
+	for k, n := range needs {
+		row, err := layout.LocatorRow(j.prim, j.loc, n.pk)
+		if err != nil {
+			return fmt.Errorf("reconcile: locator row of %s row %s: %w", j.prim.Name, store.Printable(n.pk), err)
+		}
+		gets[k] = store.Get{Row: row, Columns: []store.Column{{Family: layout.BookFamily(j.loc)}}}
+	}
+	c := w.rep.kind(KindLocator)
+	for lo := 0; lo < len(gets); lo += locatorChunk {
+		hi := min(len(gets), lo+locatorChunk)
+		rows, err := store.GetMany(ctx, j.st, j.loc.Name, gets[lo:hi])
+		if err != nil {
+			return fmt.Errorf("reconcile: read locator rows of %s: %w", j.loc.Name, err)
+		}
+		for k, row := range rows {
+			n := needs[lo+k]
+			at, tomb := layout.ReadLocation(j.loc, row)
+			ok := len(at) > 0 || tomb > 0
+			if n.live {
+				ok = listed(at, n.pk)
+			}
+			if ok {
+				c.Valid++
+				continue
+			}
+			c.Missing++
+			q := layout.LocationQualifier(n.pk)
+			m := store.Mutation{Kind: store.Put, Family: layout.BookFamily(j.loc), Qualifier: q, Timestamp: n.v}
+			if err := j.fix(ctx, w.rep, KindLocator, j.loc.Name, gets[lo+k].Row, []store.Mutation{m}); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// locatorChunk is the locator rows one multi-get reads.
+const locatorChunk = 128
+
+func listed(at []layout.Location, pk []byte) bool {
+	for _, x := range at {
+		if string(x.Key) == string(pk) {
+			return true
+		}
+	}
+	return false
+}
