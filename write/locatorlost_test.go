@@ -161,4 +161,3 @@ func locatorCounts(rep *reconcile.Report) reconcile.Counts {
 	}
 	return reconcile.Counts{}
 }
-
