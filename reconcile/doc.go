@@ -48,6 +48,11 @@
 //     ranges and repairs them. This is what a Kubernetes Indexed Job runs
 //     (deploy/k8s/reconcile-job.yaml, docs/reconcile.md).
 //
+// An entity with a locator table has its locator checked in the primary
+// pass, one multi-get per chunk and worker (locator.go): the writer skips
+// the primary-row reads of an entity whose locator row is empty, which is
+// only right while every primary row holding a state is covered there.
+//
 // Counters are checked by every run, whole or in parts; Options.Since limits
 // the counter check to the counter rows of a recent window (window.go), the
 // same on both sides of the checksums.

@@ -199,9 +199,12 @@ func cellPuts(cells []layout.Cell, ts int64) []store.Mutation {
 // repaired counts are not compared).
 func checkCounts(t *testing.T, what string, rep *Report, want map[string]Counts) {
 	t.Helper()
-	for _, k := range []string{KindIndex, KindLookup, KindCounter, KindLive} {
+	for _, k := range []string{KindIndex, KindLookup, KindCounter, KindLive, KindLocator} {
 		got := rep.Kinds[k]
 		w := want[k]
+		if got == nil {
+			got = &Counts{} // a kind the schema has but no row met
+		}
 		if got.Missing != w.Missing || got.Stale != w.Stale || got.Orphaned != w.Orphaned || got.Drifted != w.Drifted {
 			t.Errorf("%s, %s: got missing %d stale %d orphaned %d drifted %d, want %d %d %d %d", what, k,
 				got.Missing, got.Stale, got.Orphaned, got.Drifted, w.Missing, w.Stale, w.Orphaned, w.Drifted)

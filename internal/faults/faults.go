@@ -27,6 +27,7 @@ const (
 	Lookup  = "lookup"
 	Counter = "counter"
 	Live    = "live"
+	Locator = "locator"
 )
 
 // Options say which faults a store can take.
@@ -43,7 +44,7 @@ type Options struct {
 // kind. It needs at least 20 live orders with items and 4 with live copies.
 func Inject(ctx context.Context, sp *schema.Plan, st store.Store, opts Options) (map[string]*Counts, error) {
 	in := &injector{sp: sp, st: st, ent: sp.Entity("order"), prim: sp.Primary("order"), want: map[string]*Counts{}}
-	for _, k := range []string{Index, Lookup, Counter, Live} {
+	for _, k := range []string{Index, Lookup, Counter, Live, Locator} {
 		in.want[k] = &Counts{}
 	}
 	in.fast = sp.Table("daily_units").Counter.Mode == schema.CounterFast
@@ -275,6 +276,13 @@ func (in *injector) run(ctx context.Context, opts Options) error {
 		}
 	}
 	compact(in.prim.Name)
+	// Lost listings in the locator, of orders never written again since
+	// they were placed (the listing's version is the state's), so that a
+	// repair at the state's version puts back the very cell.
+	if err := in.locatorFaults(ctx, ents, lose); err != nil {
+		return err
+	}
+	compact(in.sp.Locator("order").Name)
 	// Deletes masked by markers, as `denorm delete` leaves them: a row
 	// delete at the store's clock, and a one-version delete --ts at the
 	// entity's version.
@@ -293,6 +301,35 @@ func (in *injector) run(ctx context.Context, opts Options) error {
 		}
 	}
 	return in.err
+}
+
+// locatorFaults loses the listings of two orders whose listing carries
+// their state's version.
+func (in *injector) locatorFaults(ctx context.Context, ents []entity, lose func(table string, row []byte, m store.Mutation, c *Counts)) error {
+	loc := in.sp.Locator("order")
+	fam := layout.BookFamily(loc)
+	n := 0
+	for i := len(ents) - 1; i >= 0 && n < 2; i-- {
+		e := ents[i]
+		lk, err := layout.LocatorRow(in.prim, loc, e.row.Key)
+		if err != nil {
+			return err
+		}
+		q := layout.LocationQualifier(e.row.Key)
+		got, err := in.st.Get(ctx, loc.Name, store.Get{Row: lk, Columns: []store.Column{{Family: fam, Qualifier: q}}})
+		if err != nil {
+			return err
+		}
+		if c, ok := got.Latest(fam, q); !ok || c.Timestamp != e.state.Version {
+			continue
+		}
+		lose(loc.Name, lk, store.Mutation{Kind: store.DeleteColumn, Family: fam, Qualifier: q, Timestamp: e.state.Version}, in.want[Locator])
+		n++
+	}
+	if n < 2 {
+		return fmt.Errorf("faults: %d orders listed at their state's version, want 2", n)
+	}
+	return nil
 }
 
 // boundedFaults drifts bounded totals: three rows given a base cell that
