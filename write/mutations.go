@@ -169,7 +169,10 @@ func (w *Writer) write(ctx context.Context, plans []*entityPlan, firsts map[uint
 	// copies, and only then unlists the old row. A crash at any point
 	// leaves both rows listed, so the replay finds them and redoes what is
 	// missing; never a tombstone alone at the version, which would read as
-	// a delete.
+	// a delete. The listing goes out before the row, not beside it: a batch
+	// reads no primary row of an entity whose locator row is empty, so a
+	// row written unlisted would be lost to a replay that folds later
+	// events of the entity (TestRunAheadConverges finds such a crash).
 	for _, rm := range []*rowMuts{locsBefore, prim, vacated} {
 		for _, t := range rm.tables() {
 			if err := w.batchSorted(ctx, rm, t); err != nil {
