@@ -28,7 +28,9 @@ const KindLocator = "locator"
 //     left, so a tombstone row may well be unlisted; the delete record or
 //     the listing of the row moved to is what the writer needs).
 //
-// A repair lists the row at its state's version, as the writer would have.
+// A repair lists the row at its state's version, as the writer would have;
+// a locator row holding a cell newer than that is being written by the
+// writer and is left to it.
 // Listings of rows that hold nothing are left alone: they cost the writer
 // a read and mislead nothing.
 
@@ -78,7 +80,10 @@ func (w *worker) locators(ctx context.Context) error {
 			if n.live {
 				ok = listed(at, n.pk)
 			}
-			if ok {
+			// A cell newer than the state read means the writer moved or
+			// deleted the entity since: it owns the row (the row it left
+			// is unlisted at a marker our listing would sit under).
+			if ok || newestTimestamp(row) > n.v {
 				c.Valid++
 				continue
 			}

@@ -29,8 +29,10 @@ func newReconcileCmd() *cobra.Command {
 the schema derives from the primary rows, compare with the store, and repair:
 missing copies are written, stale ones rewritten, orphaned index and lookup
 rows deleted (after the primary row is read again), counters set to the
-recomputed value. Repairs carry timestamps that a newer write always beats,
-so the job can run while the writer does.
+recomputed value. An entity with a locator table has every primary row
+holding its state checked against its locator row, and listed there if it
+is not (kind "locator"). Repairs carry timestamps that a newer write always
+beats, so the job can run while the writer does.
 
 How: every derived table's key space is cut into ranges (sampled from the
 primary table). The primary pass derives each entity's copies and adds a
