@@ -189,8 +189,13 @@ run_tool() { # run_tool MAINCLASS ARGS...: a Kafka command-line tool in the fore
 format_storage() {
   [[ -f "$DATA/kraft/meta.properties" ]] && return 0
   local id
-  # A cluster id is 16 random bytes in URL-safe base64 without padding (22 characters).
-  id="$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n')"
+  # A cluster id is 16 random bytes in URL-safe base64 without padding (22
+  # characters). One starting with "-" would be taken for an option by the
+  # tool's argument parser (Kafka's own generator never makes one): draw again.
+  id="-"
+  while [[ "$id" == -* ]]; do
+    id="$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n')"
+  done
   log "formatting $DATA/kraft with cluster id $id"
   if ! run_tool kafka.tools.StorageTool format -t "$id" -c "$CONF/server.properties" \
       >"$LOGS/format.log" 2>&1; then

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"math/rand"
 	"sync"
@@ -220,6 +221,17 @@ func convergeBounded(t *testing.T, f *fixture, seed int64, h int) {
 		off = end
 	}
 	check("one stream handed between two writers")
+
+	// A Kafka member that lost its partition in the middle of a batch: it
+	// has read its rows and stalls before one of its Batch calls while
+	// the new owner applies that batch and more; then its writes land,
+	// last. Every one of them would have to lose to the new owner's. They
+	// do not all (an open hole, see -stalled), so this runs only when asked.
+	if *stalledOwners {
+		f.reset(t, ctx)
+		stallOwner(t, ctx, f, shuffled, turns)
+		check("a stalled writer's batch landing after the new owner's")
+	}
 
 	for _, lg := range []struct {
 		name string
@@ -472,6 +484,83 @@ func (s *stallBatch) Batch(ctx context.Context, table string, ms []store.RowMuta
 			close(s.reached)
 			<-s.release
 		}
+	}
+	return s.Store.Batch(ctx, table, ms)
+}
+
+// stalledOwners adds the stalled-owner scenario to TestConvergenceBounded.
+// It reproduces an open hole, which is why it is off by default: a stalled
+// member's late put of a primary-row column at version v stays visible when
+// the new owner's version v' > v lacks the column and the state it read
+// had none either, so nothing of v' masks it (seed 20261371); and a counter
+// row ends with a drifted total (seed 20261280). Run:
+//
+//	go test ./write -run TestConvergenceBounded -stalled
+var stalledOwners = flag.Bool("stalled", false, "add the stalled-owner scenario (an open hole) to TestConvergenceBounded")
+
+// stallOwner applies log with one writer up to a random offset, then has
+// it stall in the middle of its next batch, before a random one of its
+// Batch calls, while a new writer applies that batch and a random number
+// after it; the stalled writes then land, and the new writer applies the
+// rest. The pauses stand for the seconds a rebalance takes: the store's
+// clock counts milliseconds.
+func stallOwner(t *testing.T, ctx context.Context, f *fixture, log []*event.Event, r *rand.Rand) {
+	t.Helper()
+	apply := func(w *Writer, evs []*event.Event) {
+		for off := 0; off < len(evs); {
+			end := min(off+1+r.Intn(6), len(evs))
+			if _, _, err := applyIsolating(ctx, w, evs[off:end]); err != nil {
+				t.Fatal(err)
+			}
+			off = end
+		}
+	}
+	k := r.Intn(len(log))
+	apply(New(f.plan, withSyncOf(refuseStore{f.ns}, f.st), Options{}), log[:k])
+	end := min(k+1+r.Intn(6), len(log))
+	stall := &stallNth{Store: refuseStore{f.ns}, n: int64(r.Intn(6)), reached: make(chan struct{}), release: make(chan struct{})}
+	old := New(f.plan, withSyncOf(stall, f.st), Options{})
+	done := make(chan error, 1)
+	go func() {
+		_, _, err := applyIsolating(ctx, old, log[k:end])
+		done <- err
+	}()
+	stalled := true
+	select {
+	case <-stall.reached:
+	case err := <-done:
+		stalled = false // fewer calls than the stall's number: it finished
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(3 * time.Millisecond)
+	owner := New(f.plan, withSyncOf(refuseStore{f.ns}, f.st), Options{})
+	mid := end + r.Intn(len(log)-end+1)
+	apply(owner, log[k:mid])
+	if stalled {
+		time.Sleep(3 * time.Millisecond)
+		close(stall.release)
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	apply(owner, log[mid:])
+}
+
+// stallNth stalls its n-th Batch call (from 0) until release.
+type stallNth struct {
+	store.Store
+	n       int64
+	calls   atomic.Int64
+	reached chan struct{}
+	release chan struct{}
+}
+
+func (s *stallNth) Batch(ctx context.Context, table string, ms []store.RowMutation) ([]error, error) {
+	if s.calls.Add(1)-1 == s.n {
+		close(s.reached)
+		<-s.release
 	}
 	return s.Store.Batch(ctx, table, ms)
 }
