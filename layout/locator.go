@@ -34,6 +34,16 @@ type Location struct {
 	Version int64 // the version that placed the entity there
 }
 
+// Listed reports whether at lists the primary row key.
+func Listed(at []Location, key []byte) bool {
+	for _, x := range at {
+		if bytes.Equal(x.Key, key) {
+			return true
+		}
+	}
+	return false
+}
+
 // ReadLocation decodes a locator row: the primary rows the entity may live
 // in, and the version of its last delete (0 when none).
 func ReadLocation(t *schema.Table, row store.Row) (at []Location, tomb int64) {

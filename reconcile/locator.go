@@ -78,7 +78,7 @@ func (w *worker) locators(ctx context.Context) error {
 			at, tomb := layout.ReadLocation(j.loc, row)
 			ok := len(at) > 0 || tomb > 0
 			if n.live {
-				ok = listed(at, n.pk)
+				ok = layout.Listed(at, n.pk)
 			}
 			// A cell newer than the state read means the writer moved or
 			// deleted the entity since: it owns the row (the row it left
@@ -100,12 +100,3 @@ func (w *worker) locators(ctx context.Context) error {
 
 // locatorChunk is the locator rows one multi-get reads.
 const locatorChunk = 128
-
-func listed(at []layout.Location, pk []byte) bool {
-	for _, x := range at {
-		if string(x.Key) == string(pk) {
-			return true
-		}
-	}
-	return false
-}

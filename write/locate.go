@@ -22,14 +22,7 @@ type location struct {
 // delete: the entity was never written.
 func (l *location) empty() bool { return len(l.at) == 0 && l.tomb == 0 }
 
-func (l *location) lists(key []byte) bool {
-	for _, x := range l.at {
-		if bytes.Equal(x.Key, key) {
-			return true
-		}
-	}
-	return false
-}
+func (l *location) lists(key []byte) bool { return layout.Listed(l.at, key) }
 
 // locatorMutations keep the locator in step with an entity plan. The first
 // set goes before the primary rows: the row the entity goes to is listed
