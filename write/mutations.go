@@ -138,11 +138,21 @@ func (r *rowMuts) reset() {
 // write turns entity plans into mutations and applies them: primary rows
 // first, then derived rows, then fast counters.
 func (w *Writer) write(ctx context.Context, plans []*entityPlan, firsts map[uint64]int64, stats *Stats) error {
-	live, err := w.liveSources(ctx, plans)
-	if err != nil {
+	// The reference rows new live copies start from and the counter rows
+	// the batch counts in are read before anything of it is written; the
+	// two reads share nothing, and on HBase each is a round trip or more,
+	// so they run at once.
+	var live map[string]store.Row
+	var bounded *boundedBatch
+	err := both(ctx, func(ctx context.Context) error {
+		var err error
+		live, err = w.liveSources(ctx, plans)
 		return err
-	}
-	bounded, err := w.planBounded(ctx, plans, firsts)
+	}, func(ctx context.Context) error {
+		var err error
+		bounded, err = w.planBounded(ctx, plans, firsts)
+		return err
+	})
 	if err != nil {
 		return err
 	}

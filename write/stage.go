@@ -199,13 +199,17 @@ func (w *Writer) stage(ctx context.Context, evs []*event.Event, ln *lane, stats 
 		}
 		early, now = keep, keepAt
 	}
-	return b, w.readAndFold(ctx, b, early, now, bz != nil)
+	how := readLocators
+	if bz != nil {
+		how = locatorsRead
+	}
+	return b, w.readAndFold(ctx, b, early, now, how)
 }
 
-// readAndFold reads the stored state of groups (at idx in b.groups) and
-// folds their events. haveLocs tells that their locator rows are read.
-func (w *Writer) readAndFold(ctx context.Context, b *staged, groups []*group, idx []int, haveLocs bool) error {
-	if err := w.readStatesOf(ctx, groups, haveLocs); err != nil {
+// readAndFold reads the stored state of groups (at idx in b.groups), as
+// how says, and folds their events.
+func (w *Writer) readAndFold(ctx context.Context, b *staged, groups []*group, idx []int, how stateRead) error {
+	if err := w.readStatesOf(ctx, groups, how); err != nil {
 		return err
 	}
 	// Folding one entity's events (deriving its stored state) and listing
@@ -227,7 +231,9 @@ func (w *Writer) finish(ctx context.Context, b *staged) (Stats, []Rejected, erro
 	defer b.release()
 	stats, rejected := b.stats, b.rejected
 	if len(b.later) > 0 {
-		if err := w.readAndFold(ctx, b, b.later, b.laterAt, false); err != nil {
+		// The batch before wrote these entities: their locator rows list
+		// rows, and the rows their events name are read beside them.
+		if err := w.readAndFold(ctx, b, b.later, b.laterAt, rowsBeside); err != nil {
 			return stats, rejected, err
 		}
 	}

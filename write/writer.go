@@ -371,16 +371,45 @@ func (w *Writer) checkReference(ev *event.Event, referrers []layout.Referrer) er
 	return nil
 }
 
+// stateRead tells readStatesOf what it may take as read, or read at once.
+type stateRead int
+
+const (
+	// readLocators reads the locator rows first, then the primary rows
+	// they and the events name.
+	readLocators stateRead = iota
+	// locatorsRead: the groups' locator rows are read already.
+	locatorsRead
+	// rowsBeside reads the primary rows the events name beside the
+	// locator rows, and afterwards only the rows a locator adds: for
+	// entities the batch before wrote (a staged batch's later groups),
+	// whose locator rows are known not to be empty, so those reads are
+	// ones the groups would make anyway, one round trip sooner.
+	rowsBeside
+)
+
 // readStatesOf reads, for every group, the locator row (when the entity has
 // one) and then every primary row the entity may live in. Each step reads
 // the rows of every group at once, one multi-get per table and chunk
 // (getRows): on HBase a Get is a round trip, and a batch's groups would
 // otherwise wait on a few thousand of them.
-//
-// haveLocs tells that the groups' locator rows are read already.
-func (w *Writer) readStatesOf(ctx context.Context, groups []*group, haveLocs bool) error {
-	if !haveLocs {
+func (w *Writer) readStatesOf(ctx context.Context, groups []*group, how stateRead) error {
+	// ahead holds the primary rows read beside the locator rows, by
+	// rowID.
+	var ahead map[string]store.Row
+	switch how {
+	case readLocators:
 		if err := w.readLocations(ctx, groups); err != nil {
+			return err
+		}
+	case rowsBeside:
+		err := both(ctx, func(ctx context.Context) error {
+			return w.readLocations(ctx, groups)
+		}, func(ctx context.Context) (err error) {
+			ahead, err = w.readNamedRows(ctx, groups)
+			return err
+		})
+		if err != nil {
 			return err
 		}
 	}
@@ -417,13 +446,24 @@ func (w *Writer) readStatesOf(ctx context.Context, groups []*group, haveLocs boo
 	found := make([][]located, len(groups))
 	for _, t := range tables {
 		cs := cands[t]
-		keys := make([][]byte, len(cs))
+		rows := make([]store.Row, len(cs))
+		var keys [][]byte
+		var at []int // where each of keys goes in rows
 		for k, c := range cs {
-			keys[k] = c.key
+			if row, ok := ahead[rowID(t.Name, c.key)]; ok {
+				rows[k] = row
+				continue
+			}
+			keys, at = append(keys, c.key), append(at, k)
 		}
-		rows, err := w.getRows(ctx, t.Name, keys)
-		if err != nil {
-			return fmt.Errorf("write: read primary rows of %s: %w", t.Name, err)
+		if len(keys) > 0 {
+			got, err := w.getRows(ctx, t.Name, keys)
+			if err != nil {
+				return fmt.Errorf("write: read primary rows of %s: %w", t.Name, err)
+			}
+			for j, k := range at {
+				rows[k] = got[j]
+			}
 		}
 		// Decoding the rows is CPU work, one row at a time.
 		states := make([]*layout.State, len(cs))
@@ -445,6 +485,36 @@ func (w *Writer) readStatesOf(ctx context.Context, groups []*group, haveLocs boo
 		g.settle(found[i])
 	}
 	return nil
+}
+
+// readNamedRows reads the primary rows the groups' events name, by rowID.
+func (w *Writer) readNamedRows(ctx context.Context, groups []*group) (map[string]store.Row, error) {
+	var tables []*schema.Table
+	keys := map[*schema.Table][][]byte{}
+	seen := map[string]bool{}
+	for _, g := range groups {
+		for _, p := range g.events {
+			if p.primKey == nil || seen[rowID(g.prim.Name, p.primKey)] {
+				continue
+			}
+			seen[rowID(g.prim.Name, p.primKey)] = true
+			if _, ok := keys[g.prim]; !ok {
+				tables = append(tables, g.prim)
+			}
+			keys[g.prim] = append(keys[g.prim], p.primKey)
+		}
+	}
+	out := make(map[string]store.Row, len(seen))
+	for _, t := range tables {
+		rows, err := w.getRows(ctx, t.Name, keys[t])
+		if err != nil {
+			return nil, fmt.Errorf("write: read primary rows of %s: %w", t.Name, err)
+		}
+		for k, key := range keys[t] {
+			out[rowID(t.Name, key)] = rows[k]
+		}
+	}
+	return out, nil
 }
 
 // readLocations reads the locator row of every group whose entity has one.
