@@ -450,9 +450,11 @@ func (w *Writer) readStatesOf(ctx context.Context, groups []*group, how stateRea
 		var keys [][]byte
 		var at []int // where each of keys goes in rows
 		for k, c := range cs {
-			if row, ok := ahead[rowID(t.Name, c.key)]; ok {
-				rows[k] = row
-				continue
+			if ahead != nil {
+				if row, ok := ahead[rowID(t.Name, c.key)]; ok {
+					rows[k] = row
+					continue
+				}
 			}
 			keys, at = append(keys, c.key), append(at, k)
 		}
@@ -494,10 +496,14 @@ func (w *Writer) readNamedRows(ctx context.Context, groups []*group) (map[string
 	seen := map[string]bool{}
 	for _, g := range groups {
 		for _, p := range g.events {
-			if p.primKey == nil || seen[rowID(g.prim.Name, p.primKey)] {
+			if p.primKey == nil {
 				continue
 			}
-			seen[rowID(g.prim.Name, p.primKey)] = true
+			id := rowID(g.prim.Name, p.primKey)
+			if seen[id] {
+				continue
+			}
+			seen[id] = true
 			if _, ok := keys[g.prim]; !ok {
 				tables = append(tables, g.prim)
 			}
