@@ -223,15 +223,13 @@ func convergeBounded(t *testing.T, f *fixture, seed int64, h int) {
 	check("one stream handed between two writers")
 
 	// A Kafka member that lost its partition in the middle of a batch: it
-	// has read its rows and stalls before one of its Batch calls while
-	// the new owner applies that batch and more; then its writes land,
-	// last. Every one of them would have to lose to the new owner's. They
-	// do not all (an open hole, see -stalled), so this runs only when asked.
-	if *stalledOwners {
-		f.reset(t, ctx)
-		stallOwner(t, ctx, f, shuffled, turns)
-		check("a stalled writer's batch landing after the new owner's")
-	}
+	// has read its rows and stalls in one of its Batch calls while the new
+	// owner applies that batch and more; then it resumes. Its fence keeps
+	// what it sends from landing (-unfenced: without one, seeds 20261280
+	// and 20261371 end wrong).
+	f.reset(t, ctx)
+	stallOwner(t, ctx, f, shuffled, turns)
+	check("a stalled writer resuming after the new owner's batches")
 
 	for _, lg := range []struct {
 		name string
@@ -488,22 +486,25 @@ func (s *stallBatch) Batch(ctx context.Context, table string, ms []store.RowMuta
 	return s.Store.Batch(ctx, table, ms)
 }
 
-// stalledOwners adds the stalled-owner scenario to TestConvergenceBounded.
-// It reproduces an open hole, which is why it is off by default: a stalled
-// member's late put of a primary-row column at version v stays visible when
-// the new owner's version v' > v lacks the column and the state it read
-// had none either, so nothing of v' masks it (seed 20261371); and a counter
-// row ends with a drifted total (seed 20261280). Run:
+// unfenced runs TestConvergenceBounded's stalled-owner scenario without a
+// fence, to see what the fence prevents: a stalled member's late put of a
+// primary-row column at version v stays visible when the new owner's
+// version v' > v lacks the column and the state it read had none either,
+// so nothing of v' masks it (seed 20261371); and a counter row ends with a
+// drifted total (seed 20261280). Run:
 //
-//	go test ./write -run TestConvergenceBounded -stalled
-var stalledOwners = flag.Bool("stalled", false, "add the stalled-owner scenario (an open hole) to TestConvergenceBounded")
+//	go test ./write -run TestConvergenceBounded -unfenced
+var unfenced = flag.Bool("unfenced", false, "run the stalled-owner scenario of TestConvergenceBounded without a fence (it fails)")
 
 // stallOwner applies log with one writer up to a random offset, then has
-// it stall in the middle of its next batch, before a random one of its
-// Batch calls, while a new writer applies that batch and a random number
-// after it; the stalled writes then land, and the new writer applies the
-// rest. The pauses stand for the seconds a rebalance takes: the store's
-// clock counts milliseconds.
+// it stall in the middle of its next batch, in a random one of its Batch
+// calls before the call is sent, while a new writer applies that batch and
+// a random number after it; the stalled writer then resumes, and the new
+// writer applies the rest. The old writer holds a lease (leaseFence), and
+// the new one starts only once it has ended, as a Kafka group hands a
+// partition on only after the old member's session expired. The pauses
+// stand for the seconds a rebalance takes: the store's clock counts
+// milliseconds.
 func stallOwner(t *testing.T, ctx context.Context, f *fixture, log []*event.Event, r *rand.Rand) {
 	t.Helper()
 	apply := func(w *Writer, evs []*event.Event) {
@@ -519,7 +520,12 @@ func stallOwner(t *testing.T, ctx context.Context, f *fixture, log []*event.Even
 	apply(New(f.plan, withSyncOf(refuseStore{f.ns}, f.st), Options{}), log[:k])
 	end := min(k+1+r.Intn(6), len(log))
 	stall := &stallNth{Store: refuseStore{f.ns}, n: int64(r.Intn(6)), reached: make(chan struct{}), release: make(chan struct{})}
-	old := New(f.plan, withSyncOf(stall, f.st), Options{})
+	lease := &leaseFence{}
+	opts := Options{Fence: lease}
+	if *unfenced {
+		opts.Fence = nil
+	}
+	old := New(f.plan, withSyncOf(stall, f.st), opts)
 	done := make(chan error, 1)
 	go func() {
 		_, _, err := applyIsolating(ctx, old, log[k:end])
@@ -534,6 +540,7 @@ func stallOwner(t *testing.T, ctx context.Context, f *fixture, log []*event.Even
 			t.Fatal(err)
 		}
 	}
+	lease.expel()
 	time.Sleep(3 * time.Millisecond)
 	owner := New(f.plan, withSyncOf(refuseStore{f.ns}, f.st), Options{})
 	mid := end + r.Intn(len(log)-end+1)
@@ -541,14 +548,51 @@ func stallOwner(t *testing.T, ctx context.Context, f *fixture, log []*event.Even
 	if stalled {
 		time.Sleep(3 * time.Millisecond)
 		close(stall.release)
-		if err := <-done; err != nil {
+		err := <-done
+		if opts.Fence != nil && !errors.Is(err, ErrFenced) {
+			t.Fatalf("the stalled writer resumed after its lease: %v, want ErrFenced", err)
+		}
+		if opts.Fence == nil && err != nil {
 			t.Fatal(err)
 		}
 	}
 	apply(owner, log[mid:])
 }
 
-// stallNth stalls its n-th Batch call (from 0) until release.
+// leaseFor is how long a leaseFence's hold lasts.
+const leaseFor = 10 * time.Millisecond
+
+// leaseFence is a fence as a Kafka member holds one (source.Kafka.Hold): a
+// hold lasts leaseFor from each Hold while the member is in the group.
+type leaseFence struct {
+	mu   sync.Mutex
+	out  bool
+	last time.Time // the end of the latest hold granted
+}
+
+func (l *leaseFence) Hold(context.Context) (time.Time, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.out {
+		return time.Time{}, errors.New("no longer a member of the group")
+	}
+	l.last = time.Now().Add(leaseFor)
+	return l.last, nil
+}
+
+// expel takes the member out of the group and returns once every hold it
+// was granted has ended: only then may the stream go to another writer.
+func (l *leaseFence) expel() {
+	l.mu.Lock()
+	l.out = true
+	last := l.last
+	l.mu.Unlock()
+	time.Sleep(time.Until(last) + time.Millisecond)
+}
+
+// stallNth stalls its n-th Batch call (from 0) until release, before the
+// call is sent: it then sends it only if the call's context still allows,
+// as a client that sets the context's deadline on its socket does.
 type stallNth struct {
 	store.Store
 	n       int64
@@ -561,6 +605,9 @@ func (s *stallNth) Batch(ctx context.Context, table string, ms []store.RowMutati
 	if s.calls.Add(1)-1 == s.n {
 		close(s.reached)
 		<-s.release
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("send to %s: %w", table, err)
+		}
 	}
 	return s.Store.Batch(ctx, table, ms)
 }

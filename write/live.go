@@ -250,7 +250,9 @@ func (w *Writer) refreshOne(ctx context.Context, ev *event.Event, rr layout.Refe
 	for _, x := range vals {
 		ms = append(ms, mutation(fam, layout.SourceQualifier(x.from), x.b))
 	}
-	if err := w.st.Mutate(ctx, rr.Lookup.Name, store.RowMutation{Row: lr.Row, Mutations: ms, Durability: w.durability(rr.Lookup.Name)}); err != nil {
+	if err := w.fenced(ctx, func(ctx context.Context) error {
+		return w.st.Mutate(ctx, rr.Lookup.Name, store.RowMutation{Row: lr.Row, Mutations: ms, Durability: w.durability(rr.Lookup.Name)})
+	}); err != nil {
 		return fmt.Errorf("write: reference row of %s in %s: %w", store.Printable(lr.Row), rr.Lookup.Name, err)
 	}
 	sc, err := w.st.Scan(ctx, rr.Lookup.Name, store.Scan{Start: lr.Row, Stop: lr.Stop, Columns: []store.Column{{Family: fam, Qualifier: []byte("r")}}})

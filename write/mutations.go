@@ -229,7 +229,10 @@ func (w *Writer) write(ctx context.Context, plans []*entityPlan, firsts map[uint
 		}
 	}
 	for _, in := range all.incs {
-		_, err := w.st.Increment(ctx, in.Table, store.Increment{Row: in.Row, Columns: []store.IncrementColumn{{Family: in.Family, Qualifier: in.Qualifier, Delta: in.Delta}}})
+		err := w.fenced(ctx, func(ctx context.Context) error {
+			_, err := w.st.Increment(ctx, in.Table, store.Increment{Row: in.Row, Columns: []store.IncrementColumn{{Family: in.Family, Qualifier: in.Qualifier, Delta: in.Delta}}})
+			return err
+		})
 		if err != nil {
 			return fmt.Errorf("write: increment %s row %s: %w", in.Table, store.Printable(in.Row), err)
 		}

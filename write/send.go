@@ -53,7 +53,11 @@ func (w *Writer) send(ctx context.Context, table string, ms []store.RowMutation,
 		if k > 0 {
 			start = cuts[k-1]
 		}
-		errs, err := w.st.Batch(ctx, table, ms[start:end])
+		var errs []error
+		err := w.fenced(ctx, func(ctx context.Context) (err error) {
+			errs, err = w.st.Batch(ctx, table, ms[start:end])
+			return err
+		})
 		if err != nil {
 			return fmt.Errorf("write: batch of %d rows to %s: %w", end-start, table, err)
 		}

@@ -29,6 +29,10 @@ type Options struct {
 	// means the schema's client write_buffer, else
 	// store.DefaultWriteBufferSize. A row larger than the cap goes alone.
 	BatchBytes int
+	// Fence, when set, is asked before every store call that writes
+	// whether this writer still owns its streams (Fence); nil means it
+	// always does, as for a log only one process reads.
+	Fence Fence
 }
 
 // Writer applies events to a store. It is safe for concurrent use by
