@@ -59,6 +59,16 @@ type Kafka struct {
 	assigned map[int32]bool
 	lag      map[int32]int64 // per partition: high watermark minus the next offset to read
 	rebal    int
+
+	// The fence (kafka_fence.go): the lease Hold grants, and when a
+	// rebalance was first known to wait, in which generation.
+	lease            lease
+	instance         string
+	session          time.Duration
+	rebalanceTimeout time.Duration
+	rebalanceMu      sync.Mutex
+	rebalanceAt      time.Time
+	rebalanceGen     int32
 }
 
 // KafkaOptions configure OpenKafka.
@@ -106,7 +116,10 @@ func OpenKafka(ctx context.Context, opts KafkaOptions) (*Kafka, error) {
 		kgo.OnPartitionsAssigned(k.onAssigned),
 		kgo.OnPartitionsRevoked(k.onRevoked),
 		kgo.OnPartitionsLost(k.onLost),
-		kgo.OnPartitionsCallbackBlocked(func(context.Context, *kgo.Client) { k.waiting.Store(true) }),
+		kgo.OnPartitionsCallbackBlocked(func(_ context.Context, cl *kgo.Client) {
+			k.waiting.Store(true)
+			k.noteRebalance(cl)
+		}),
 		kgo.WithLogger(kgoLogger{lg}),
 		// A short wait keeps a batch from sitting on the broker when the
 		// stream is slow; under load fetches fill long before it.
@@ -117,6 +130,7 @@ func OpenKafka(ctx context.Context, opts KafkaOptions) (*Kafka, error) {
 	}
 	if u.Instance != "" {
 		kopts = append(kopts, kgo.InstanceID(u.Instance))
+		k.instance = u.Instance
 	}
 	if opts.ClientID != "" {
 		kopts = append(kopts, kgo.ClientID(opts.ClientID))
@@ -126,6 +140,7 @@ func OpenKafka(ctx context.Context, opts KafkaOptions) (*Kafka, error) {
 		return nil, fmt.Errorf("source: kafka client for %s: %w", u, err)
 	}
 	k.cl = cl
+	k.session, k.rebalanceTimeout = timeouts(cl)
 	return k, nil
 }
 

@@ -62,9 +62,13 @@ once the group has assigned it partitions (503 before, and after SIGTERM).
 
 SIGTERM or Ctrl-C: the batches in hand (the one being written and the next,
 read ahead) are applied and committed, the group is left, the store closed,
-and the exit code is 0. Exit codes: 0 stopped by a
-signal; 1 the store or Kafka failed (run again to resume); 2 bad usage, a
-bad URL or an unreadable schema.`,
+and the exit code is 0. A sink that was paused past its session timeout
+(a stopped process, a long pause) while holding a batch finds its
+partitions gone when it resumes: it writes nothing more and stops with
+exit code 1, "fenced off its streams", leaving the batch to the sink that
+has them now (docs/kafka.md). Exit codes: 0 stopped by a signal; 1 the
+store or Kafka failed, or the sink was fenced (run again to resume); 2 bad
+usage, a bad URL or an unreadable schema.`,
 		Example: `  denorm gen orders --events 10000 --to 'kafka://127.0.0.1:9092/orders?partitions=4'
   denorm sink --schema examples/orders.yaml --from 'kafka://127.0.0.1:9092/orders?group=denorm'
   denorm sink --schema examples/orders.yaml --from 'kafka://127.0.0.1:9092/orders?group=denorm' \
@@ -202,7 +206,9 @@ bad URL or an unreadable schema.`,
 			lg.Info("sink started", "topic", u.Topic, "group", u.Group, "brokers", u.Brokers,
 				"schema", plan.Name, "dead_letter", deadPath)
 			prog := newSinkProgress(cmd.ErrOrStderr(), lg)
-			w := write.New(plan, st, write.Options{})
+			// The source fences the writer: a sink paused past its session
+			// (and so out of the group) sends nothing once it resumes.
+			w := write.New(plan, st, write.Options{Fence: src})
 			stats, runErr := write.Run(runCtx, w, m.timed(src), m.counted(dl), write.RunOptions{
 				BatchSize: batch,
 				Progress: func(s write.Stats) {
