@@ -52,20 +52,32 @@ func BenchmarkSinkKafka(b *testing.B) {
 		b.Fatal(err)
 	}
 
-	b.Run("kafka", func(b *testing.B) {
-		var spent time.Duration
-		for b.Loop() {
-			u := topic
-			u.Group = testenv.KafkaTopic(b, "bench") // a new group reads from the start
-			k, err := source.OpenKafka(ctx, source.KafkaOptions{URL: u})
-			if err != nil {
-				b.Fatal(err)
-			}
-			spent += applyAll(b, plan, &stopAfter{Kafka: k, left: total}, total)
-			k.Close()
+	// kafka-fenced is as `denorm sink` runs: the source fences the writer
+	// (Kafka.Hold before every write call).
+	for _, fenced := range []bool{false, true} {
+		name := "kafka"
+		if fenced {
+			name = "kafka-fenced"
 		}
-		b.ReportMetric(float64(total*b.N)/spent.Seconds(), "events/s")
-	})
+		b.Run(name, func(b *testing.B) {
+			var spent time.Duration
+			for b.Loop() {
+				u := topic
+				u.Group = testenv.KafkaTopic(b, "bench") // a new group reads from the start
+				k, err := source.OpenKafka(ctx, source.KafkaOptions{URL: u})
+				if err != nil {
+					b.Fatal(err)
+				}
+				var fence write.Fence
+				if fenced {
+					fence = k
+				}
+				spent += applyAll(b, plan, &stopAfter{Kafka: k, left: total}, fence, total)
+				k.Close()
+			}
+			b.ReportMetric(float64(total*b.N)/spent.Seconds(), "events/s")
+		})
+	}
 	b.Run("file", func(b *testing.B) {
 		var spent time.Duration
 		for b.Loop() {
@@ -73,16 +85,16 @@ func BenchmarkSinkKafka(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			spent += applyAll(b, plan, f, total)
+			spent += applyAll(b, plan, f, nil, total)
 			f.Close()
 		}
 		b.ReportMetric(float64(total*b.N)/spent.Seconds(), "events/s")
 	})
 }
 
-// applyAll runs the writer's loop from src into a fresh embedded store and
-// returns how long the loop took; the store's creation is not timed.
-func applyAll(b *testing.B, plan *schema.Plan, src write.Source, want int) time.Duration {
+// applyAll runs the writer's loop from src, fenced by fence when set, into
+// a fresh embedded store and returns how long the loop took; the store's creation is not timed.
+func applyAll(b *testing.B, plan *schema.Plan, src write.Source, fence write.Fence, want int) time.Duration {
 	b.Helper()
 	ctx := context.Background()
 	b.StopTimer()
@@ -101,7 +113,7 @@ func applyAll(b *testing.B, plan *schema.Plan, src write.Source, want int) time.
 	defer dl.Close()
 	b.StartTimer()
 	start := time.Now()
-	stats, err := write.Run(ctx, write.New(plan, st, write.Options{}), src, dl, write.RunOptions{BatchSize: 1000})
+	stats, err := write.Run(ctx, write.New(plan, st, write.Options{Fence: fence}), src, dl, write.RunOptions{BatchSize: 1000})
 	if err != nil {
 		b.Fatal(err)
 	}
