@@ -28,6 +28,7 @@ type lease struct {
 	mu      sync.Mutex
 	until   time.Time
 	granted time.Time // the send of the heartbeat that granted until
+	tried   time.Time // the send of the last heartbeat, answered or not
 	member  string
 	gen     int32
 }
@@ -58,9 +59,12 @@ func (k *Kafka) Hold(ctx context.Context) (time.Time, error) {
 	now := time.Now()
 	member, gen := k.cl.GroupMetadata()
 	if member != l.member || gen != l.gen {
-		l.member, l.gen, l.until, l.granted = member, gen, time.Time{}, time.Time{}
+		l.member, l.gen, l.until, l.granted, l.tried = member, gen, time.Time{}, time.Time{}, time.Time{}
 	}
-	if before(now, l.until) && now.Sub(l.granted) < k.session/8 {
+	// A heartbeat that failed is tried again only after a sixteenth of a
+	// session timeout while the hold stands: during an outage of the
+	// coordinator every write call would otherwise wait on one, in turn.
+	if before(now, l.until) && (now.Sub(l.granted) < k.session/8 || now.Sub(l.tried) < k.session/16) {
 		return k.capped(gen, l.until)
 	}
 	err := k.renew(ctx, member, gen)
@@ -95,6 +99,7 @@ func (k *Kafka) renew(ctx context.Context, member string, gen int32) error {
 	ctx, cancel := context.WithTimeout(ctx, k.session/8)
 	defer cancel()
 	sent := time.Now()
+	k.lease.tried = sent
 	resp, err := req.RequestWith(ctx, k.cl)
 	if err != nil {
 		return fmt.Errorf("source: heartbeat of member %s (generation %d) of group %s: %w", member, gen, k.group, err)
