@@ -15,6 +15,7 @@ import (
 	"github.com/denorm/denorm/ddl"
 	"github.com/denorm/denorm/event"
 	"github.com/denorm/denorm/gen"
+	"github.com/denorm/denorm/schema"
 	"github.com/denorm/denorm/store"
 	"github.com/denorm/denorm/store/pebble"
 )
@@ -25,16 +26,21 @@ const benchEvents = 20000
 
 func benchStream(b *testing.B) []*event.Event {
 	b.Helper()
+	return genDecoded(b, ordersPlan(b), gen.OrdersOptions{Events: benchEvents, Seed: 1})
+}
+
+// genDecoded is a generated stream of orders, decoded for plan.
+func genDecoded(tb testing.TB, plan *schema.Plan, opts gen.OrdersOptions) []*event.Event {
+	tb.Helper()
 	var buf bytes.Buffer
-	if err := gen.Orders(&buf, gen.OrdersOptions{Events: benchEvents, Seed: 1}); err != nil {
-		b.Fatal(err)
+	if err := gen.Orders(&buf, opts); err != nil {
+		tb.Fatal(err)
 	}
-	plan := ordersPlan(b)
 	var evs []*event.Event
 	for _, line := range bytes.Split(bytes.TrimSpace(buf.Bytes()), []byte("\n")) {
 		ev, err := event.Decode(plan, line)
 		if err != nil {
-			b.Fatal(err)
+			tb.Fatal(err)
 		}
 		evs = append(evs, ev)
 	}

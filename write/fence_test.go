@@ -1,7 +1,6 @@
 package write
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -89,22 +88,11 @@ func (c *fenceChecker) total() int {
 	return n
 }
 
-// generated decodes n events of the generated orders stream.
+// generated is n events of a generated orders stream with renames and
+// deletes.
 func generated(t *testing.T, plan *schema.Plan, n int) []*event.Event {
 	t.Helper()
-	var buf bytes.Buffer
-	if err := gen.Orders(&buf, gen.OrdersOptions{Events: n, Seed: 7, Renames: 0.02, Deletes: 0.05}); err != nil {
-		t.Fatal(err)
-	}
-	var evs []*event.Event
-	for _, line := range bytes.Split(bytes.TrimSpace(buf.Bytes()), []byte("\n")) {
-		ev, err := event.Decode(plan, line)
-		if err != nil {
-			t.Fatal(err)
-		}
-		evs = append(evs, ev)
-	}
-	return evs
+	return genDecoded(t, plan, gen.OrdersOptions{Events: n, Seed: 7, Renames: 0.02, Deletes: 0.05})
 }
 
 // Every store call the writer makes to write goes out under a hold of its

@@ -175,16 +175,25 @@ func produce(t *testing.T, u source.KafkaURL, events []byte) {
 	}
 }
 
-// groupLag is the group's uncommitted records on the topic.
+// groupLag is the group's uncommitted records on the topic. It asks again
+// for up to 30 s while the broker cannot answer: on a broker just started,
+// the first group's coordinator is not available until the offsets topic
+// it creates on first use is ready.
 func groupLag(t *testing.T, u source.KafkaURL) int64 {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	lag, err := source.KafkaGroupLag(ctx, u)
-	if err != nil {
-		t.Fatal(err)
+	for {
+		lag, err := source.KafkaGroupLag(ctx, u)
+		if err == nil {
+			return lag
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatal(err)
+		case <-time.After(200 * time.Millisecond):
+		}
 	}
-	return lag
 }
 
 // waitCommitted waits until the group committed every record of the topic.
@@ -614,20 +623,10 @@ func TestSinkTwoProcessesShareGroup(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts processes")
 	}
-	hb := testenv.HBaseURL(t)
 	u := sinkTopic(t, "denorm-sink-pair", 4)
-	st := testenv.OpenHBase(t, "sinkpair")
-	schemaPath := hbaseSchema(t, st.Prefix)
-	plan, err := loadSchema(schemaPath)
-	if err != nil {
-		t.Fatal(err)
-	}
+	hb, st, schemaPath := sinkTables(t, "sinkpair")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	// Created here, once, rather than by both sinks at the same moment.
-	if _, err := ddl.Create(ctx, st.Store, plan); err != nil {
-		t.Fatal(err)
-	}
 	if err := source.EnsureKafkaTopic(ctx, u); err != nil {
 		t.Fatal(err)
 	}
@@ -698,4 +697,25 @@ func TestGenToKafka(t *testing.T) {
 	if got := len(k.Assigned()); got != 3 {
 		t.Fatalf("%d partitions, want 3", got)
 	}
+}
+
+// sinkTables gives a test's sinks tables of their own on the test
+// environment's HBase (a name prefix): the store URL the sinks take, the
+// store, and the schema file naming the prefixed tables. The tables are
+// created here, once, rather than by several sinks at the same moment.
+func sinkTables(t *testing.T, tag string) (url string, st *testenv.Prefixed, schemaPath string) {
+	t.Helper()
+	url = testenv.HBaseURL(t)
+	st = testenv.OpenHBase(t, tag)
+	schemaPath = hbaseSchema(t, st.Prefix)
+	plan, err := loadSchema(schemaPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if _, err := ddl.Create(ctx, st.Store, plan); err != nil {
+		t.Fatal(err)
+	}
+	return url, st, schemaPath
 }
