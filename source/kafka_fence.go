@@ -21,7 +21,7 @@ import (
 // after the last heartbeat it received, and hands its partitions on only
 // after that, so the other half is the room a write sent before until has
 // to be applied. While a rebalance is under way, Hold also caps it at half
-// a rebalance timeout after this member first heard of it (rebalanceCap):
+// a rebalance timeout after this member first heard of it (capped):
 // the coordinator drops a member that has not rejoined by the rebalance
 // timeout, and a member holding a batch does not rejoin.
 type lease struct {
