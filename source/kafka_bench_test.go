@@ -93,7 +93,8 @@ func BenchmarkSinkKafka(b *testing.B) {
 }
 
 // applyAll runs the writer's loop from src, fenced by fence when set, into
-// a fresh embedded store and returns how long the loop took; the store's creation is not timed.
+// a fresh embedded store and returns how long the loop took; the store's
+// creation is not timed.
 func applyAll(b *testing.B, plan *schema.Plan, src write.Source, fence write.Fence, want int) time.Duration {
 	b.Helper()
 	ctx := context.Background()

@@ -181,10 +181,3 @@ func timeouts(cl *kgo.Client) (session, rebalance time.Duration) {
 func before(now, until time.Time) bool {
 	return now.Before(until) && now.Round(0).Before(until.Round(0))
 }
-
-func minTime(a, b time.Time) time.Time {
-	if b.Before(a) {
-		return b
-	}
-	return a
-}

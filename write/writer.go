@@ -495,33 +495,41 @@ func (w *Writer) readStatesOf(ctx context.Context, groups []*group, how stateRea
 
 // readNamedRows reads the primary rows the groups' events name, by rowID.
 func (w *Writer) readNamedRows(ctx context.Context, groups []*group) (map[string]store.Row, error) {
+	// Per table, the keys to read and their row ids, each row once.
+	type named struct {
+		keys [][]byte
+		ids  []string
+	}
 	var tables []*schema.Table
-	keys := map[*schema.Table][][]byte{}
-	seen := map[string]bool{}
+	byTable := map[*schema.Table]*named{}
+	out := map[string]store.Row{}
 	for _, g := range groups {
 		for _, p := range g.events {
 			if p.primKey == nil {
 				continue
 			}
 			id := rowID(g.prim.Name, p.primKey)
-			if seen[id] {
+			if _, ok := out[id]; ok {
 				continue
 			}
-			seen[id] = true
-			if _, ok := keys[g.prim]; !ok {
+			out[id] = store.Row{}
+			n := byTable[g.prim]
+			if n == nil {
+				n = &named{}
+				byTable[g.prim] = n
 				tables = append(tables, g.prim)
 			}
-			keys[g.prim] = append(keys[g.prim], p.primKey)
+			n.keys, n.ids = append(n.keys, p.primKey), append(n.ids, id)
 		}
 	}
-	out := make(map[string]store.Row, len(seen))
 	for _, t := range tables {
-		rows, err := w.getRows(ctx, t.Name, keys[t])
+		n := byTable[t]
+		rows, err := w.getRows(ctx, t.Name, n.keys)
 		if err != nil {
 			return nil, fmt.Errorf("write: read primary rows of %s: %w", t.Name, err)
 		}
-		for k, key := range keys[t] {
-			out[rowID(t.Name, key)] = rows[k]
+		for k, id := range n.ids {
+			out[id] = rows[k]
 		}
 	}
 	return out, nil
