@@ -61,12 +61,22 @@ row() { rows+=("$(printf '%-44s %-26s %-10s %s' "$1" "$2" "$3" "$4")"); }
 # met VALUE OP TARGET: "met" or "not met".
 met() { awk -v v="$1" -v t="$3" -v op="$2" 'BEGIN {ok = (op == ">=") ? v >= t : v <= t; print ok ? "met" : "not met"}'; }
 
+# paired LABEL DIR BIN NAME BENCHTIME METRIC OP TARGET: runs benchmark
+# NAME RUNS times and adds a row with METRIC of each run, against TARGET;
+# the result lines are left in $lines for the rows that follow.
+paired() {
+  local out="${4//\//-}.out" top="${4%%/*}"
+  local pattern="^$top\$${4#"$top"}" # ^BenchmarkPaired$/scan for BenchmarkPaired/scan
+  : > "$work/$out"
+  for ((i = 0; i < runs; i++)); do bench "$2" "$3" "$pattern" "$5" "$out"; done
+  lines=$(results "$4" "$out")
+  local r
+  r=$(metric "$6" <<<"$lines" | median)
+  row "$1" "$(metric "$6" <<<"$lines" | paste -sd/ -)" "$7 $8" "$(met "$r" "$7" "$8") (median $r)"
+}
+
 # The writer against raw Pebble, and its allocations and CPU per event.
-: > "$work/apply.out"
-for ((i = 0; i < runs; i++)); do bench write write.test '^BenchmarkApplyPaired$' 4x apply.out; done
-lines=$(results BenchmarkApplyPaired apply.out)
-r=$(metric ratio <<<"$lines" | median)
-row "writer / raw Pebble (ApplyPaired)" "$(metric ratio <<<"$lines" | paste -sd/ -)" ">= 0.6" "$(met "$r" '>=' 0.6) (median $r)"
+paired "writer / raw Pebble (ApplyPaired)" write write.test BenchmarkApplyPaired 4x ratio '>=' 0.6
 row "  allocations per event" "$(metric allocs/event <<<"$lines" | median)" "" ""
 row "  CPU us per event" "$(metric cpu-us/event <<<"$lines" | median)" "" ""
 row "  events/s" "$(metric events/s <<<"$lines" | median)" "" ""
@@ -80,30 +90,17 @@ row "growth at $growth events: last/first units/s" "$g" ">= 0.75" "$(met "$g" '>
 row "  first / last units/s" "$(metric first-units/s <<<"$line") / $(metric last-units/s <<<"$line")" "" ""
 row "  last window's fan-out units/s" "$(metric last-fanout/s <<<"$line")" "" ""
 
-# The store's scan against raw Pebble.
-: > "$work/scan.out"
-for ((i = 0; i < runs; i++)); do bench store/pebble pebble.test '^BenchmarkPaired$/^scan$' 40x scan.out; done
-lines=$(results BenchmarkPaired/scan scan.out)
-r=$(metric ratio <<<"$lines" | median)
-row "store scan / raw Pebble (Paired)" "$(metric ratio <<<"$lines" | paste -sd/ -)" ">= 0.7" "$(met "$r" '>=' 0.7) (median $r)"
-
-# The thin verified read against the covering one.
-: > "$work/thin.out"
-for ((i = 0; i < runs; i++)); do bench read read.test '^BenchmarkStatusThinPaired$' 40x thin.out; done
-lines=$(results BenchmarkStatusThinPaired thin.out)
-r=$(metric thin/covering <<<"$lines" | median)
-row "thin verified / covering read" "$(metric thin/covering <<<"$lines" | paste -sd/ -)" "<= 3" "$(met "$r" '<=' 3) (median $r)"
+# The store's scan against raw Pebble, and the thin verified read against
+# the covering one.
+paired "store scan / raw Pebble (Paired)" store/pebble pebble.test BenchmarkPaired/scan 40x ratio '>=' 0.7
+paired "thin verified / covering read" read read.test BenchmarkStatusThinPaired 40x thin/covering '<=' 3
 
 # The writer against the buffered mutator on the test HBase.
 if [[ "${HBASE:-1}" == 1 ]]; then
   bash testenv/hbase.sh start >&2
   trap 'bash testenv/hbase.sh stop >&2' EXIT
   export $(bash testenv/hbase.sh env)
-  : > "$work/hbase.out"
-  for ((i = 0; i < runs; i++)); do bench write write.test '^BenchmarkApplyHBasePaired$' 4x hbase.out; done
-  lines=$(results BenchmarkApplyHBasePaired hbase.out)
-  r=$(metric ratio <<<"$lines" | median)
-  row "writer / buffered mutator on HBase" "$(metric ratio <<<"$lines" | paste -sd/ -)" ">= 0.5" "$(met "$r" '>=' 0.5) (median $r)"
+  paired "writer / buffered mutator on HBase" write write.test BenchmarkApplyHBasePaired 4x ratio '>=' 0.5
   row "  serial (Apply) / buffered mutator" "$(metric serial-ratio <<<"$lines" | paste -sd/ -)" "" ""
   row "  events/s" "$(metric events/s <<<"$lines" | median)" "" ""
 fi
