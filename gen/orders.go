@@ -26,6 +26,10 @@ type OrdersOptions struct {
 	// Renames is the share of events that rename a product, whose name
 	// orders copy live; 0 means none.
 	Renames float64
+	// PriceChanges is the share of events that change a product's price
+	// and keep its name: a new version of the product whose live-copied
+	// field stays as it was. 0 means none.
+	PriceChanges float64
 	// HotSKU is the share of order items on one SKU (sku00000), on top of
 	// the zipf spread: a best seller, the skew that makes one counter row
 	// take a large share of the traffic. 0 means none.
@@ -108,20 +112,36 @@ func Orders(w io.Writer, opts OrdersOptions) error {
 		}
 		return nil
 	}
-	productVersion := map[string]int64{}
+	// A product's version grows with every event of it; its name's
+	// revision only with renames.
+	productVersion, productRev := map[string]int64{}, map[string]int64{}
+	product := func(rename bool) error {
+		sku := fmt.Sprintf("sku%05d", skuZipf.Uint64())
+		productVersion[sku]++
+		if rename {
+			productRev[sku] = productVersion[sku]
+		}
+		v := productVersion[sku]
+		b, err := json.Marshal(map[string]any{"id": fmt.Sprintf("%s-v%d", sku, v), "entity": "product", "key": sku,
+			"version": v, "op": "upsert", "state": map[string]any{"sku": sku, "name": fmt.Sprintf("Product %s (rev %d)", sku, productRev[sku]),
+				"priceCents": int64(100 + r.Intn(9900))}})
+		if err != nil {
+			return err
+		}
+		return emit(append(b, '\n'))
+	}
 	for n := 0; n < opts.Events; n++ {
 		clock += int64(1 + r.Intn(2000))
 		if opts.Renames > 0 && r.Float64() < opts.Renames {
-			sku := fmt.Sprintf("sku%05d", skuZipf.Uint64())
-			productVersion[sku]++
-			v := productVersion[sku]
-			b, err := json.Marshal(map[string]any{"id": fmt.Sprintf("%s-v%d", sku, v), "entity": "product", "key": sku,
-				"version": v, "op": "upsert", "state": map[string]any{"sku": sku, "name": fmt.Sprintf("Product %s (rev %d)", sku, v),
-					"priceCents": int64(100 + r.Intn(9900))}})
-			if err != nil {
+			if err := product(true); err != nil {
 				return err
 			}
-			if err := emit(append(b, '\n')); err != nil {
+			continue
+		}
+		// Drawn only when asked for, so that streams without price
+		// changes stay what they were.
+		if opts.PriceChanges > 0 && r.Float64() < opts.PriceChanges {
+			if err := product(false); err != nil {
 				return err
 			}
 			continue

@@ -79,3 +79,40 @@ func TestOrdersStream(t *testing.T) {
 		}
 	}
 }
+
+// Price changes are product versions that keep the name the last rename
+// gave; renames change it.
+func TestOrdersPriceChanges(t *testing.T) {
+	with := OrdersOptions{Events: 4000, Seed: 6, Renames: 0.02, PriceChanges: 0.05}
+	type product struct {
+		Entity, Key string
+		Version     int64
+		State       struct{ Name string }
+	}
+	last := map[string]product{}
+	kept, renamed := 0, 0
+	for _, l := range stream(t, with) {
+		var p product
+		if err := json.Unmarshal([]byte(l), &p); err != nil {
+			t.Fatal(err)
+		}
+		if p.Entity != "product" {
+			continue
+		}
+		if prev, ok := last[p.Key]; ok {
+			if p.Version != prev.Version+1 {
+				t.Fatalf("%s: version %d after %d", p.Key, p.Version, prev.Version)
+			}
+			if p.State.Name == prev.State.Name {
+				kept++
+			} else {
+				renamed++
+			}
+		}
+		last[p.Key] = p
+	}
+	// About 200 price changes and 80 renames over a zipf spread of SKUs.
+	if kept < 50 || renamed < 10 {
+		t.Fatalf("%d product versions kept the name and %d renamed it: want both", kept, renamed)
+	}
+}

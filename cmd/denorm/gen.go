@@ -75,8 +75,8 @@ partitions (the broker's default without it).`,
 			if opts.Events <= 0 {
 				return usageErrorf("--events must be positive")
 			}
-			if opts.Reorder < 0 || opts.Reorder > 1 || opts.Duplicate < 0 || opts.Duplicate > 1 || opts.Deletes < 0 || opts.Deletes > 1 || opts.Renames < 0 || opts.Renames > 1 || opts.HotSKU < 0 || opts.HotSKU > 1 {
-				return usageErrorf("--reorder, --duplicate, --deletes, --renames and --hot-sku are shares between 0 and 1")
+			if opts.Reorder < 0 || opts.Reorder > 1 || opts.Duplicate < 0 || opts.Duplicate > 1 || opts.Deletes < 0 || opts.Deletes > 1 || opts.Renames < 0 || opts.Renames > 1 || opts.PriceChanges < 0 || opts.PriceChanges > 1 || opts.HotSKU < 0 || opts.HotSKU > 1 {
+				return usageErrorf("--reorder, --duplicate, --deletes, --renames, --price-changes and --hot-sku are shares between 0 and 1")
 			}
 			if to != "" {
 				if out != "" {
@@ -112,6 +112,7 @@ partitions (the broker's default without it).`,
 	cmd.Flags().Float64Var(&opts.Duplicate, "duplicate", 0, "share of events written twice")
 	cmd.Flags().Float64Var(&opts.Deletes, "deletes", 0, "share of updates that delete the order instead")
 	cmd.Flags().Float64Var(&opts.Renames, "renames", 0.01, "share of events that rename a product (orders copy product names live)")
+	cmd.Flags().Float64Var(&opts.PriceChanges, "price-changes", 0, "share of events that change a product's price and keep its name (no order needs rewriting)")
 	cmd.Flags().Float64Var(&opts.HotSKU, "hot-sku", 0, "share of order items on one best-selling SKU (sku00000), the skew of a hot counter row")
 	cmd.Flags().IntVar(&opts.Customers, "customers", 0, "distinct customers (default events/5+1)")
 	cmd.Flags().IntVar(&opts.SKUs, "skus", 0, "distinct SKUs (default 1000)")
@@ -121,7 +122,7 @@ partitions (the broker's default without it).`,
 }
 
 // genBar counts the events written on a bar over --events (duplicates and
-// renames come on top: the total grows to meet them).
+// renames and price changes come on top: the total grows to meet them).
 func genBar(cmd *cobra.Command, opts gen.OrdersOptions) *bar {
 	return newBar(cmd.ErrOrStderr(), int64(opts.Events), "generating", "events", false)
 }
