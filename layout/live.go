@@ -35,6 +35,14 @@ import (
 // delete (whose copies no delete marker covers).
 var QualRefState = []byte("\x00v")
 
+// QualRefFanned marks, in the reference row, the version whose fan-out
+// last ran to its end: written, empty, after every referencing row took
+// that version's values. While it is at the timestamp of the reference
+// row's values, every row the lookup table listed then holds them, so an
+// upsert that copies the same values has nothing to rewrite. A fan-out a
+// crash cut short leaves it older than the values.
+var QualRefFanned = []byte("\x00f")
+
 // Values of the QualRefState cell.
 const (
 	RefUpserted byte = 0

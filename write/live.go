@@ -205,10 +205,6 @@ func (w *Writer) refreshOne(ctx context.Context, ev *event.Event, rr layout.Refe
 	fam := rr.Lookup.Families[0].Name
 	// The values to copy, as cells of the lookup table's reference row
 	// (qualifier SourceQualifier) and of each referencing row (LiveQualifier).
-	type val struct {
-		from string
-		b    []byte // nil: delete
-	}
 	var vals []val
 	for _, from := range lr.From {
 		var b []byte
@@ -229,14 +225,21 @@ func (w *Writer) refreshOne(ctx context.Context, ev *event.Event, rr layout.Refe
 		return store.Mutation{Kind: store.Put, Family: family, Qualifier: q, Timestamp: v, Value: b}
 	}
 	// The reference row remembers the newest version seen and whether it
-	// was a delete. An older event is stale: its copies would land
-	// unmasked in rows written after a newer delete or upsert. An equal
-	// one is a replay, whose fan-out is redone (a crash may have cut it).
-	ref, err := w.st.Get(ctx, rr.Lookup.Name, store.Get{Row: lr.Row, Columns: []store.Column{{Family: fam, Qualifier: layout.QualRefState}}})
+	// was a delete, and the values copied. An older event is stale: its
+	// copies would land unmasked in rows written after a newer delete or
+	// upsert. An equal one is a replay, whose fan-out is redone (a crash
+	// may have cut it).
+	cols := make([]store.Column, 0, 2+len(vals))
+	cols = append(cols, store.Column{Family: fam, Qualifier: layout.QualRefState}, store.Column{Family: fam, Qualifier: layout.QualRefFanned})
+	for _, x := range vals {
+		cols = append(cols, store.Column{Family: fam, Qualifier: layout.SourceQualifier(x.from)})
+	}
+	ref, err := w.st.Get(ctx, rr.Lookup.Name, store.Get{Row: lr.Row, Columns: cols})
 	if err != nil {
 		return fmt.Errorf("write: read reference row %s of %s: %w", store.Printable(lr.Row), rr.Lookup.Name, err)
 	}
-	if cur, _ := layout.RefState(ref, fam); v < cur {
+	cur, deleted := layout.RefState(ref, fam)
+	if v < cur {
 		mu.Lock()
 		stats.Stale++
 		mu.Unlock()
@@ -247,13 +250,30 @@ func (w *Writer) refreshOne(ctx context.Context, ev *event.Event, rr layout.Refe
 		state = layout.RefDeleted
 	}
 	ms := []store.Mutation{{Kind: store.Put, Family: fam, Qualifier: layout.QualRefState, Timestamp: v, Value: []byte{state}}}
-	for _, x := range vals {
-		ms = append(ms, mutation(fam, layout.SourceQualifier(x.from), x.b))
+	// An upsert that leaves the copied values as they are (a price change,
+	// when the name is what orders copy), after the fan-out of the version
+	// that wrote them ran to its end, moves the version on, so that older
+	// events stay stale, and rewrites nothing else: the copies and the
+	// reference row's values keep the timestamps readers and reconcile
+	// compare them by. A popular product's every change would otherwise
+	// rewrite every row holding it.
+	same := state == layout.RefUpserted && cur > 0 && !deleted && sameSources(ref, fam, vals)
+	if !same {
+		for _, x := range vals {
+			ms = append(ms, mutation(fam, layout.SourceQualifier(x.from), x.b))
+		}
 	}
 	if err := w.fenced(ctx, func(ctx context.Context) error {
 		return w.st.Mutate(ctx, rr.Lookup.Name, store.RowMutation{Row: lr.Row, Mutations: ms, Durability: w.durability(rr.Lookup.Name)})
 	}); err != nil {
 		return fmt.Errorf("write: reference row of %s in %s: %w", store.Printable(lr.Row), rr.Lookup.Name, err)
+	}
+	if same {
+		mu.Lock()
+		stats.Cells[rr.Lookup.Name]++
+		stats.Unchanged++
+		mu.Unlock()
+		return nil
 	}
 	sc, err := w.st.Scan(ctx, rr.Lookup.Name, store.Scan{Start: lr.Row, Stop: lr.Stop, Columns: []store.Column{{Family: fam, Qualifier: []byte("r")}}})
 	if err != nil {
@@ -308,12 +328,45 @@ func (w *Writer) refreshOne(ctx context.Context, ev *event.Event, rr layout.Refe
 	if err := w.batchInTurn(ctx, prim.Name, batch); err != nil {
 		return err
 	}
+	// Every listed row holds version v's values now.
+	done := store.RowMutation{Row: lr.Row, Durability: w.durability(rr.Lookup.Name),
+		Mutations: []store.Mutation{{Kind: store.Put, Family: fam, Qualifier: layout.QualRefFanned, Timestamp: v}}}
+	if err := w.fenced(ctx, func(ctx context.Context) error { return w.st.Mutate(ctx, rr.Lookup.Name, done) }); err != nil {
+		return fmt.Errorf("write: reference row of %s in %s: %w", store.Printable(lr.Row), rr.Lookup.Name, err)
+	}
 	mu.Lock()
-	stats.Cells[rr.Lookup.Name] += len(vals) + 1
+	stats.Cells[rr.Lookup.Name] += len(vals) + 2
 	stats.Cells[prim.Name] += len(batch) * len(vals)
 	stats.Fanout += len(batch) * len(vals)
 	mu.Unlock()
 	return nil
+}
+
+// val is one value a refresh copies: the field it comes from, and its
+// encoding (nil: the field is unset, and copies are masked).
+type val struct {
+	from string
+	b    []byte
+}
+
+// sameSources reports whether the reference row ref holds every value an
+// upsert copies, all written by the version whose fan-out is the last that
+// ran to its end (layout.QualRefFanned): then every row the lookup table
+// listed holds them already. A value the upsert leaves out is never taken
+// as the same: whether the rows' copies were masked cannot be read from the
+// reference row.
+func sameSources(ref store.Row, fam string, vals []val) bool {
+	fanned, ok := ref.Latest(fam, layout.QualRefFanned)
+	if !ok {
+		return false
+	}
+	for _, x := range vals {
+		c, ok := ref.Latest(fam, layout.SourceQualifier(x.from))
+		if !ok || x.b == nil || c.Timestamp != fanned.Timestamp || !bytes.Equal(c.Value, x.b) {
+			return false
+		}
+	}
+	return true
 }
 
 // each runs fn for 0..n-1 on the writer's readers and returns the first

@@ -196,3 +196,81 @@ func TestRefreshWritesEachHolderOnce(t *testing.T) {
 		}
 	}
 }
+
+// A product event that leaves the copied name as it is (a price change)
+// rewrites no order, once the fan-out of the name's version ran to its end;
+// one whose fan-out a crash cut short, or a rename, still reaches every
+// order. The copies keep the timestamp of the reference row's value, which
+// is what reconcile compares them by.
+func TestRefreshSkipsUnchangedCopies(t *testing.T) {
+	ctx := context.Background()
+	st, w := ordersWriter(t)
+	var orders []*event.Event
+	var states []map[string]any
+	for i := range 3 {
+		state := map[string]any{"orderId": fmt.Sprintf("o%d", i), "customerId": "c1", "status": "OPEN", "placedAt": int64(1000 + i),
+			"items": []map[string]any{{"line": int32(1), "sku": "p1", "quantity": int64(1), "name": "snap"}}}
+		orders = append(orders, &event.Event{Entity: "order", Key: map[string]any{"orderId": state["orderId"]}, Version: 1, Op: event.Upsert, State: state})
+		states = append(states, state)
+	}
+	if _, rej, err := w.Apply(ctx, orders); err != nil || len(rej) > 0 {
+		t.Fatalf("apply orders: %v %v", err, rej)
+	}
+	product := func(v int64, name string, price int64) *event.Event {
+		return &event.Event{Entity: "product", Key: map[string]any{"sku": "p1"}, Version: v, Op: event.Upsert,
+			State: map[string]any{"sku": "p1", "name": name, "priceCents": price}}
+	}
+	ent := w.plan.Entity("order")
+	ref := ent.References[0]
+	lookup := layout.LookupFor(w.plan, ent, ref)
+	lr, err := layout.NewLiveRef(w.plan, ref, lookup, "p1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// step applies one event and checks the fan-out it wrote, and that
+	// every order shows name, copied at version at.
+	step := func(ev *event.Event, fanout, unchanged int, name string, at int64, when string) {
+		t.Helper()
+		stats, rej, err := w.Apply(ctx, []*event.Event{ev})
+		if err != nil || len(rej) > 0 {
+			t.Fatalf("%s: apply: %v %v", when, err, rej)
+		}
+		if stats.Fanout != fanout || stats.Unchanged != unchanged {
+			t.Fatalf("%s: fan-out %d cells and %d unchanged refreshes, want %d and %d", when, stats.Fanout, stats.Unchanged, fanout, unchanged)
+		}
+		for i, state := range states {
+			d, err := layout.Derive(w.plan, ent, state)
+			if err != nil {
+				t.Fatal(err)
+			}
+			row, err := st.Get(ctx, "orders", store.Get{Row: d.PrimaryKey})
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, ok := row.Latest("d", layout.LiveQualifier(ref, lr.Key, "name"))
+			if !ok || string(c.Value) != name || c.Timestamp != at {
+				t.Fatalf("%s: order o%d holds %q at %d (present %v), want %q at %d", when, i, c.Value, c.Timestamp, ok, name, at)
+			}
+		}
+	}
+	step(product(2, "Anvil", 100), 3, 0, "Anvil", 2, "first version")
+	step(product(3, "Anvil", 200), 0, 1, "Anvil", 2, "a price change")
+	step(product(3, "Anvil", 200), 0, 1, "Anvil", 2, "its replay")
+	step(product(2, "Anvil", 100), 0, 0, "Anvil", 2, "an older event, stale")
+	step(product(4, "Bucket", 200), 3, 0, "Bucket", 4, "a rename")
+
+	// A rename whose fan-out a crash cut short: the reference row holds
+	// version 5's name, and no order does.
+	fam := lookup.Families[0].Name
+	cut := store.RowMutation{Row: lr.Row, Mutations: []store.Mutation{
+		{Kind: store.Put, Family: fam, Qualifier: layout.QualRefState, Timestamp: 5, Value: []byte{layout.RefUpserted}},
+		{Kind: store.Put, Family: fam, Qualifier: layout.SourceQualifier("name"), Timestamp: 5, Value: []byte("Crate")},
+	}}
+	if err := st.Mutate(ctx, lookup.Name, cut); err != nil {
+		t.Fatal(err)
+	}
+	// The next event, folded with the replay of version 5 into one batch,
+	// copies the same name: it must still reach every order.
+	step(product(6, "Crate", 300), 3, 0, "Crate", 6, "the same name after a cut fan-out")
+	step(product(7, "Crate", 400), 0, 1, "Crate", 6, "a price change after it")
+}

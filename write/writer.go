@@ -110,11 +110,15 @@ type Rejected struct {
 
 // Stats counts what one Apply did.
 type Stats struct {
-	Events     int            // events given
-	Applied    int            // events whose state was written
-	Stale      int            // events older than the entity's stored version: skipped
-	Redone     int            // entities whose stored version was replayed: copies rewritten
-	Refreshed  int            // events of referenced entities, whose values were copied live
+	Events    int // events given
+	Applied   int // events whose state was written
+	Stale     int // events older than the entity's stored version: skipped
+	Redone    int // entities whose stored version was replayed: copies rewritten
+	Refreshed int // events of referenced entities, whose values were copied live
+	// Unchanged counts the refreshes that found the copied values as
+	// they were (a price change, when orders copy the name): the
+	// reference row's version moved, and no referencing row was written.
+	Unchanged  int
 	Rejected   int            // events refused
 	Cells      map[string]int // cells put, per table
 	Deletes    map[string]int // delete markers written, per table
@@ -138,6 +142,7 @@ func (s *Stats) Add(o Stats) {
 	s.Stale += o.Stale
 	s.Redone += o.Redone
 	s.Refreshed += o.Refreshed
+	s.Unchanged += o.Unchanged
 	s.Rejected += o.Rejected
 	s.Increments += o.Increments
 	s.Counted += o.Counted

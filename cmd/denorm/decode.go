@@ -145,7 +145,7 @@ type decodedCell struct {
 	// or what the writer keeps there: "ref", "pending", "tombstone",
 	// "live", "source".
 	Column string `json:"column"`
-	Kind   string `json:"kind"` // field, element, ref, counter, counter-state, counted, live, source, pending, tombstone, unknown
+	Kind   string `json:"kind"` // field, element, ref, counter, counter-state, counted, live, source, pending, tombstone, refstate, reffanned, unknown
 	Field  string `json:"field,omitempty"`
 	// ChildKey names the element of a template column ({"line": 2});
 	// Entity the contributor of an exact counter cell; Ref the referenced
@@ -250,6 +250,10 @@ func (d *rowDecoder) cell(c store.Cell) decodedCell {
 				state = "deleted"
 			}
 			return decodedCell{Column: "reference state", Kind: "refstate", Value: state}
+		}
+		if t.Role == schema.RoleLookup && bytes.Equal(c.Qualifier, layout.QualRefFanned) {
+			// Its timestamp is the version whose fan-out ran to its end.
+			return decodedCell{Column: "reference fanned out", Kind: "reffanned", Value: c.Timestamp}
 		}
 		if layout.IsLive(c.Qualifier) {
 			if t.Role == schema.RolePrimary {
