@@ -225,10 +225,11 @@ func (w *Writer) refreshOne(ctx context.Context, ev *event.Event, rr layout.Refe
 		return store.Mutation{Kind: store.Put, Family: family, Qualifier: q, Timestamp: v, Value: b}
 	}
 	// The reference row remembers the newest version seen and whether it
-	// was a delete, and the values copied. An older event is stale: its
-	// copies would land unmasked in rows written after a newer delete or
-	// upsert. An equal one is a replay, whose fan-out is redone (a crash
-	// may have cut it).
+	// was a delete, the values copied, and the version whose fan-out last
+	// ran to its end. An older event is stale: its copies would land
+	// unmasked in rows written after a newer delete or upsert. An equal
+	// one is a replay, whose fan-out is redone (a crash may have cut it)
+	// unless the mark says it ran to its end.
 	cols := make([]store.Column, 0, 2+len(vals))
 	cols = append(cols, store.Column{Family: fam, Qualifier: layout.QualRefState}, store.Column{Family: fam, Qualifier: layout.QualRefFanned})
 	for _, x := range vals {
