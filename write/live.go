@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -169,17 +170,28 @@ func (w *Writer) refresh(ctx context.Context, evs []*event.Event, stats *Stats) 
 		}
 	}
 	var mu sync.Mutex
+	marks := map[string][]store.RowMutation{} // by lookup table
 	stats.Refreshed += len(evs)
 	if err := w.each(ctx, len(order), func(ctx context.Context, i int) error {
 		ev := newest[order[i]]
 		for _, rr := range layout.ReferencesTo(w.plan, ev.Entity) {
-			if err := w.refreshOne(ctx, ev, rr, stats, &mu); err != nil {
+			if err := w.refreshOne(ctx, ev, rr, stats, &mu, marks); err != nil {
 				return err
 			}
 		}
 		return nil
 	}); err != nil {
 		return err
+	}
+	// The marks of the fan-outs that ran to their end, after all of them:
+	// one Batch per lookup table rather than a call per key. A crash
+	// before them costs only a full fan-out of the keys' next events.
+	for _, t := range slices.Sorted(maps.Keys(marks)) {
+		rows := marks[t]
+		slices.SortFunc(rows, func(a, b store.RowMutation) int { return bytes.Compare(a.Row, b.Row) })
+		if err := w.batchInTurn(ctx, t, rows); err != nil {
+			return fmt.Errorf("write: mark fan-outs done in %s: %w", t, err)
+		}
 	}
 	// One sync makes every refresh of the batch durable: each reference
 	// row went to the store's one ordered log before its fan-out, so a
@@ -192,7 +204,9 @@ func (w *Writer) refresh(ctx context.Context, evs []*event.Event, stats *Stats) 
 	return nil
 }
 
-func (w *Writer) refreshOne(ctx context.Context, ev *event.Event, rr layout.Referrer, stats *Stats, mu *sync.Mutex) error {
+// refreshOne refreshes the copies of one referenced key, and adds the mark
+// of a fan-out that ran to its end to marks, under mu.
+func (w *Writer) refreshOne(ctx context.Context, ev *event.Event, rr layout.Referrer, stats *Stats, mu *sync.Mutex, marks map[string][]store.RowMutation) error {
 	src := w.plan.Entity(ev.Entity)
 	if len(src.Key) != 1 {
 		return fmt.Errorf("write: live copies from %s need a one-field key", src.Name)
@@ -329,13 +343,10 @@ func (w *Writer) refreshOne(ctx context.Context, ev *event.Event, rr layout.Refe
 	if err := w.batchInTurn(ctx, prim.Name, batch); err != nil {
 		return err
 	}
-	// Every listed row holds version v's values now.
-	done := store.RowMutation{Row: lr.Row, Durability: w.durability(rr.Lookup.Name),
-		Mutations: []store.Mutation{{Kind: store.Put, Family: fam, Qualifier: layout.QualRefFanned, Timestamp: v}}}
-	if err := w.fenced(ctx, func(ctx context.Context) error { return w.st.Mutate(ctx, rr.Lookup.Name, done) }); err != nil {
-		return fmt.Errorf("write: reference row of %s in %s: %w", store.Printable(lr.Row), rr.Lookup.Name, err)
-	}
 	mu.Lock()
+	// Every listed row holds version v's values now.
+	marks[rr.Lookup.Name] = append(marks[rr.Lookup.Name], store.RowMutation{Row: lr.Row,
+		Mutations: []store.Mutation{{Kind: store.Put, Family: fam, Qualifier: layout.QualRefFanned, Timestamp: v}}})
 	stats.Cells[rr.Lookup.Name] += len(vals) + 2
 	stats.Cells[prim.Name] += len(batch) * len(vals)
 	stats.Fanout += len(batch) * len(vals)
