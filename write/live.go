@@ -230,7 +230,7 @@ func (w *Writer) refreshOne(ctx context.Context, ev *event.Event, rr layout.Refe
 				}
 			}
 		}
-		vals = append(vals, val{from, b})
+		vals = append(vals, val{from: from, q: layout.SourceQualifier(from), b: b})
 	}
 	mutation := func(family string, q []byte, b []byte) store.Mutation {
 		if b == nil {
@@ -247,7 +247,7 @@ func (w *Writer) refreshOne(ctx context.Context, ev *event.Event, rr layout.Refe
 	cols := make([]store.Column, 0, 2+len(vals))
 	cols = append(cols, store.Column{Family: fam, Qualifier: layout.QualRefState}, store.Column{Family: fam, Qualifier: layout.QualRefFanned})
 	for _, x := range vals {
-		cols = append(cols, store.Column{Family: fam, Qualifier: layout.SourceQualifier(x.from)})
+		cols = append(cols, store.Column{Family: fam, Qualifier: x.q})
 	}
 	ref, err := w.st.Get(ctx, rr.Lookup.Name, store.Get{Row: lr.Row, Columns: cols})
 	if err != nil {
@@ -275,7 +275,7 @@ func (w *Writer) refreshOne(ctx context.Context, ev *event.Event, rr layout.Refe
 	same := state == layout.RefUpserted && cur > 0 && !deleted && sameSources(ref, fam, vals)
 	if !same {
 		for _, x := range vals {
-			ms = append(ms, mutation(fam, layout.SourceQualifier(x.from), x.b))
+			ms = append(ms, mutation(fam, x.q, x.b))
 		}
 	}
 	if err := w.fenced(ctx, func(ctx context.Context) error {
@@ -354,10 +354,12 @@ func (w *Writer) refreshOne(ctx context.Context, ev *event.Event, rr layout.Refe
 	return nil
 }
 
-// val is one value a refresh copies: the field it comes from, and its
-// encoding (nil: the field is unset, and copies are masked).
+// val is one value a refresh copies: the field it comes from, its
+// qualifier in the reference row (layout.SourceQualifier), and its encoding
+// (nil: the field is unset, and copies are masked).
 type val struct {
 	from string
+	q    []byte
 	b    []byte
 }
 
@@ -373,7 +375,7 @@ func sameSources(ref store.Row, fam string, vals []val) bool {
 		return false
 	}
 	for _, x := range vals {
-		c, ok := ref.Latest(fam, layout.SourceQualifier(x.from))
+		c, ok := ref.Latest(fam, x.q)
 		if !ok || x.b == nil || c.Timestamp != fanned.Timestamp || !bytes.Equal(c.Value, x.b) {
 			return false
 		}
