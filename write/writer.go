@@ -110,15 +110,11 @@ type Rejected struct {
 
 // Stats counts what one Apply did.
 type Stats struct {
-	Events    int // events given
-	Applied   int // events whose state was written
-	Stale     int // events older than the entity's stored version: skipped
-	Redone    int // entities whose stored version was replayed: copies rewritten
-	Refreshed int // events of referenced entities, whose values were copied live
-	// Unchanged counts the refreshes that found the copied values as
-	// they were (a price change, when orders copy the name): the
-	// reference row's version moved, and no referencing row was written.
-	Unchanged  int
+	Events     int            // events given
+	Applied    int            // events whose state was written
+	Stale      int            // events older than the entity's stored version: skipped
+	Redone     int            // entities whose stored version was replayed: copies rewritten
+	Refreshed  int            // events of referenced entities, whose values were copied live
 	Rejected   int            // events refused
 	Cells      map[string]int // cells put, per table
 	Deletes    map[string]int // delete markers written, per table
@@ -128,6 +124,10 @@ type Stats struct {
 	// into referencing rows (live copies), also counted in Cells: the
 	// part of the work that grows with how many rows hold a reference.
 	Fanout int
+	// Unchanged counts the refreshes that found the copied values as
+	// they were (a price change, when orders copy the name): the
+	// reference row's version moved, and no referencing row was written.
+	Unchanged int
 }
 
 // newStats starts the stats of a batch of n events.
@@ -142,11 +142,11 @@ func (s *Stats) Add(o Stats) {
 	s.Stale += o.Stale
 	s.Redone += o.Redone
 	s.Refreshed += o.Refreshed
-	s.Unchanged += o.Unchanged
 	s.Rejected += o.Rejected
 	s.Increments += o.Increments
 	s.Counted += o.Counted
 	s.Fanout += o.Fanout
+	s.Unchanged += o.Unchanged
 	if s.Cells == nil {
 		s.Cells, s.Deletes = map[string]int{}, map[string]int{}
 	}
