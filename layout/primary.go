@@ -113,13 +113,13 @@ func ReadStateSkipping(plan *schema.Plan, ent *schema.Entity, t *schema.Table, r
 	if tomb >= st.Version {
 		st.Deleted = true
 	}
-	vals, err := t.Key.DecodeValues(row.Key)
+	// The decoded key fields start the state, in a map made once with room
+	// for every field and child list, so filling it never grows it.
+	state := make(map[string]any, len(ent.Fields)+len(ent.Children))
+	err := t.Key.DecodeValuesInto(row.Key, state)
 	if err != nil {
 		return nil, fmt.Errorf("layout: primary key of %s: %w", t.Name, err)
 	}
-	// The decoded key fields start the state: DecodeValues returns a map
-	// of its own, which becomes the state rather than being copied.
-	state := map[string]any(vals)
 	var children map[string][]map[string]any // made at the first element
 	for _, c := range row.Cells {
 		if c.Family == book && IsLive(c.Qualifier) {

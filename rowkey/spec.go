@@ -265,7 +265,12 @@ type Decoded struct {
 // that are truncated, too long, malformed, or whose salt, hash or day part
 // disagrees with the field it was computed from.
 func (s *Spec) Decode(key []byte) ([]Decoded, error) {
-	out := make([]Decoded, 0, len(s.parts))
+	return s.decodeInto(make([]Decoded, 0, len(s.parts)), key)
+}
+
+// decodeInto is Decode appending to out, which DecodeValuesInto keeps on
+// its stack: the parts are only read there, never returned.
+func (s *Spec) decodeInto(out []Decoded, key []byte) ([]Decoded, error) {
 	rest := key
 	for _, p := range s.parts {
 		start := rest
@@ -376,15 +381,28 @@ func (s *Spec) checkDerived(parts []Decoded) error {
 // DecodeValues returns the field values a key carries (plain and reversed
 // parts); derived parts are checked but not returned.
 func (s *Spec) DecodeValues(key []byte) (Values, error) {
-	parts, err := s.Decode(key)
-	if err != nil {
+	vals := make(Values, len(s.parts))
+	if err := s.DecodeValuesInto(key, vals); err != nil {
 		return nil, err
 	}
-	vals := Values{}
+	return vals, nil
+}
+
+// DecodeValuesInto is DecodeValues adding the values to dst, a map the
+// caller made with room for what it adds after them (an entity's state
+// starts from its primary key's fields). A field already in dst is left as
+// it is. On an error dst may hold some of the key's values.
+func (s *Spec) DecodeValuesInto(key []byte, dst Values) error {
+	// Keys have a few parts: up to eight are decoded without allocating.
+	var buf [8]Decoded
+	parts, err := s.decodeInto(buf[:0], key)
+	if err != nil {
+		return err
+	}
 	for _, d := range parts {
-		if _, seen := vals[d.Part.Field]; !seen && d.Part.Recoverable() {
-			vals[d.Part.Field] = d.Value
+		if _, seen := dst[d.Part.Field]; !seen && d.Part.Recoverable() {
+			dst[d.Part.Field] = d.Value
 		}
 	}
-	return vals, nil
+	return nil
 }
