@@ -2,9 +2,11 @@ package write
 
 import (
 	"bufio"
+	"bytes"
 	"cmp"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime/pprof"
@@ -13,10 +15,13 @@ import (
 	"testing"
 	"time"
 
+	pdb "github.com/cockroachdb/pebble/v2"
+
 	"github.com/denorm/denorm/ddl"
 	"github.com/denorm/denorm/event"
 	"github.com/denorm/denorm/gen"
 	"github.com/denorm/denorm/schema"
+	"github.com/denorm/denorm/store"
 	"github.com/denorm/denorm/store/pebble"
 )
 
@@ -30,13 +35,23 @@ type window struct {
 	took   time.Duration // in the writer's steps only
 	units  int           // cells and delete markers written, increments
 	fanout int           // of which refreshes of live copies
+	// With DENORM_GROWTH_RAW: raw Pebble writing the same cells into a
+	// store of its own, which grows as the writer's does.
+	rawCells int
+	rawTook  time.Duration
 }
 
 func (w window) String() string {
 	s := w.took.Seconds()
-	return fmt.Sprintf("%7.0f events/s %8.0f units/s (%8.0f without fan-out, fan-out %d units)",
+	out := fmt.Sprintf("%7.0f events/s %8.0f units/s (%8.0f without fan-out, fan-out %d units)",
 		float64(w.events)/s, float64(w.units)/s, float64(w.units-w.fanout)/s, w.fanout)
+	if w.rawTook > 0 {
+		out += fmt.Sprintf(", raw Pebble %8.0f cells/s", w.rawRate())
+	}
+	return out
 }
+
+func (w window) rawRate() float64 { return float64(w.rawCells) / w.rawTook.Seconds() }
 
 func units(s Stats) int {
 	n := s.Increments
@@ -62,7 +77,12 @@ func units(s Stats) int {
 // DENORM_GROWTH_CACHE sets the store's block cache in bytes (default the
 // store's own), to compare cache sizes; DENORM_GROWTH_MEMTABLE the
 // memtable's (the store's default cache grows with it: set both to compare
-// memtables alone).
+// memtables alone). DENORM_GROWTH_RAW=1 also writes every batch's cells,
+// after the writer's step and timed on their own, into a raw Pebble
+// database of their own (as BenchmarkApplyPaired's raw side, which grows as
+// the writer's store does), and reports raw Pebble's first and last windows
+// in cells/s: how much of the writer's fall the store's own growth
+// explains.
 // The writer applies the stream as Run does on a log that reads ahead
 // (each batch staged while the one before it is written); only its steps
 // are timed: decoding the JSON lines is not the writer's work.
@@ -76,6 +96,10 @@ func BenchmarkGrowth(b *testing.B) {
 		}
 	}
 	prof := os.Getenv("DENORM_GROWTH_PROFILE")
+	raw := os.Getenv("DENORM_GROWTH_RAW")
+	if raw != "" && raw != "1" && raw != "merge" {
+		b.Fatalf("DENORM_GROWTH_RAW=%q: want 1 or merge", raw)
+	}
 	path := filepath.Join(b.TempDir(), "events.jsonl")
 	f, err := os.Create(path)
 	if err != nil {
@@ -90,7 +114,7 @@ func BenchmarkGrowth(b *testing.B) {
 	plan := ordersPlan(b)
 	for b.Loop() {
 		b.StopTimer()
-		wins := applyGrowth(b, plan, path, 0, prof, n)
+		wins := applyGrowth(b, plan, path, 0, prof, n, raw)
 		if len(wins) < 2 {
 			b.Fatalf("%d windows", len(wins))
 		}
@@ -99,7 +123,7 @@ func BenchmarkGrowth(b *testing.B) {
 		// again on fresh stores, and the median of the runs reported.
 		firsts := []window{wins[0]}
 		for range growthFirstRuns - 1 {
-			w := applyGrowth(b, plan, path, growthWindow, "", n)[0]
+			w := applyGrowth(b, plan, path, growthWindow, "", n, raw)[0]
 			b.Logf("first window again: %v", w)
 			firsts = append(firsts, w)
 		}
@@ -117,6 +141,15 @@ func BenchmarkGrowth(b *testing.B) {
 		b.ReportMetric(float64(first.fanout)/fs, "first-fanout/s")
 		b.ReportMetric(float64(last.fanout)/ls, "last-fanout/s")
 		b.ReportMetric((float64(last.units)/ls)/(float64(first.units)/fs), "last/first-units")
+		if raw != "" {
+			// The raw side's own median first window: its runs do not
+			// sort as the writer's do.
+			slices.SortFunc(firsts, func(x, y window) int { return cmp.Compare(x.rawRate(), y.rawRate()) })
+			rf := firsts[len(firsts)/2].rawRate()
+			b.ReportMetric(rf, "raw-first-cells/s")
+			b.ReportMetric(last.rawRate(), "raw-last-cells/s")
+			b.ReportMetric(last.rawRate()/rf, "raw-last/first")
+		}
 		b.ReportMetric(float64(sumEvents(wins)), "events")
 		b.ReportMetric(0, "ns/op")
 		b.StartTimer()
@@ -139,13 +172,30 @@ func sumEvents(ws []window) int {
 // applyGrowth applies the stream at path to a fresh store, in batches of
 // 1,000, the first limit events of it (0: all), and returns its windows.
 // With prof set it profiles the first window and the one that starts
-// within the last window's length of n.
-func applyGrowth(b *testing.B, plan *schema.Plan, path string, limit int, prof string, n int) []window {
+// within the last window's length of n. With raw set it writes each
+// step's cells into a raw Pebble database too (window.rawCells).
+func applyGrowth(b *testing.B, plan *schema.Plan, path string, limit int, prof string, n int, raw string) []window {
 	ctx := context.Background()
 	dir := filepath.Join(b.TempDir(), "store")
 	st := openGrowth(b, dir)
 	defer st.Close()
-	w := New(plan, st, Options{})
+	var target store.Store = st
+	var rec *logStore
+	var rawDB *pdb.DB
+	if raw != "" {
+		rec = &logStore{Store: st, log: &cellLog{}}
+		target = rec
+		var err error
+		o := &pdb.Options{MemTableSize: pebble.DefaultMemTableSize, Logger: quietPebble{pdb.DefaultLogger}}
+		if raw == "merge" {
+			o.Merger = newestMerger
+		}
+		if rawDB, err = pdb.Open(filepath.Join(b.TempDir(), "raw"), o); err != nil {
+			b.Fatal(err)
+		}
+		defer rawDB.Close()
+	}
+	w := New(plan, target, Options{})
 	in, err := os.Open(path)
 	if err != nil {
 		b.Fatal(err)
@@ -201,6 +251,21 @@ func applyGrowth(b *testing.B, plan *schema.Plan, path string, limit int, prof s
 		fn()
 		cur.took += time.Since(start)
 		b.StopTimer()
+		if rec != nil {
+			// The step's cells, written raw with the store's durability
+			// (benchDurability, the log not synced), then forgotten.
+			start := time.Now()
+			commit := rec.log.commitWith
+			if raw == "merge" {
+				commit = rec.log.mergeWith
+			}
+			if err := commit(rawDB, 0, rec.log.cells(), pdb.NoSync); err != nil {
+				b.Fatal(err)
+			}
+			cur.rawTook += time.Since(start)
+			cur.rawCells += rec.log.cells()
+			rec.log.reset()
+		}
 	}
 	// A step writes batch k and stages batch k+1: its time goes to the
 	// window of batch k.
@@ -234,6 +299,9 @@ func applyGrowth(b *testing.B, plan *schema.Plan, path string, limit int, prof s
 	}
 	if limit == 0 {
 		fmt.Fprintf(os.Stderr, "Pebble at the end:\n%s\n", st.LSM())
+		if rawDB != nil {
+			fmt.Fprintf(os.Stderr, "Raw Pebble (%s) at the end:\n%s\n", raw, rawDB.Metrics())
+		}
 	}
 	return wins
 }
@@ -263,3 +331,55 @@ func openGrowth(b *testing.B, dir string) *pebble.Store {
 	}
 	return st
 }
+
+// mergeWith is commitWith for a database keyed as a store would be whose
+// one-version columns are one Pebble key each: a put's key leaves out its
+// timestamp, which leads the value, and is a merge that newestMerger
+// settles, so that compactions drop every version but the newest. Delete
+// markers stay keys of their own, timestamp included.
+func (l *cellLog) mergeWith(db *pdb.DB, from, to int, wo *pdb.WriteOptions) error {
+	batch := db.NewBatch()
+	defer batch.Close()
+	var v8 []byte
+	for c := from; c < to; c++ {
+		k, v := l.cell(c)
+		if k[len(k)-9] != byte(store.Put) {
+			if err := batch.Set(k, v, nil); err != nil {
+				return err
+			}
+			continue
+		}
+		v8 = append(append(v8[:0], k[len(k)-8:]...), v...)
+		if err := batch.Merge(k[:len(k)-8], v8, nil); err != nil {
+			return err
+		}
+	}
+	return batch.Commit(wo)
+}
+
+// newestMerger keeps the operand with the highest timestamp (its first 8
+// bytes, big-endian); of equal ones, the newer write.
+var newestMerger = &pdb.Merger{
+	Name: "denorm.bench.newest",
+	Merge: func(_, value []byte) (pdb.ValueMerger, error) {
+		return &newest{v: append([]byte(nil), value...)}, nil
+	},
+}
+
+type newest struct{ v []byte }
+
+func (n *newest) MergeNewer(value []byte) error {
+	if bytes.Compare(value[:8], n.v[:8]) >= 0 {
+		n.v = append(n.v[:0], value...)
+	}
+	return nil
+}
+
+func (n *newest) MergeOlder(value []byte) error {
+	if bytes.Compare(value[:8], n.v[:8]) > 0 {
+		n.v = append(n.v[:0], value...)
+	}
+	return nil
+}
+
+func (n *newest) Finish(bool) ([]byte, io.Closer, error) { return n.v, nil, nil }

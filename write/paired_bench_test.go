@@ -45,6 +45,11 @@ func (l *cellLog) cells() int { return len(l.ends) / 2 }
 // commit writes cells [from, to) into db in one synced batch, as raw
 // Pebble's side of a paired benchmark.
 func (l *cellLog) commit(db *pdb.DB, from, to int) error {
+	return l.commitWith(db, from, to, pdb.Sync)
+}
+
+// commitWith is commit with the batch's write options.
+func (l *cellLog) commitWith(db *pdb.DB, from, to int, wo *pdb.WriteOptions) error {
 	batch := db.NewBatch()
 	defer batch.Close()
 	for c := from; c < to; c++ {
@@ -53,7 +58,12 @@ func (l *cellLog) commit(db *pdb.DB, from, to int) error {
 			return err
 		}
 	}
-	return batch.Commit(pdb.Sync)
+	return batch.Commit(wo)
+}
+
+// reset forgets every cell, keeping the arena.
+func (l *cellLog) reset() {
+	l.buf, l.ends, l.batches = l.buf[:0], l.ends[:0], l.batches[:0]
 }
 
 // cell returns cell i's key and value.
@@ -103,6 +113,12 @@ func (s *logStore) Increment(ctx context.Context, table string, inc store.Increm
 	}
 	s.mu.Unlock()
 	return s.Store.Increment(ctx, table, inc)
+}
+
+// GetMany passes a multi-get on as one call, as the writer makes it: the
+// growth benchmark times the writer through a logStore.
+func (s *logStore) GetMany(ctx context.Context, table string, gets []store.Get) ([]store.Row, error) {
+	return store.GetMany(ctx, s.Store, table, gets)
 }
 
 func (s *logStore) Sync(ctx context.Context) error {
