@@ -77,12 +77,15 @@ func units(s Stats) int {
 // DENORM_GROWTH_CACHE sets the store's block cache in bytes (default the
 // store's own), to compare cache sizes; DENORM_GROWTH_MEMTABLE the
 // memtable's (the store's default cache grows with it: set both to compare
-// memtables alone). DENORM_GROWTH_RAW=1 also writes every batch's cells,
-// after the writer's step and timed on their own, into a raw Pebble
-// database of their own (as BenchmarkApplyPaired's raw side, which grows as
-// the writer's store does), and reports raw Pebble's first and last windows
-// in cells/s: how much of the writer's fall the store's own growth
-// explains.
+// memtables alone). DENORM_GROWTH_RAW=1 also writes every step's cells,
+// after the step and timed on their own, into a raw Pebble database that
+// grows as the writer's store does, a key per version as
+// BenchmarkApplyPaired's raw side keys them; DENORM_GROWTH_RAW=merge keys
+// them as a store would whose one-version columns are one key each, the
+// newest version kept by a merge. Raw Pebble's LSM is printed at the end,
+// to compare what its flushes and compactions wrote under either layout.
+// Its windows' cells/s count its commits only: the compactions they cause
+// run in the background, and slow the writer's windows instead.
 // The writer applies the stream as Run does on a log that reads ahead
 // (each batch staged while the one before it is written); only its steps
 // are timed: decoding the JSON lines is not the writer's work.
