@@ -20,10 +20,31 @@ import (
 // stream, and the tables end as `denorm apply` makes them. Both write to
 // the test environment's HBase, whose client sets the hold's end as the
 // deadline on its socket.
+//
+// A pause that falls between a batch's write and its commit leaves the
+// fence nothing to stop: resumed, the sink's first call is the commit,
+// which the group refuses (its member is gone), and it stops having written
+// nothing more (a write would have met the fence, whose hold ended during
+// the pause). That run still must end with the model's tables, and the
+// scenario is run again, up to three times in all, until a pause lands
+// inside a batch and the fence is what stops the sink.
 func TestSinkPausedPastItsSessionStops(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts processes")
 	}
+	for attempt := 1; attempt <= 3; attempt++ {
+		if pausedPastSession(t) {
+			return
+		}
+		t.Logf("attempt %d: the pause fell between a batch's write and its commit; again", attempt)
+	}
+	t.Fatal("in three runs no pause fell inside a batch: the fence was never exercised")
+}
+
+// pausedPastSession runs the scenario once on a topic and tables of its
+// own and reports whether the resumed sink was stopped by its fence (false:
+// by its refused commit, after checking the tables all the same).
+func pausedPastSession(t *testing.T) bool {
 	u := sinkTopic(t, "denorm-sink-pause", 2)
 	hb, st, schemaPath := sinkTables(t, "sinkpause")
 	// No renames: live copies crossing between two writers are a known gap
@@ -73,11 +94,13 @@ func TestSinkPausedPastItsSessionStops(t *testing.T) {
 	}
 	out := a.output()
 	t.Logf("the resumed sink's last lines:\n%s", lastLines(out, 3))
-	if !strings.Contains(out, "fenced off its streams") {
-		t.Fatalf("the resumed sink's log does not say it was fenced:\n%s", out)
+	fenced := strings.Contains(out, "fenced off its streams")
+	if !fenced && !(strings.Contains(out, "partitions lost") && strings.Contains(out, "commit offsets")) {
+		t.Fatalf("the resumed sink's log says neither that it was fenced nor that its commit was refused:\n%s", out)
 	}
 	b.stop()
 	sameTables(t, model, st)
+	return fenced
 }
 
 // lastLines is the last n lines of s.
