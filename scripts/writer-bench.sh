@@ -65,8 +65,9 @@ met() { awk -v v="$1" -v t="$3" -v op="$2" 'BEGIN {ok = (op == ">=") ? v >= t : 
 # NAME RUNS times and adds a row with METRIC of each run, against TARGET;
 # the result lines are left in $lines for the rows that follow.
 paired() {
-  local out="${4//\//-}.out" top="${4%%/*}"
-  local pattern="^$top\$${4#"$top"}" # ^BenchmarkPaired$/scan for BenchmarkPaired/scan
+  local out="${4//\//-}.out" top="${4%%/*}" sub="${4#*/}"
+  local pattern="^$top\$" # ^BenchmarkPaired$/^scan$ for BenchmarkPaired/scan
+  if [[ "$sub" != "$4" ]]; then pattern+="/^$sub\$"; fi
   : > "$work/$out"
   for ((i = 0; i < runs; i++)); do bench "$2" "$3" "$pattern" "$5" "$out"; done
   lines=$(results "$4" "$out")
