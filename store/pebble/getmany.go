@@ -57,6 +57,7 @@ func (s *Store) GetMany(ctx context.Context, name string, gets []store.Get) ([]s
 				return nil, fmt.Errorf("get many: %w", err)
 			}
 			rr, last = newRowReader(t, q, now), g
+			rr.slab = true
 		}
 		t.regions.read(g.Row)
 		prefix = appendRowPrefix(prefix[:0], t.id, g.Row)

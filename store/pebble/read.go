@@ -82,7 +82,24 @@ type rowReader struct {
 	reuse bool
 	arena []byte
 	cells []store.Cell
+
+	// With slab, rows are handed out as without reuse (callers keep them),
+	// but built one after another in shared arrays: each row starts where
+	// the last one ended, arena and cells hold what is left of the current
+	// arrays, and a new pair is made only when a row does not fit. A
+	// multi-get of a hundred rows makes a few arrays, not two or three per
+	// row. Invariant: every slice handed out is capped at its own length,
+	// so a caller appending to a row's cells or bytes cannot write into the
+	// next row's.
+	slab bool
 }
+
+// Sizes of the arrays a slab reader starts when what is left cannot take
+// a row like the last one: a multi-get's rows share them.
+const (
+	slabBytes = 16 << 10
+	slabCells = 256
+)
 
 func newRowReader(t *table, q *query, now int64) *rowReader {
 	return &rowReader{q: q, vis: visibility{t: t, now: now}}
@@ -163,9 +180,22 @@ func (r *rowReader) readInto(it *pdb.Iterator, out *store.Row) error {
 	}
 	var arena []byte
 	var row store.Row
-	if r.reuse {
+	switch {
+	case r.reuse:
 		arena, row.Cells = r.arena[:0], r.cells[:0]
-	} else {
+	case r.slab:
+		// What is left of the shared arrays, or new ones when it would not
+		// hold a row the size of the last: a row that outgrows them anyway
+		// moves to a bigger array as append moves it, leaving the rows
+		// before it where they are.
+		arena, row.Cells = r.arena, r.cells
+		if cap(arena) < max(r.arenaHint, 64) {
+			arena = make([]byte, 0, max(slabBytes, 2*r.arenaHint))
+		}
+		if cap(row.Cells) < r.cellsHint {
+			row.Cells = make([]store.Cell, 0, max(slabCells, 2*r.cellsHint))
+		}
+	default:
 		arena = make([]byte, 0, max(r.arenaHint, 64))
 		if r.cellsHint > 0 {
 			row.Cells = make([]store.Cell, 0, r.cellsHint)
@@ -500,10 +530,20 @@ keys:
 		}
 	}
 	r.arenaHint, r.cellsHint = len(arena), len(row.Cells)
-	if r.reuse {
+	switch {
+	case r.reuse:
 		// Keep the bigger of the buffers: an arena that grew mid-row left
 		// the earlier cells in its old array, which stays alive through them.
 		r.arena, r.cells = arena, row.Cells
+	case r.slab:
+		// The next row starts past this one's end; this one's cells end
+		// at its last (the invariant above). Its bytes are capped already.
+		n := len(row.Cells)
+		r.arena, r.cells = arena[len(arena):], row.Cells[n:]
+		row.Cells = row.Cells[:n:n]
+		if n == 0 {
+			row.Cells = nil
+		}
 	}
 	*out = row
 	return nil

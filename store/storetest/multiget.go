@@ -78,8 +78,54 @@ func testGetManyOrder(t *testing.T, e *env) {
 		expectCells(t, "the repeat of row c after the first was changed", rows[10].Cells, cells("c", "g:y@3=c"))
 	}
 
+	checkRowsApart(t, e, name, gets)
+
 	empty, err := store.GetMany(e.ctx, e.st, name, nil)
 	if err != nil || len(empty) != 0 {
 		t.Errorf("GetMany of no rows: %d rows, err %v; want none and no error", len(empty), err)
 	}
+}
+
+// checkRowsApart appends to every slice of each row a multi-get returns
+// (its cells, its key, each cell's qualifier and value), as a caller owning
+// them may, and checks that no other row changed: a backend that builds the
+// rows of one call in shared arrays must cap each slice at its length.
+func checkRowsApart(t *testing.T, e *env, name string, gets []store.Get) {
+	t.Helper()
+	rows, err := store.GetMany(e.ctx, e.st, name, gets)
+	if err != nil {
+		t.Fatalf("GetMany: %v", err)
+	}
+	want := make([]store.Row, len(rows))
+	for i, r := range rows {
+		want[i] = copyRow(r)
+	}
+	junk := []byte("junk")
+	for i := range rows {
+		r := &rows[i]
+		r.Key = append(r.Key, junk...)
+		for j := range r.Cells {
+			c := &r.Cells[j]
+			c.Qualifier = append(c.Qualifier, junk...)
+			c.Value = append(c.Value, junk...)
+		}
+		r.Cells = append(r.Cells, store.Cell{Row: junk, Family: "junk", Qualifier: junk, Value: junk})
+		for k := i + 1; k < len(rows); k++ {
+			what := "GetMany answer " + itoa(int64(k)) + " after appending to answer " + itoa(int64(i))
+			if !bytes.Equal(rows[k].Key, want[k].Key) {
+				t.Fatalf("%s: key %s, want %s", what, store.Printable(rows[k].Key), store.Printable(want[k].Key))
+			}
+			expectCells(t, what, rows[k].Cells, want[k].Cells)
+		}
+	}
+}
+
+// copyRow copies a row and every slice it holds.
+func copyRow(r store.Row) store.Row {
+	c := store.Row{Key: bytes.Clone(r.Key)}
+	for _, x := range r.Cells {
+		x.Row, x.Qualifier, x.Value = bytes.Clone(x.Row), bytes.Clone(x.Qualifier), bytes.Clone(x.Value)
+		c.Cells = append(c.Cells, x)
+	}
+	return c
 }
