@@ -120,8 +120,8 @@ func ReadStateSkipping(plan *schema.Plan, ent *schema.Entity, t *schema.Table, r
 	if err != nil {
 		return nil, fmt.Errorf("layout: primary key of %s: %w", t.Name, err)
 	}
-	var children map[string][]map[string]any // made at the first element
-	for _, c := range row.Cells {
+	var children []childElems // a list's entry made at its first element
+	for i, c := range row.Cells {
 		if c.Family == book && IsLive(c.Qualifier) {
 			continue
 		}
@@ -142,21 +142,34 @@ func ReadStateSkipping(plan *schema.Plan, ent *schema.Entity, t *schema.Table, r
 		if st.Deleted {
 			continue
 		}
-		if err := readCell(plan, ent, t, c, state, &children); err != nil {
+		if err := readCell(plan, ent, t, c, state, &children, len(row.Cells)-i); err != nil {
 			return nil, err
 		}
 	}
 	if st.Deleted {
 		return st, nil
 	}
-	for name, elems := range children {
-		state[name] = elems
+	for _, ce := range children {
+		state[ce.ch.Name] = ce.elems
 	}
 	st.Values = state
 	return st, nil
 }
 
-func readCell(plan *schema.Plan, ent *schema.Entity, t *schema.Table, c store.Cell, state map[string]any, childrenp *map[string][]map[string]any) error {
+// childElems is one child list's elements as a row's cells fill them. An
+// entity has a child list or two: a slice of them is searched faster than
+// a map is hashed.
+type childElems struct {
+	ch    *schema.Child
+	elems []map[string]any
+	keys  []any // elems[i]'s key, compared without a lookup in elems[i]
+}
+
+// readCell decodes one cell of a primary row into state or into the
+// element of children it belongs to. left is how many of the row's cells
+// are still to come, this one included: a list holds at most that many
+// more elements, the capacity its slices are made with.
+func readCell(plan *schema.Plan, ent *schema.Entity, t *schema.Table, c store.Cell, state map[string]any, children *[]childElems, left int) error {
 	for _, col := range t.Columns {
 		if col.Family != c.Family {
 			continue
@@ -178,22 +191,31 @@ func readCell(plan *schema.Plan, ent *schema.Entity, t *schema.Table, c store.Ce
 			continue
 		}
 		ch := ent.Child(col.Child)
-		if *childrenp == nil {
-			*childrenp = map[string][]map[string]any{}
+		var ce *childElems
+		for k := range *children {
+			if (*children)[k].ch == ch {
+				ce = &(*children)[k]
+				break
+			}
 		}
-		children := *childrenp
-		elems := children[ch.Name]
+		if ce == nil {
+			*children = append(*children, childElems{ch: ch, elems: make([]map[string]any, 0, left), keys: make([]any, 0, left)})
+			ce = &(*children)[len(*children)-1]
+		}
 		var el map[string]any
-		for _, e := range elems {
-			if e[ch.Key] == key {
-				el = e
+		// Newest element first: a list stored a column per field has an
+		// element's cells one after another.
+		for k := len(ce.keys) - 1; k >= 0; k-- {
+			if ce.keys[k] == key {
+				el = ce.elems[k]
 				break
 			}
 		}
 		if el == nil {
 			el = make(map[string]any, len(ch.Fields))
 			el[ch.Key] = key
-			children[ch.Name] = append(elems, el)
+			ce.elems = append(ce.elems, el)
+			ce.keys = append(ce.keys, key)
 		}
 		if col.Field == "" {
 			if err := decodeElementInto(ch, c.Value, el); err != nil {
