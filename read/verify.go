@@ -103,8 +103,10 @@ func (r *Reader) checkHit(qq *query, key []byte, prim store.Row, sc *layout.Scra
 // the hits point at: a page of 100 thin hits is one round trip on HBase
 // and one iterator on the embedded store, not 100 Gets.
 func (r *Reader) fetchPrimaries(ctx context.Context, qq *query, hits []store.Row) (map[string]store.Row, error) {
-	var gets []store.Get
-	primaries := map[string]store.Row{}
+	// Sized for a hit per primary row, the usual page: a map grown from
+	// empty rehashes its keys several times on the way to a hundred.
+	gets := make([]store.Get, 0, len(hits))
+	primaries := make(map[string]store.Row, len(hits))
 	for _, h := range hits {
 		ref, ok := h.Latest(qq.t.Ref.Family, []byte(qq.t.Ref.Qualifier))
 		if !ok {
