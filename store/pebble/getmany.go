@@ -59,6 +59,7 @@ func (s *Store) GetMany(ctx context.Context, name string, gets []store.Get) ([]s
 			rr, last = newRowReader(t, q, now), g
 			rr.slab = true
 		}
+		rr.left = len(order) - n
 		t.regions.read(g.Row)
 		prefix = appendRowPrefix(prefix[:0], t.id, g.Row)
 		row, err := s.readRowAt(it, rr, prefix, g.Row)

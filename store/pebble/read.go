@@ -92,14 +92,28 @@ type rowReader struct {
 	// so a caller appending to a row's cells or bytes cannot write into the
 	// next row's.
 	slab bool
+	// left is how many rows a slab reader still has to read, this one
+	// included: new arrays are made for that many rows like the last one,
+	// so that a multi-get of two rows does not make arrays for a hundred.
+	left int
 }
 
-// Sizes of the arrays a slab reader starts when what is left cannot take
-// a row like the last one: a multi-get's rows share them.
+// Bounds on the arrays a slab reader makes when what is left of the last
+// ones cannot take a row like the last: room for the rows still to read,
+// up to these sizes (or one row, when a row is bigger).
 const (
 	slabBytes = 16 << 10
 	slabCells = 256
 )
+
+// slabCap is the capacity of a new slab array: per units a row for rows
+// rows, at most limit units unless one row needs more.
+func slabCap(per, rows, limit int) int {
+	if rows > limit/per {
+		return max(limit, per)
+	}
+	return per * max(rows, 1)
+}
 
 func newRowReader(t *table, q *query, now int64) *rowReader {
 	return &rowReader{q: q, vis: visibility{t: t, now: now}}
@@ -189,11 +203,11 @@ func (r *rowReader) readInto(it *pdb.Iterator, out *store.Row) error {
 		// moves to a bigger array as append moves it, leaving the rows
 		// before it where they are.
 		arena, row.Cells = r.arena, r.cells
-		if cap(arena) < max(r.arenaHint, 64) {
-			arena = make([]byte, 0, max(slabBytes, 2*r.arenaHint))
+		if per := max(r.arenaHint, 256); cap(arena) < per {
+			arena = make([]byte, 0, slabCap(per, r.left, slabBytes))
 		}
-		if cap(row.Cells) < r.cellsHint {
-			row.Cells = make([]store.Cell, 0, max(slabCells, 2*r.cellsHint))
+		if per := max(r.cellsHint, 8); cap(row.Cells) < per {
+			row.Cells = make([]store.Cell, 0, slabCap(per, r.left, slabCells))
 		}
 	default:
 		arena = make([]byte, 0, max(r.arenaHint, 64))
