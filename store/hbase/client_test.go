@@ -201,14 +201,15 @@ func TestScannerClosesOnEveryPath(t *testing.T) {
 	// A limit that falls on a fetch boundary ends the scan without asking
 	// the server again (HBase 2.5's gateway can fail such a call).
 	f.mu.Lock()
-	f.fetches = 0
+	f.fetches, f.oneCalls = 0, 0
+	opened := f.nextID
 	f.mu.Unlock()
 	sc, _ = s.Scan(ctx, "t", store.Scan{Limit: 2, Caching: 2})
 	if got := read(sc); len(got) != 2 {
 		t.Errorf("limited scan: %v", got)
 	}
-	if f.fetches != 1 {
-		t.Errorf("%d fetches for a limit of one fetch's size, want 1", f.fetches)
+	if f.fetches+f.oneCalls != 1 || f.nextID != opened {
+		t.Errorf("%d fetches and %d scanners opened for a limit of one fetch's size, want one fetch and none", f.fetches+f.oneCalls, f.nextID-opened)
 	}
 	// Abandoned early.
 	sc, _ = s.Scan(ctx, "t", store.Scan{Caching: 1})
@@ -280,14 +281,18 @@ func TestIncrementOrderAndRepeats(t *testing.T) {
 
 func TestScannerLeaseLost(t *testing.T) {
 	f := newFakeGateway()
-	f.rows = []*hbase2.TResult_{resultRow("a", "f:q"), resultRow("b", "f:q")}
+	f.rows = []*hbase2.TResult_{resultRow("a", "f:q"), resultRow("b", "f:q"), resultRow("c", "f:q")}
 	s := openFake(t, f, Options{})
 	sc, err := s.Scan(t.Context(), "t", store.Scan{Caching: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !sc.Next(t.Context()) {
-		t.Fatalf("first row: %v", sc.Err())
+	// The first row comes in one call with no scanner left on the
+	// gateway; the second from the scanner opened after it.
+	for _, want := range []string{"a", "b"} {
+		if !sc.Next(t.Context()) || string(sc.Row().Key) != want {
+			t.Fatalf("row %s: %v", want, sc.Err())
+		}
 	}
 	f.mu.Lock()
 	clear(f.scanners) // the gateway expired it
@@ -300,5 +305,60 @@ func TestScannerLeaseLost(t *testing.T) {
 	}
 	if err := sc.Close(); err != nil {
 		t.Errorf("Close after a lost lease: %v", err)
+	}
+}
+
+// A forward scan reads its first fetch in one call and goes on from the
+// row after that fetch's last with a scanner of the rows left of its
+// limit; a scan of fewer rows than a fetch opens no scanner at all.
+func TestScanFirstFetchInOneCall(t *testing.T) {
+	f := newFakeGateway()
+	for _, k := range []string{"a", "a\x00", "b", "c", "d"} {
+		f.rows = append(f.rows, resultRow(k, "f:q"))
+	}
+	s := openFake(t, f, Options{})
+	ctx := t.Context()
+	scan := func(sc store.Scan) []string {
+		t.Helper()
+		it, err := s.Scan(ctx, "t", sc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer it.Close()
+		var keys []string
+		for it.Next(ctx) {
+			keys = append(keys, string(it.Row().Key))
+		}
+		if err := it.Err(); err != nil {
+			t.Fatalf("scan %+v: %v", sc, err)
+		}
+		return keys
+	}
+	for _, c := range []struct {
+		scan   store.Scan
+		want   []string
+		opened int32 // server-side scanners
+	}{
+		{store.Scan{Caching: 10}, []string{"a", "a\x00", "b", "c", "d"}, 0},
+		{store.Scan{Caching: 1}, []string{"a", "a\x00", "b", "c", "d"}, 1},
+		{store.Scan{Caching: 2, Limit: 3}, []string{"a", "a\x00", "b"}, 1},
+		{store.Scan{Caching: 2, Limit: 2}, []string{"a", "a\x00"}, 0},
+		{store.Scan{Start: []byte("b"), Caching: 2}, []string{"b", "c", "d"}, 1},
+		{store.Scan{Start: []byte("b"), Caching: 3}, []string{"b", "c", "d"}, 1},
+		{store.Scan{Start: []byte("b"), Caching: 4}, []string{"b", "c", "d"}, 0},
+		{store.Scan{Start: []byte("e")}, nil, 0},
+	} {
+		f.mu.Lock()
+		before := f.nextID
+		f.mu.Unlock()
+		if got := scan(c.scan); fmt.Sprintf("%q", got) != fmt.Sprintf("%q", c.want) {
+			t.Errorf("scan %+v: %q, want %q", c.scan, got, c.want)
+		}
+		f.mu.Lock()
+		opened, open := f.nextID-before, len(f.scanners)
+		f.mu.Unlock()
+		if opened != c.opened || open != 0 {
+			t.Errorf("scan %+v: %d scanners opened (want %d), %d left open", c.scan, opened, c.opened, open)
+		}
 	}
 }

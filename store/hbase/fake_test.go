@@ -1,6 +1,7 @@
 package hbase
 
 import (
+	"bytes"
 	"context"
 	"strings"
 	"sync"
@@ -29,6 +30,7 @@ type fakeGateway struct {
 	puts     int   // rows accepted by put, putMultiple and mutateRow
 	multis   int   // putMultiple calls
 	fetches  int   // getScannerRows calls
+	oneCalls int   // getScannerResults calls
 	multiGet []int // the size of every getMultiple call
 	short    bool  // getMultiple answers one result too few
 	getDelay time.Duration
@@ -148,15 +150,38 @@ func (f *fakeGateway) MutateRow(_ context.Context, table []byte, rm *hbase2.TRow
 	return nil
 }
 
-func (f *fakeGateway) OpenScanner(_ context.Context, table []byte, _ *hbase2.TScan) (int32, error) {
+func (f *fakeGateway) OpenScanner(_ context.Context, table []byte, ts *hbase2.TScan) (int32, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if !f.tables[string(table)] {
 		return 0, ioErr(string(table))
 	}
 	f.nextID++
-	f.scanners[f.nextID] = 0
+	f.scanners[f.nextID] = f.startAt(ts)
 	return f.nextID, nil
+}
+
+// startAt is the index of the first of f.rows a scan from ts's start row
+// yields (f.rows are in key order).
+func (f *fakeGateway) startAt(ts *hbase2.TScan) int {
+	for i, r := range f.rows {
+		if bytes.Compare(r.Row, ts.StartRow) >= 0 {
+			return i
+		}
+	}
+	return len(f.rows)
+}
+
+// GetScannerResults is a scanner opened, read once and closed, in one call.
+func (f *fakeGateway) GetScannerResults(_ context.Context, table []byte, ts *hbase2.TScan, n int32) ([]*hbase2.TResult_, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.oneCalls++
+	if !f.tables[string(table)] {
+		return nil, ioErr(string(table))
+	}
+	at := f.startAt(ts)
+	return f.rows[at:min(at+int(n), len(f.rows))], nil
 }
 
 func (f *fakeGateway) GetScannerRows(_ context.Context, id int32, n int32) ([]*hbase2.TResult_, error) {

@@ -10,9 +10,50 @@ import (
 	"github.com/denorm/denorm/store"
 )
 
-// Scan opens a server-side scanner. Gateway scanners live in the Thrift
-// server, not in a connection, so each fetch may use any pooled connection.
+// Scan reads a forward scan's first fetch in one call (getScannerResults),
+// which opens, reads and closes a scanner on the gateway: a scan of fewer
+// rows than a fetch, as most reads of an index page or a key's lookup rows
+// are, costs one round trip instead of three or four. A scan with more
+// rows goes on with a server-side scanner from the row after the last one
+// read. Reverse scans, and scans in pieces (Batch), whose rows the next
+// fetch could cut mid-row, open a server-side scanner at once. Gateway
+// scanners live in the Thrift server, not in a connection, so each fetch
+// may use any pooled connection.
 func (s *Store) Scan(ctx context.Context, table string, sc store.Scan) (store.Scanner, error) {
+	if !sc.Reverse && sc.Batch == 0 {
+		return s.scanFirst(ctx, table, sc)
+	}
+	out, err := s.openScanner(ctx, table, sc)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// scanFirst is Scan's one-call first fetch.
+func (s *Store) scanFirst(ctx context.Context, table string, sc store.Scan) (store.Scanner, error) {
+	fetch := fetchSize(sc)
+	var res []*hbase2.TResult_
+	err := s.call(ctx, func(ctx context.Context, c *hbase2.THBaseServiceClient) (err error) {
+		res, err = c.GetScannerResults(ctx, s.wireName(table), tscan(sc), int32(fetch))
+		return err
+	})
+	if err != nil {
+		return nil, s.explain(ctx, "scan "+table, table, nil, err)
+	}
+	out := &scanner{s: s, table: table, fetch: int32(fetch), limit: sc.Limit, buf: res}
+	// Fewer rows than asked for: the gateway's scanner ran out (it reads
+	// until it has them all or the range ends). As many: there may be
+	// more, unless the limit is reached.
+	if len(res) == fetch && (sc.Limit == 0 || len(res) < sc.Limit) {
+		rest := sc
+		out.rest = &rest
+	}
+	return out, nil
+}
+
+// openScanner opens a server-side scanner for sc.
+func (s *Store) openScanner(ctx context.Context, table string, sc store.Scan) (*scanner, error) {
 	var id int32
 	err := s.call(ctx, func(ctx context.Context, c *hbase2.THBaseServiceClient) (err error) {
 		id, err = c.OpenScanner(ctx, s.wireName(table), tscan(sc))
@@ -35,7 +76,11 @@ type scanner struct {
 	limit  int  // rows; 0 means none
 	pieces bool // Scan.Batch is set: a row may continue in the next fetch
 
-	buf  []*hbase2.TResult_
+	buf []*hbase2.TResult_
+	// rest, when set, is the scan to go on with once buf is read: a first
+	// fetch made in one call (scanFirst) filled buf, and a server-side
+	// scanner is to read on from the row after its last.
+	rest *store.Scan
 	row  store.Row
 	rows int // distinct row keys returned so far
 	last []byte
@@ -53,6 +98,18 @@ func (sc *scanner) Next(ctx context.Context) bool {
 		if sc.limit > 0 && sc.rows >= sc.limit && !sc.pieces {
 			sc.finish()
 			return false
+		}
+		if !sc.open && sc.rest == nil {
+			// A first fetch that held every row, and no server-side
+			// scanner: nothing more to read.
+			sc.finish()
+			return false
+		}
+		if sc.rest != nil {
+			if err := sc.resume(ctx); err != nil {
+				sc.fail(err)
+				return false
+			}
 		}
 		if err := sc.more(ctx); err != nil {
 			sc.fail(err)
@@ -82,6 +139,25 @@ func (sc *scanner) Next(ctx context.Context) bool {
 	}
 	sc.row = r
 	return true
+}
+
+// resume opens the server-side scanner that reads on after a first fetch
+// made in one call: from the row after the last one it returned (the
+// smallest key above it is the key with a zero byte appended), for the
+// rows of the limit still to come.
+func (sc *scanner) resume(ctx context.Context) error {
+	rest := *sc.rest
+	sc.rest = nil
+	rest.Start = append(append([]byte(nil), sc.last...), 0)
+	if rest.Limit > 0 {
+		rest.Limit -= sc.rows
+	}
+	next, err := sc.s.openScanner(ctx, sc.table, rest)
+	if err != nil {
+		return err
+	}
+	sc.id, sc.open, sc.fetch = next.id, true, next.fetch
+	return nil
 }
 
 func (sc *scanner) more(ctx context.Context) error {

@@ -57,6 +57,13 @@ func testScanLimit(t *testing.T, e *env) {
 	expectKeys(t, "limit past the end", e.scan(name, store.Scan{Start: []byte("r08"), Limit: 5}), keys[8:]...)
 	expectKeys(t, "limit inside [r02,r04)", e.scan(name, store.Scan{Start: []byte("r02"), Stop: []byte("r04"), Limit: 5}), keys[2:4]...)
 	expectKeys(t, "reverse limit 2", e.scan(name, store.Scan{Reverse: true, Limit: 2}), keys[9], keys[8])
+	// A limit over several fetches, and a row whose key is the one just
+	// after another's: a remote backend that goes on after a fetch from
+	// the row after the last must neither skip it nor repeat the last.
+	expectKeys(t, "limit 5 from r03, 2 rows a fetch", e.scan(name, store.Scan{Start: []byte("r03"), Limit: 5, Caching: 2}), keys[3:8]...)
+	e.put(name, "r05\x00", "f", "q", 1, "x")
+	expectKeys(t, "limit 3 from r05, 1 row a fetch", e.scan(name, store.Scan{Start: []byte("r05"), Limit: 3, Caching: 1}), keys[5], "r05\x00", keys[6])
+	expectKeys(t, "from r05, 2 rows a fetch, to r07", e.scan(name, store.Scan{Start: []byte("r05"), Stop: []byte("r07"), Caching: 2}), keys[5], "r05\x00", keys[6])
 }
 
 func testScanReverse(t *testing.T, e *env) {
