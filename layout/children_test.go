@@ -85,10 +85,7 @@ func TestReadStateTwoChildLists(t *testing.T) {
 		if err != nil {
 			t.Fatalf("derive %v: %v", st, err)
 		}
-		row := store.Row{Key: d.PrimaryKey}
-		for _, c := range d.Primary {
-			row.Cells = append(row.Cells, store.Cell{Row: d.PrimaryKey, Family: c.Family, Qualifier: c.Qualifier, Timestamp: 5, Value: c.Value})
-		}
+		row := primaryRow(d, 5)
 		// A store returns a row's cells sorted by family and qualifier.
 		slices.SortFunc(row.Cells, func(x, y store.Cell) int {
 			if c := strings.Compare(x.Family, y.Family); c != 0 {

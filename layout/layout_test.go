@@ -65,6 +65,16 @@ func randomOrder(r *rand.Rand, id int) map[string]any {
 	return st
 }
 
+// primaryRow is the primary row a store holds after d's primary cells
+// were written at ts (in the order Derive gives them).
+func primaryRow(d *Derived, ts int64) store.Row {
+	row := store.Row{Key: d.PrimaryKey}
+	for _, c := range d.Primary {
+		row.Cells = append(row.Cells, store.Cell{Row: d.PrimaryKey, Family: c.Family, Qualifier: c.Qualifier, Timestamp: ts, Value: c.Value})
+	}
+	return row
+}
+
 // The primary row alone is enough to recompute every copy: Derive, then
 // ReadState on the cells written, then Derive again gives the same result.
 func TestDeriveReadStateRoundTrip(t *testing.T) {
@@ -77,10 +87,7 @@ func TestDeriveReadStateRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatalf("derive %v: %v", st, err)
 		}
-		row := store.Row{Key: d1.PrimaryKey}
-		for _, c := range d1.Primary {
-			row.Cells = append(row.Cells, store.Cell{Row: d1.PrimaryKey, Family: c.Family, Qualifier: c.Qualifier, Timestamp: 5, Value: c.Value})
-		}
+		row := primaryRow(d1, 5)
 		back, err := ReadState(p, ent, p.Primary("order"), row)
 		if err != nil {
 			t.Fatalf("read state: %v", err)
