@@ -168,16 +168,7 @@ func TestScannerClosesOnEveryPath(t *testing.T) {
 	}
 	s := openFake(t, f, Options{})
 	ctx := t.Context()
-	read := func(sc store.Scanner) []string {
-		var keys []string
-		for sc.Next(ctx) {
-			keys = append(keys, string(sc.Row().Key))
-		}
-		if err := sc.Err(); err != nil {
-			t.Errorf("scan: %v", err)
-		}
-		return keys
-	}
+	read := func(sc store.Scanner) []string { return scanKeys(t, sc) }
 	// Exhausted.
 	sc, err := s.Scan(ctx, "t", store.Scan{Caching: 2})
 	if err != nil {
@@ -325,14 +316,7 @@ func TestScanFirstFetchInOneCall(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer it.Close()
-		var keys []string
-		for it.Next(ctx) {
-			keys = append(keys, string(it.Row().Key))
-		}
-		if err := it.Err(); err != nil {
-			t.Fatalf("scan %+v: %v", sc, err)
-		}
-		return keys
+		return scanKeys(t, it)
 	}
 	for _, c := range []struct {
 		scan   store.Scan
@@ -361,4 +345,17 @@ func TestScanFirstFetchInOneCall(t *testing.T) {
 			t.Errorf("scan %+v: %d scanners opened (want %d), %d left open", c.scan, opened, c.opened, open)
 		}
 	}
+}
+
+// scanKeys reads a scanner to its end and returns the keys of its rows.
+func scanKeys(t *testing.T, sc store.Scanner) []string {
+	t.Helper()
+	var keys []string
+	for sc.Next(t.Context()) {
+		keys = append(keys, string(sc.Row().Key))
+	}
+	if err := sc.Err(); err != nil {
+		t.Errorf("scan: %v", err)
+	}
+	return keys
 }

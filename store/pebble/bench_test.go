@@ -149,16 +149,7 @@ func BenchmarkScan(b *testing.B) {
 	ctx := context.Background()
 	b.Run("store", func(b *testing.B) {
 		st := openBenchStore(b)
-		bm := store.NewBufferedMutator(st, "t", store.BufferedOptions{})
-		for i := 0; i < benchScanRows; i++ {
-			if err := bm.Mutate(ctx, benchMutation(i, value)); err != nil {
-				b.Fatal(err)
-			}
-		}
-		if err := bm.Close(ctx); err != nil {
-			b.Fatal(err)
-		}
-		settle(b, st.db)
+		loadSettled(b, st, benchScanRows, value)
 		b.SetBytes(benchScanRows * benchCellsRow * benchValueLen)
 		b.ResetTimer()
 		for i := 0; i < b.N; i++ {
@@ -224,6 +215,22 @@ func BenchmarkScan(b *testing.B) {
 		}
 		reportCells(b, b.N*benchScanRows*benchCellsRow)
 	})
+}
+
+// loadSettled writes rows 0..n-1 of benchMutation into table t through a
+// buffered mutator, then settles the store.
+func loadSettled(b *testing.B, st *Store, n int, value []byte) {
+	ctx := context.Background()
+	bm := store.NewBufferedMutator(st, "t", store.BufferedOptions{})
+	for i := 0; i < n; i++ {
+		if err := bm.Mutate(ctx, benchMutation(i, value)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := bm.Close(ctx); err != nil {
+		b.Fatal(err)
+	}
+	settle(b, st.db)
 }
 
 // settle flushes and compacts everything, so that neither side of a scan

@@ -15,17 +15,7 @@ func BenchmarkGetMany(b *testing.B) {
 	const rows, page = 100_000, 100
 	ctx := context.Background()
 	st := openBenchStore(b)
-	value := benchValue(1)
-	bm := store.NewBufferedMutator(st, "t", store.BufferedOptions{})
-	for i := 0; i < rows; i++ {
-		if err := bm.Mutate(ctx, benchMutation(i, value)); err != nil {
-			b.Fatal(err)
-		}
-	}
-	if err := bm.Close(ctx); err != nil {
-		b.Fatal(err)
-	}
-	settle(b, st.db)
+	loadSettled(b, st, rows, benchValue(1))
 	rng := rand.New(rand.NewSource(1))
 	pages := make([][]store.Get, 64)
 	for p := range pages {
