@@ -98,7 +98,7 @@ func checkRowsApart(t *testing.T, e *env, name string, gets []store.Get) {
 	}
 	want := make([]store.Row, len(rows))
 	for i, r := range rows {
-		want[i] = copyRow(r)
+		want[i] = r.Clone()
 	}
 	junk := []byte("junk")
 	for i := range rows {
@@ -118,14 +118,4 @@ func checkRowsApart(t *testing.T, e *env, name string, gets []store.Get) {
 			expectCells(t, what, rows[k].Cells, want[k].Cells)
 		}
 	}
-}
-
-// copyRow copies a row and every slice it holds.
-func copyRow(r store.Row) store.Row {
-	c := store.Row{Key: bytes.Clone(r.Key)}
-	for _, x := range r.Cells {
-		x.Row, x.Qualifier, x.Value = bytes.Clone(x.Row), bytes.Clone(x.Qualifier), bytes.Clone(x.Value)
-		c.Cells = append(c.Cells, x)
-	}
-	return c
 }
