@@ -50,6 +50,33 @@ func (a *arena) value(t rowkey.Type, v any) ([]byte, error) {
 	return a.cut(start), nil
 }
 
+// qualifier builds a template column's qualifier for one child element,
+// as schema.Column.QualifierFor does, into the arena.
+func (a *arena) qualifier(plan *schema.Plan, entity string, c *schema.Column, childKey any) ([]byte, error) {
+	n := len(c.Prefix) + len(c.Suffix) + 16
+	if s, ok := childKey.(string); ok {
+		n += len(s)
+	}
+	start := a.mark(n)
+	b, err := c.AppendQualifier(a.buf, plan, entity, childKey)
+	if err != nil {
+		return nil, err
+	}
+	a.buf = b
+	return a.cut(start), nil
+}
+
+// entityKey encodes an entity's key, as EntityKey does, into the arena.
+func (a *arena) entityKey(ent *schema.Entity, vals map[string]any) ([]byte, error) {
+	start := a.mark(64)
+	b, err := AppendEntityKey(a.buf, ent, vals)
+	if err != nil {
+		return nil, err
+	}
+	a.buf = b
+	return a.cut(start), nil
+}
+
 // element encodes one child element as EncodeElement does, into the arena.
 func (a *arena) element(c *schema.Child, elem map[string]any) ([]byte, error) {
 	start := a.mark(64)

@@ -87,7 +87,12 @@ type Derived struct {
 // EntityKey encodes an entity's key fields in order: the identity of its
 // contributions in shared counter rows and the input of counter buckets.
 func EntityKey(ent *schema.Entity, vals map[string]any) ([]byte, error) {
-	var out []byte
+	return AppendEntityKey(nil, ent, vals)
+}
+
+// AppendEntityKey appends the key EntityKey encodes to dst.
+func AppendEntityKey(dst []byte, ent *schema.Entity, vals map[string]any) ([]byte, error) {
+	out := dst
 	for _, k := range ent.Key {
 		f := ent.Field(k)
 		if f == nil {
@@ -193,7 +198,7 @@ func derive(plan *schema.Plan, ent *schema.Entity, state map[string]any, withPri
 			return nil, err
 		}
 	}
-	ekey, err := EntityKey(ent, state)
+	ekey, err := a.entityKey(ent, state)
 	if err != nil {
 		return nil, err
 	}
@@ -505,7 +510,7 @@ func primaryCells(plan *schema.Plan, ent *schema.Entity, t *schema.Table, state 
 		elems, _ := state[ch.Name].([]map[string]any)
 		seen := newQualSet(len(elems))
 		for _, el := range elems {
-			q, err := c.QualifierFor(plan, ent.Name, el[ch.Key])
+			q, err := a.qualifier(plan, ent.Name, c, el[ch.Key])
 			if err == nil && !seen.add(q) {
 				err = fmt.Errorf("child list %s has key %v twice", ch.Name, el[ch.Key])
 			}

@@ -183,11 +183,14 @@ func LiveKeys(plan *schema.Plan, ent *schema.Entity, state map[string]any) ([]Li
 // Locate sets the lookup rows of a reference key LiveKeys listed: its
 // reference row and the end of the rows that point back at referencing rows.
 func (lr *LiveRef) Locate() error {
-	ranges, err := lr.Lookup.Key.PrefixBounds(rowkey.Values{lr.Ref.Key: lr.Value})
-	if err != nil || len(ranges) != 1 {
-		return fmt.Errorf("layout: lookup %s by %s: %v", lr.Lookup.Name, lr.Ref.Key, err)
+	// The reference row's key is mostly the encoded reference key; the
+	// row and its stop share one buffer sized for both.
+	buf := make([]byte, 0, 2*len(lr.Key)+16)
+	row, stop, err := lr.Lookup.Key.AppendPrefixRange(buf, lr.Ref.Key, lr.Value)
+	if err != nil {
+		return fmt.Errorf("layout: lookup %s by %s: %w", lr.Lookup.Name, lr.Ref.Key, err)
 	}
-	lr.Row, lr.Stop = ranges[0].Start, ranges[0].Stop
+	lr.Row, lr.Stop = row, stop
 	return nil
 }
 
@@ -202,11 +205,11 @@ func NewLiveRef(plan *schema.Plan, ref *schema.Reference, lookup *schema.Table, 
 	if err != nil {
 		return LiveRef{}, fmt.Errorf("layout: reference %s key: %w", ref.Name, err)
 	}
-	ranges, err := lookup.Key.PrefixBounds(rowkey.Values{ref.Key: value})
-	if err != nil || len(ranges) != 1 {
-		return LiveRef{}, fmt.Errorf("layout: lookup %s by %s: %v", lookup.Name, ref.Key, err)
+	lr := LiveRef{Ref: ref, Lookup: lookup, Value: value, Key: key, From: liveFields(ref)}
+	if err := lr.Locate(); err != nil {
+		return LiveRef{}, err
 	}
-	return LiveRef{Ref: ref, Lookup: lookup, Value: value, Key: key, Row: ranges[0].Start, Stop: ranges[0].Stop, From: liveFields(ref)}, nil
+	return lr, nil
 }
 
 // refKeyValues lists the values of a reference's key field in a state: one

@@ -34,7 +34,7 @@ func PrefixEnd(prefix []byte) []byte {
 // not read are ignored; a value for a part that follows an unbound one is an
 // error, since the key cannot use it.
 func (s *Spec) PrefixBounds(vals Values) ([]Range, error) {
-	prefixes, next, err := s.prefixes(vals, "")
+	prefixes, next, err := prefixesOf(s, vals, "", nil)
 	if err != nil {
 		return nil, err
 	}
@@ -48,27 +48,78 @@ func (s *Spec) PrefixBounds(vals Values) ([]Range, error) {
 	return out, nil
 }
 
+// AppendPrefixRange is PrefixBounds for the value of one field, when that
+// gives one range: it appends the range's start and then its stop to dst,
+// and returns both, cut from the one buffer and each capped at its length.
+// With no part bound, both are nil (the whole table). A value that fans out
+// over salt buckets is an error. The writer locates every live reference
+// of every state this way; PrefixBounds would make a map and a slice or
+// two per call.
+func (s *Spec) AppendPrefixRange(dst []byte, field string, v any) (start, stop []byte, err error) {
+	from := len(dst)
+	prefixes, next, err := prefixesOf(s, oneField{field, v}, "", dst)
+	switch {
+	case err != nil:
+		return nil, nil, err
+	case next == 0:
+		return nil, nil, nil
+	case len(prefixes) != 1:
+		return nil, nil, fmt.Errorf("rowkey: bounds of %s: %q alone fans out over %d ranges", s, field, len(prefixes))
+	}
+	buf := prefixes[0]
+	n := len(buf) - from
+	buf = append(buf, buf[from:]...)
+	start = buf[from : from+n : from+n]
+	stop = buf[from+n:]
+	for i := len(stop) - 1; i >= 0; i-- {
+		if stop[i] < 0xFF {
+			stop[i]++
+			return start, stop[: i+1 : i+1], nil
+		}
+	}
+	return start, nil, nil // PrefixEnd's nil: no key is above the prefix
+}
+
+// binding is where prefixesOf finds the values of fields: Values, or the
+// one field AppendPrefixRange binds.
+type binding interface {
+	lookup(field string) (any, bool)
+}
+
+type oneField struct {
+	field string
+	v     any
+}
+
+func (o oneField) lookup(f string) (any, bool) {
+	if f == o.field {
+		return o.v, true
+	}
+	return nil, false
+}
+
 // prefixes encodes the bound leading parts, fanning out over unbound salts
 // that precede a bound part. next is the index of the first part left
 // unbound (0 when none is bound; a leading fanned-out salt alone does not
 // count).
 //
 // ranged names a field about to be ranged over: an unbound salt before it
-// fans out too.
-func (s *Spec) prefixes(vals Values, ranged string) (prefixes [][]byte, next int, err error) {
-	prefixes = [][]byte{nil}
+// fans out too. first is where the prefix is appended (the fanned-out ones
+// are copies).
+func prefixesOf[B binding](s *Spec, vals B, ranged string, first []byte) (prefixes [][]byte, next int, err error) {
+	prefixes = [][]byte{first}
 	stopped := len(s.parts)
 	for i, p := range s.parts {
-		v, ok := vals[p.Field]
+		v, ok := vals.lookup(p.Field)
 		if ok && p.nMore > 0 {
 			for _, f := range p.More() {
-				if _, have := vals[f]; !have {
+				if _, have := vals.lookup(f); !have {
 					ok = false
 				}
 			}
 		}
 		if !ok {
-			if p.Func == Salt && (s.laterBound(i, vals) || s.laterReads(i, ranged)) {
+			if p.Func == Salt && (laterBound(s, i, vals) || s.laterReads(i, ranged)) {
 				fanned := make([][]byte, 0, len(prefixes)*p.N)
 				for _, pre := range prefixes {
 					for b := 0; b < p.N; b++ {
@@ -97,7 +148,7 @@ func (s *Spec) prefixes(vals Values, ranged string) (prefixes [][]byte, next int
 		next = stopped // the ranged part follows the prefix, fanned salts included
 	}
 	for _, p := range s.parts[min(stopped+1, len(s.parts)):] {
-		if _, ok := vals[p.Field]; ok && !s.boundBefore(p.Field, stopped) {
+		if _, ok := vals.lookup(p.Field); ok && !s.boundBefore(p.Field, stopped) {
 			return nil, 0, fmt.Errorf("rowkey: bounds of %s: %q has a value but %q before it has none", s, p.Expr, s.parts[stopped].Expr)
 		}
 	}
@@ -116,7 +167,7 @@ func (s *Spec) RangeBounds(vals Values, field string, lo, hi any) ([]Range, erro
 	if _, ok := vals[field]; ok {
 		return nil, fmt.Errorf("rowkey: range of %s: %q is both fixed and ranged", s, field)
 	}
-	prefixes, next, err := s.prefixes(vals, field)
+	prefixes, next, err := prefixesOf(s, vals, field, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -206,9 +257,9 @@ func (s *Spec) RangeBounds(vals Values, field string, lo, hi any) ([]Range, erro
 
 // laterBound reports whether some part after i has a value, which is what
 // makes fanning out over a salt worth it.
-func (s *Spec) laterBound(i int, vals Values) bool {
+func laterBound[B binding](s *Spec, i int, vals B) bool {
 	for _, p := range s.parts[i+1:] {
-		if _, ok := vals[p.Field]; ok {
+		if _, ok := vals.lookup(p.Field); ok {
 			return true
 		}
 	}

@@ -368,7 +368,7 @@ func matches(s *Spec, bound, probe Values) bool {
 	for i, p := range s.parts {
 		v, ok := bound[p.Field]
 		if !ok {
-			if p.Func == Salt && s.laterBound(i, bound) {
+			if p.Func == Salt && laterBound(s, i, bound) {
 				continue
 			}
 			return true

@@ -18,19 +18,32 @@ func (c *Column) QualifierFor(p *Plan, entity string, childKey any) ([]byte, err
 	if !c.Template {
 		return []byte(c.Qualifier), nil
 	}
+	return c.AppendQualifier(nil, p, entity, childKey)
+}
+
+// AppendQualifier appends the qualifier QualifierFor builds to dst. The
+// writer derives a qualifier for every element of every state: appended to
+// a buffer it already holds, a qualifier costs no allocation of its own.
+func (c *Column) AppendQualifier(dst []byte, p *Plan, entity string, childKey any) ([]byte, error) {
+	if !c.Template {
+		return append(dst, c.Qualifier...), nil
+	}
 	t, err := c.keyType(p, entity)
 	if err != nil {
-		return nil, err
+		return dst, err
 	}
-	q := append([]byte(nil), c.Prefix...)
+	start := len(dst)
+	q := append(dst, c.Prefix...)
 	if q, err = rowkey.AppendValue(q, t, childKey); err != nil {
-		return nil, fmt.Errorf("schema: qualifier of %s: %w", c.Name(), err)
+		return dst, fmt.Errorf("schema: qualifier of %s: %w", c.Name(), err)
 	}
-	if c.Prefix == "" && q[0] <= QualifierEscape {
+	if c.Prefix == "" && len(q) > start && q[start] <= QualifierEscape {
 		// Qualifiers from 0x00 to 0x02 are the writer's (bookkeeping and
 		// live copies); an encoded key starting there is escaped. The
 		// escape keeps the order: the keys it moves sort first anyway.
-		q = append([]byte{QualifierEscape}, q...)
+		q = append(q, 0)
+		copy(q[start+1:], q[start:len(q)-1])
+		q[start] = QualifierEscape
 	}
 	return append(q, c.Suffix...), nil
 }

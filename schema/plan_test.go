@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -256,6 +257,23 @@ func TestCellLayouts(t *testing.T) {
 	q10, _ := items.QualifierFor(p, "order", 10)
 	if !(string(q1) < string(q2) && string(q2) < string(q10)) {
 		t.Errorf("item qualifiers out of order: %x %x %x", q1, q2, q10)
+	}
+	// A qualifier is the key's encoding, escaped when it starts at or
+	// below QualifierEscape, whether built alone or after other bytes.
+	// int32 keys below -2^31 + 3*2^24 encode from 0x00 to 0x02.
+	for _, k := range []int32{1, -1, -1 << 30, math.MinInt32, math.MinInt32 + 0x01020304} {
+		want, _ := rowkey.AppendValue(nil, rowkey.Int32, k)
+		if want[0] <= QualifierEscape {
+			want = append([]byte{QualifierEscape}, want...)
+		}
+		alone, err := items.QualifierFor(p, "order", k)
+		if err != nil || string(alone) != string(want) {
+			t.Errorf("QualifierFor(%d) = %x, %v; want %x", k, alone, err, want)
+		}
+		got, err := items.AppendQualifier([]byte("ab"), p, "order", k)
+		if err != nil || string(got) != "ab"+string(want) {
+			t.Errorf("AppendQualifier(ab, %d) = %x, %v; want ab then %x", k, got, err, want)
+		}
 	}
 	if k, ok := items.ChildKeyOf(p, "order", q10); !ok || k != int32(10) {
 		t.Errorf("ChildKeyOf = %v, %v", k, ok)
