@@ -27,9 +27,10 @@ func (s *Store) GetMany(ctx context.Context, table string, gets []store.Get) ([]
 		for i, g := range chunk {
 			tgets[i] = tget(g)
 		}
-		var res []*hbase2.TResult_
+		var res []store.Row
 		err := s.call(ctx, func(ctx context.Context, c *hbase2.THBaseServiceClient) (err error) {
-			res, err = c.GetMultiple(ctx, s.wireName(table), tgets)
+			args := hbase2.THBaseServiceGetMultipleArgs{Table: s.wireName(table), Tgets: tgets}
+			res, err = callRows(ctx, c, "getMultiple", &args, false)
 			return err
 		})
 		what := fmt.Sprintf("get %d rows of %s (from row %s)", len(chunk), table, store.Printable(chunk[0].Row))
@@ -39,9 +40,8 @@ func (s *Store) GetMany(ctx context.Context, table string, gets []store.Get) ([]
 		if len(res) != len(chunk) {
 			return nil, fmt.Errorf("hbase: %s: the gateway answered %d results", what, len(res))
 		}
-		for i, r := range res {
+		for i, row := range res {
 			g := chunk[i]
-			row := rowFrom(r)
 			row.Key = g.Row
 			if n := rowSize(row); n > s.opts.MaxRowSize {
 				return nil, fmt.Errorf("hbase: get row %s of %s (%d bytes): %w", store.Printable(g.Row), table, n,

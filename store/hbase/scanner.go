@@ -33,9 +33,10 @@ func (s *Store) Scan(ctx context.Context, table string, sc store.Scan) (store.Sc
 // scanFirst is Scan's one-call first fetch.
 func (s *Store) scanFirst(ctx context.Context, table string, sc store.Scan) (store.Scanner, error) {
 	fetch := fetchSize(sc)
-	var res []*hbase2.TResult_
+	var res []store.Row
 	err := s.call(ctx, func(ctx context.Context, c *hbase2.THBaseServiceClient) (err error) {
-		res, err = c.GetScannerResults(ctx, s.wireName(table), tscan(sc), int32(fetch))
+		args := hbase2.THBaseServiceGetScannerResultsArgs{Table: s.wireName(table), Tscan: tscan(sc), NumRows: int32(fetch)}
+		res, err = callRows(ctx, c, "getScannerResults", &args, false)
 		return err
 	})
 	if err != nil {
@@ -76,7 +77,7 @@ type scanner struct {
 	limit  int  // rows; 0 means none
 	pieces bool // Scan.Batch is set: a row may continue in the next fetch
 
-	buf []*hbase2.TResult_
+	buf []store.Row
 	// rest, when set, is the scan to go on with once buf is read: a first
 	// fetch made in one call (scanFirst) filled buf, and a server-side
 	// scanner is to read on from the row after its last.
@@ -120,7 +121,7 @@ func (sc *scanner) Next(ctx context.Context) bool {
 			return false
 		}
 	}
-	r := rowFrom(sc.buf[0])
+	r := sc.buf[0]
 	sc.buf = sc.buf[1:]
 	// With Scan.Batch, one row arrives in several pieces sharing its key;
 	// the limit counts rows, not pieces.
@@ -161,9 +162,10 @@ func (sc *scanner) resume(ctx context.Context) error {
 }
 
 func (sc *scanner) more(ctx context.Context) error {
-	var res []*hbase2.TResult_
+	var res []store.Row
 	err := sc.s.call(ctx, func(ctx context.Context, c *hbase2.THBaseServiceClient) (err error) {
-		res, err = c.GetScannerRows(ctx, sc.id, sc.fetch)
+		args := hbase2.THBaseServiceGetScannerRowsArgs{ScannerId: sc.id, NumRows: sc.fetch}
+		res, err = callRows(ctx, c, "getScannerRows", &args, true)
 		return err
 	})
 	if err != nil {

@@ -1,0 +1,223 @@
+package hbase
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math/rand"
+	"reflect"
+	"testing"
+
+	"github.com/apache/thrift/lib/go/thrift"
+
+	"github.com/denorm/denorm/internal/thrift/hbase2"
+	"github.com/denorm/denorm/store"
+)
+
+// randomAnswer makes a getScannerRows answer of random rows: keys and
+// values empty, short or (rarely) past resultsBufMax, families from a small
+// set, timestamps set or not, tags, types and the stale and partial flags
+// set now and then; sometimes an exception beside or instead of the rows.
+func randomAnswer(r *rand.Rand) *hbase2.THBaseServiceGetScannerRowsResult {
+	bin := func(max int) []byte {
+		switch r.Intn(8) {
+		case 0:
+			return nil
+		case 1:
+			return []byte{}
+		}
+		if r.Intn(400) == 0 {
+			max = resultsBufMax + 1 + r.Intn(1000)
+		}
+		b := make([]byte, r.Intn(max))
+		r.Read(b)
+		return b
+	}
+	out := &hbase2.THBaseServiceGetScannerRowsResult{}
+	switch r.Intn(10) {
+	case 0:
+		msg := "boom"
+		out.Io = &hbase2.TIOError{Message: &msg}
+		return out
+	case 1:
+		msg := "no such scanner"
+		out.Ia = &hbase2.TIllegalArgument{Message: &msg}
+		return out
+	}
+	fams := [][]byte{[]byte("d"), []byte("b"), []byte("i"), {}}
+	for range r.Intn(40) {
+		res := &hbase2.TResult_{Row: bin(40), ColumnValues: []*hbase2.TColumnValue{}}
+		if r.Intn(3) == 0 {
+			res.Stale, res.Partial = r.Intn(2) == 0, r.Intn(2) == 0
+		}
+		for range r.Intn(12) {
+			cv := &hbase2.TColumnValue{Family: fams[r.Intn(len(fams))], Qualifier: bin(20), Value: bin(300)}
+			if cv.Family == nil {
+				cv.Family = []byte{}
+			}
+			if cv.Qualifier == nil {
+				cv.Qualifier = []byte{}
+			}
+			if cv.Value == nil {
+				cv.Value = []byte{}
+			}
+			if r.Intn(5) > 0 {
+				ts := r.Int63()
+				cv.Timestamp = &ts
+			}
+			if r.Intn(6) == 0 {
+				cv.Tags = bin(10)
+				typ := int8(r.Intn(8))
+				cv.Type = &typ
+			}
+			res.ColumnValues = append(res.ColumnValues, cv)
+		}
+		out.Success = append(out.Success, res)
+	}
+	return out
+}
+
+type protocolMaker struct {
+	name string
+	make func(thrift.TTransport) thrift.TProtocol
+}
+
+// protocolsCapped are the two protocols, with messages capped at limit
+// (the pool's connections allow any size). The generated decoder, taken as
+// the reference, makes each list at the length the input claims: under a
+// fuzzer, an uncapped length has it allocate gigabytes per input.
+func protocolsCapped(limit int32) []protocolMaker {
+	conf := &thrift.TConfiguration{MaxMessageSize: limit}
+	return []protocolMaker{
+		{"binary", func(t thrift.TTransport) thrift.TProtocol { return thrift.NewTBinaryProtocolConf(t, conf) }},
+		{"compact", func(t thrift.TTransport) thrift.TProtocol { return thrift.NewTCompactProtocolConf(t, conf) }},
+	}
+}
+
+// decodeBoth decodes b with the generated code and with results. A panic
+// of the generated code (which makes its lists at the length the input
+// claims) is its error: the reference then has no answer to compare with.
+// results runs outside any recover, so a panic of its own fails the test.
+func decodeBoth(pm protocolMaker, b []byte) (want *hbase2.THBaseServiceGetScannerRowsResult, wantErr error, got *results, gotErr error) {
+	ctx := context.Background()
+	want = &hbase2.THBaseServiceGetScannerRowsResult{}
+	wantErr = func() (err error) {
+		defer func() {
+			if p := recover(); p != nil {
+				err = fmt.Errorf("generated decoder panicked: %v", p)
+			}
+		}()
+		return want.Read(ctx, pm.make(thrift.NewStreamTransportR(bytes.NewReader(b))))
+	}()
+	got = &results{wantIA: true}
+	gotErr = got.Read(ctx, pm.make(thrift.NewStreamTransportR(bytes.NewReader(b))))
+	return
+}
+
+// sameAsGenerated fails t unless got holds what rowFrom makes of want.
+func sameAsGenerated(t *testing.T, what string, want *hbase2.THBaseServiceGetScannerRowsResult, got *results) {
+	t.Helper()
+	if !reflect.DeepEqual(got.io, want.Io) || !reflect.DeepEqual(got.ia, want.Ia) {
+		t.Fatalf("%s: exceptions %v, %v; want %v, %v", what, got.io, got.ia, want.Io, want.Ia)
+	}
+	if len(got.rows) != len(want.Success) {
+		t.Fatalf("%s: %d rows, want %d", what, len(got.rows), len(want.Success))
+	}
+	for i, r := range want.Success {
+		if w := rowFrom(r); !reflect.DeepEqual(got.rows[i], w) {
+			t.Fatalf("%s: row %d\n got %#v\nwant %#v", what, i, got.rows[i], w)
+		}
+	}
+}
+
+// The decoder gives the rows rowFrom makes of the generated code's answer,
+// on both protocols, and every slice it hands out is its own: appending to
+// one leaves every other row as it was.
+func TestResultsAsGenerated(t *testing.T) {
+	r := rand.New(rand.NewSource(3))
+	ctx := context.Background()
+	for _, pm := range protocolsCapped(4 << 20) {
+		for i := range 300 {
+			ans := randomAnswer(r)
+			mem := thrift.NewTMemoryBuffer()
+			if err := ans.Write(ctx, pm.make(mem)); err != nil {
+				t.Fatal(err)
+			}
+			want, wantErr, got, gotErr := decodeBoth(pm, mem.Bytes())
+			if wantErr != nil || gotErr != nil {
+				t.Fatalf("%s answer %d: generated %v, results %v", pm.name, i, wantErr, gotErr)
+			}
+			sameAsGenerated(t, pm.name, want, got)
+			checkRowsOwnTheirSlices(t, got.rows)
+		}
+	}
+}
+
+// checkRowsOwnTheirSlices appends to every key, qualifier, value and cell
+// list, and checks that no other row changed.
+func checkRowsOwnTheirSlices(t *testing.T, rows []store.Row) {
+	t.Helper()
+	before := make([]store.Row, len(rows))
+	for i, row := range rows {
+		before[i] = row.Clone()
+	}
+	for i := range rows {
+		row := &rows[i]
+		_ = append(row.Key, 0xAA)
+		_ = append(row.Cells, store.Cell{Family: "x"})
+		for _, c := range row.Cells {
+			_ = append(c.Qualifier, 0xBB)
+			_ = append(c.Value, 0xCC)
+		}
+	}
+	for i := range rows {
+		if !sameRow(rows[i], before[i]) {
+			t.Fatalf("row %d changed when other slices were appended to", i)
+		}
+	}
+}
+
+// sameRow compares rows by their bytes (a clone makes empty slices nil).
+func sameRow(a, b store.Row) bool {
+	if !bytes.Equal(a.Key, b.Key) || len(a.Cells) != len(b.Cells) {
+		return false
+	}
+	for i, c := range a.Cells {
+		d := b.Cells[i]
+		if !bytes.Equal(c.Row, d.Row) || c.Family != d.Family || !bytes.Equal(c.Qualifier, d.Qualifier) || c.Timestamp != d.Timestamp || !bytes.Equal(c.Value, d.Value) {
+			return false
+		}
+	}
+	return true
+}
+
+// Whatever the bytes, the decoder does not panic, and where the generated
+// code decodes them, it decodes them to the same rows.
+func FuzzResults(f *testing.F) {
+	r := rand.New(rand.NewSource(5))
+	ctx := context.Background()
+	protocols := protocolsCapped(64 << 10)
+	for range 20 {
+		mem := thrift.NewTMemoryBuffer()
+		if err := randomAnswer(r).Write(ctx, protocols[0].make(mem)); err != nil {
+			f.Fatal(err)
+		}
+		if mem.Len() < 4<<10 {
+			f.Add(mem.Bytes(), false)
+		}
+	}
+	f.Add([]byte{0x0f, 0, 0, 0x0c, 0x7f, 0xff, 0xff, 0xff}, false) // a list of 2^31-1 results
+	f.Fuzz(func(t *testing.T, b []byte, compact bool) {
+		pm := protocols[0]
+		if compact {
+			pm = protocols[1]
+		}
+		want, wantErr, got, gotErr := decodeBoth(pm, b)
+		if wantErr == nil {
+			if gotErr != nil {
+				t.Fatalf("%s: the generated code decodes it, results fails: %v", pm.name, gotErr)
+			}
+			sameAsGenerated(t, pm.name, want, got)
+		}
+	})
+}
