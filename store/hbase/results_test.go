@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math"
 	"math/rand"
 	"reflect"
+	"runtime"
 	"testing"
+	"time"
 
 	"github.com/apache/thrift/lib/go/thrift"
 
@@ -220,4 +223,66 @@ func FuzzResults(f *testing.F) {
 			sameAsGenerated(t, pm.name, want, got)
 		}
 	})
+}
+
+// BenchmarkResults decodes one getMultiple answer of 100 rows of seven
+// cells (a family of four columns, one of three, as an order's primary
+// row), alternating the generated code with rowFrom (how rows were read
+// before results) and results, from the same bytes.
+//
+//	go test ./store/hbase -run '^$' -bench Results -benchmem
+func BenchmarkResults(b *testing.B) {
+	ctx := context.Background()
+	ans := &hbase2.THBaseServiceGetMultipleResult{}
+	for i := range 100 {
+		res := &hbase2.TResult_{Row: fmt.Appendf(nil, "c%06d\x00\x01o%08d", i*37, i)}
+		for k, fq := range []string{"d/\x00c", "d/s", "d/t", "d/x", "i/\x80\x00\x00\x01", "i/\x80\x00\x00\x02", "i/\x80\x00\x00\x03"} {
+			ts := int64(1_700_000_000_000 + i)
+			v := bytes.Repeat([]byte{byte('a' + k)}, []int{120, 4, 8, 16, 47, 47, 47}[k])
+			res.ColumnValues = append(res.ColumnValues, &hbase2.TColumnValue{Family: []byte(fq[:1]), Qualifier: []byte(fq[2:]), Value: v, Timestamp: &ts})
+		}
+		ans.Success = append(ans.Success, res)
+	}
+	mem := thrift.NewTMemoryBuffer()
+	if err := ans.Write(ctx, thrift.NewTBinaryProtocolConf(mem, nil)); err != nil {
+		b.Fatal(err)
+	}
+	msg := mem.Bytes()
+	rd := bytes.NewReader(msg)
+	prot := thrift.NewTBinaryProtocolConf(thrift.NewStreamTransportR(rd), &thrift.TConfiguration{MaxMessageSize: math.MaxInt32})
+	var tGen, tRes time.Duration
+	var aGen, aRes uint64
+	var ms runtime.MemStats
+	mallocs := func() uint64 { runtime.ReadMemStats(&ms); return ms.Mallocs }
+	b.ResetTimer()
+	for range b.N {
+		rd.Reset(msg)
+		m0, t0 := mallocs(), time.Now()
+		gen := &hbase2.THBaseServiceGetMultipleResult{}
+		if err := gen.Read(ctx, prot); err != nil {
+			b.Fatal(err)
+		}
+		rows := make([]store.Row, len(gen.Success))
+		for i, r := range gen.Success {
+			rows[i] = rowFrom(r)
+		}
+		tGen += time.Since(t0)
+		aGen += mallocs() - m0
+
+		rd.Reset(msg)
+		m0, t0 = mallocs(), time.Now()
+		res := results{}
+		if err := res.Read(ctx, prot); err != nil || len(res.rows) != len(rows) {
+			b.Fatal(err)
+		}
+		tRes += time.Since(t0)
+		aRes += mallocs() - m0
+	}
+	n := float64(b.N * len(ans.Success))
+	b.ReportMetric(float64(tGen.Nanoseconds())/n, "generated-ns/row")
+	b.ReportMetric(float64(tRes.Nanoseconds())/n, "results-ns/row")
+	b.ReportMetric(float64(aGen)/n, "generated-allocs/row")
+	b.ReportMetric(float64(aRes)/n, "results-allocs/row")
+	b.ReportMetric(tGen.Seconds()/tRes.Seconds(), "speedup")
+	b.ReportMetric(0, "ns/op")
 }
