@@ -34,12 +34,17 @@ func (s *Store) Batch(ctx context.Context, table string, ms []store.RowMutation)
 		return errs, store.ErrClosed
 	}
 	plans := make([]plan, len(ms))
-	var ready []int
+	ready := make([]int, 0, len(ms))
+	n := 0
+	for _, m := range ms {
+		n += len(m.Mutations)
+	}
+	slab := newPlanSlab(n)
 	for i, m := range ms {
 		err := checkCells(table, m, s.opts.MaxCellSize)
 		var p plan
 		if err == nil {
-			p, err = planMutation(m, s.opts.Durability)
+			p, err = planMutation(m, s.opts.Durability, slab)
 		}
 		if err != nil {
 			errs[i] = fmt.Errorf("hbase: batch: mutate row %s of %s: %w", store.Printable(m.Row), table, err)

@@ -3,8 +3,11 @@ package hbase
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"math"
+	"math/rand"
 	"net/url"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -24,7 +27,7 @@ func TestPlanMutationKinds(t *testing.T) {
 		{Kind: store.DeleteRow, Timestamp: 15},
 		{Kind: store.DeleteRow, Timestamp: 9}, // covered by the one at 15
 	}}
-	p, err := planMutation(m, store.SyncWAL)
+	p, err := planMutation(m, store.SyncWAL, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +114,7 @@ func TestPlanSingleCall(t *testing.T) {
 		{[]store.Mutation{del, fam}, false},
 		{[]store.Mutation{put, del}, false},
 	} {
-		p, err := planMutation(store.RowMutation{Row: []byte("r"), Mutations: tc.ms}, store.DurabilityDefault)
+		p, err := planMutation(store.RowMutation{Row: []byte("r"), Mutations: tc.ms}, store.DurabilityDefault, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -127,7 +130,7 @@ func TestPlanRejects(t *testing.T) {
 		{Kind: store.DeleteColumn, Qualifier: []byte("q")},
 		{Kind: store.Kind(42), Family: "f"},
 	} {
-		if _, err := planMutation(store.RowMutation{Row: []byte("r"), Mutations: []store.Mutation{m}}, 0); err == nil {
+		if _, err := planMutation(store.RowMutation{Row: []byte("r"), Mutations: []store.Mutation{m}}, 0, nil); err == nil {
 			t.Errorf("%+v accepted", m)
 		}
 	}
@@ -354,5 +357,46 @@ func TestRowConversion(t *testing.T) {
 	}
 	if n := rowSize(r); n != 20+1+1 {
 		t.Errorf("rowSize = %d", n)
+	}
+}
+
+// Mutations planned from one shared slab, as Batch plans a call's, are
+// planned as each would be alone, and stay so as the slab fills: no plan
+// shares a struct, a timestamp or a list another plan writes into.
+func TestPlanMutationsShareASlab(t *testing.T) {
+	r := rand.New(rand.NewSource(9))
+	kinds := []store.Kind{store.Put, store.Put, store.Put, store.DeleteVersion, store.DeleteColumn, store.DeleteFamily, store.DeleteRow}
+	var ms []store.RowMutation
+	total := 0
+	for i := range 200 {
+		m := store.RowMutation{Row: fmt.Appendf(nil, "r%d", i)}
+		for range 1 + r.Intn(9) {
+			x := store.Mutation{Kind: kinds[r.Intn(len(kinds))], Family: []string{"d", "i", "b"}[r.Intn(3)], Qualifier: fmt.Appendf(nil, "q%d", r.Intn(5)), Timestamp: int64(r.Intn(100)), Value: fmt.Appendf(nil, "v%d", r.Intn(1000))}
+			if r.Intn(10) == 0 {
+				x.Timestamp = store.LatestTimestamp
+			}
+			m.Mutations = append(m.Mutations, x)
+		}
+		total += len(m.Mutations)
+		ms = append(ms, m)
+	}
+	// A slab too small for them all, so that it starts new arrays midway.
+	slab := newPlanSlab(total / 3)
+	shared := make([]plan, len(ms))
+	for i, m := range ms {
+		p, err := planMutation(m, store.SyncWAL, slab)
+		if err != nil {
+			t.Fatal(err)
+		}
+		shared[i] = p
+	}
+	for i, m := range ms {
+		alone, err := planMutation(m, store.SyncWAL, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(shared[i], alone) {
+			t.Fatalf("row %d: planned with the others %+v, alone %+v", i, shared[i], alone)
+		}
 	}
 }

@@ -63,18 +63,76 @@ func nonNil(b []byte) []byte {
 	return b
 }
 
-func tsPtr(ts int64) *int64 {
-	if ts == store.LatestTimestamp {
-		return nil // the server stamps it
+// planSlab hands out the Thrift structs of the plans of one call's
+// mutations from arrays sized for all of them: a column value, a timestamp
+// and a family's bytes per cell cost an allocation each otherwise. Nothing
+// is written into a struct once handed out; the thrift encoder only reads
+// them, and a retry sends the same plans again.
+type planSlab struct {
+	cvs  []hbase2.TColumnValue
+	ptrs []*hbase2.TColumnValue
+	ts   []int64
+	// fam and famBytes: the last family converted, shared by the cells
+	// that name it one after another (a row's cells come by family).
+	fam      string
+	famBytes []byte
+}
+
+// newPlanSlab sizes a slab for n mutations.
+func newPlanSlab(n int) *planSlab {
+	return &planSlab{cvs: make([]hbase2.TColumnValue, 0, n), ptrs: make([]*hbase2.TColumnValue, 0, n), ts: make([]int64, 0, n)}
+}
+
+func (s *planSlab) family(f string) []byte {
+	if f != s.fam || s.famBytes == nil {
+		s.fam, s.famBytes = f, []byte(f)
 	}
-	return &ts
+	return s.famBytes
+}
+
+// timestamp points at ts, kept in the slab; nil for LatestTimestamp, which
+// the server stamps.
+func (s *planSlab) timestamp(ts int64) *int64 {
+	if ts == store.LatestTimestamp {
+		return nil
+	}
+	s.ts = append(s.ts, ts)
+	return &s.ts[len(s.ts)-1]
+}
+
+// columnValues returns an empty list with room for n column values, and
+// each columnValue a new one in it.
+func (s *planSlab) columnValues(n int) []*hbase2.TColumnValue {
+	if cap(s.ptrs)-len(s.ptrs) < n {
+		s.ptrs = make([]*hbase2.TColumnValue, 0, max(n, 64))
+	}
+	start := len(s.ptrs)
+	s.ptrs = s.ptrs[:start+n]
+	return s.ptrs[start : start : start+n]
+}
+
+func (s *planSlab) columnValue(cv hbase2.TColumnValue) *hbase2.TColumnValue {
+	if len(s.cvs) == cap(s.cvs) {
+		s.cvs = make([]hbase2.TColumnValue, 0, 64)
+	}
+	s.cvs = append(s.cvs, cv)
+	return &s.cvs[len(s.cvs)-1]
 }
 
 // planMutation translates m. fallback is the store's durability for
-// mutations that ask for the default.
-func planMutation(m store.RowMutation, fallback store.Durability) (plan, error) {
+// mutations that ask for the default. A nil slab makes one for m.
+func planMutation(m store.RowMutation, fallback store.Durability, slab *planSlab) (plan, error) {
+	if slab == nil {
+		slab = newPlanSlab(len(m.Mutations))
+	}
 	var p plan
 	dur := durability(m.Durability, fallback)
+	puts := 0
+	for _, x := range m.Mutations {
+		if x.Kind == store.Put {
+			puts++
+		}
+	}
 	// Indexed by TDeleteType; DeleteRow has its own slot at the end.
 	var dels [4]*hbase2.TDelete
 	var rowDelete *hbase2.TDelete
@@ -85,14 +143,14 @@ func planMutation(m store.RowMutation, fallback store.Durability) (plan, error) 
 				return p, fmt.Errorf("mutation %d (put) of row %s names no family", i, store.Printable(m.Row))
 			}
 			if p.put == nil {
-				p.put = &hbase2.TPut{Row: m.Row, Durability: dur}
+				p.put = &hbase2.TPut{Row: m.Row, Durability: dur, ColumnValues: slab.columnValues(puts)}
 			}
-			p.put.ColumnValues = append(p.put.ColumnValues, &hbase2.TColumnValue{
-				Family:    []byte(x.Family),
+			p.put.ColumnValues = append(p.put.ColumnValues, slab.columnValue(hbase2.TColumnValue{
+				Family:    slab.family(x.Family),
 				Qualifier: nonNil(x.Qualifier),
 				Value:     nonNil(x.Value),
-				Timestamp: tsPtr(x.Timestamp),
-			})
+				Timestamp: slab.timestamp(x.Timestamp),
+			}))
 		case store.DeleteVersion, store.DeleteColumn, store.DeleteFamily:
 			if x.Family == "" {
 				return p, fmt.Errorf("mutation %d (%s) of row %s names no family", i, x.Kind, store.Printable(m.Row))
@@ -101,7 +159,7 @@ func planMutation(m store.RowMutation, fallback store.Durability) (plan, error) 
 			if dels[t] == nil {
 				dels[t] = &hbase2.TDelete{Row: m.Row, DeleteType: t, Durability: dur}
 			}
-			c := &hbase2.TColumn{Family: []byte(x.Family), Timestamp: tsPtr(x.Timestamp)}
+			c := &hbase2.TColumn{Family: slab.family(x.Family), Timestamp: slab.timestamp(x.Timestamp)}
 			if x.Kind != store.DeleteFamily {
 				c.Qualifier = nonNil(x.Qualifier)
 			}
@@ -113,7 +171,7 @@ func planMutation(m store.RowMutation, fallback store.Durability) (plan, error) 
 			if rowDelete == nil || x.Timestamp > rowDelete.GetTimestamp() || x.Timestamp == store.LatestTimestamp {
 				// DeleteType only applies to listed columns; it is set to
 				// the IDL's default so that it is not sent at all.
-				rowDelete = &hbase2.TDelete{Row: m.Row, Timestamp: tsPtr(x.Timestamp), DeleteType: hbase2.TDelete_DeleteType_DEFAULT, Durability: dur}
+				rowDelete = &hbase2.TDelete{Row: m.Row, Timestamp: slab.timestamp(x.Timestamp), DeleteType: hbase2.TDelete_DeleteType_DEFAULT, Durability: dur}
 			}
 		default:
 			return p, fmt.Errorf("mutation %d of row %s has unknown kind %s", i, store.Printable(m.Row), x.Kind)

@@ -174,7 +174,7 @@ func (s *Store) Mutate(ctx context.Context, table string, m store.RowMutation) e
 	if err := checkCells(table, m, s.opts.MaxCellSize); err != nil {
 		return fmt.Errorf("hbase: %s: %w", what, err)
 	}
-	p, err := planMutation(m, s.opts.Durability)
+	p, err := planMutation(m, s.opts.Durability, nil)
 	if err != nil {
 		return fmt.Errorf("hbase: %s: %w", what, err)
 	}
@@ -273,7 +273,7 @@ func (s *Store) CheckAndMutate(ctx context.Context, table string, cond store.Con
 	if err := checkCells(table, m, s.opts.MaxCellSize); err != nil {
 		return false, fmt.Errorf("hbase: %s: %w", what, err)
 	}
-	p, err := planMutation(m, s.opts.Durability)
+	p, err := planMutation(m, s.opts.Durability, nil)
 	if err != nil {
 		return false, fmt.Errorf("hbase: %s: %w", what, err)
 	}
