@@ -2,6 +2,7 @@ package hbase
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -11,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/apache/thrift/lib/go/thrift"
 
 	"github.com/denorm/denorm/internal/thrift/hbase2"
 	"github.com/denorm/denorm/store"
@@ -344,15 +347,28 @@ func FuzzParseMetaRow(f *testing.F) {
 	})
 }
 
+// A cell with an unset qualifier and value comes back with empty, not nil,
+// ones and its row's key; a result without cells is an empty row.
 func TestRowConversion(t *testing.T) {
 	ts := int64(5)
-	r := rowFrom(&hbase2.TResult_{Row: []byte("k"), ColumnValues: []*hbase2.TColumnValue{
-		{Family: []byte("f"), Qualifier: nil, Value: nil, Timestamp: &ts},
-	}})
+	ans := &hbase2.THBaseServiceGetScannerRowsResult{Success: []*hbase2.TResult_{
+		{Row: []byte("k"), ColumnValues: []*hbase2.TColumnValue{{Family: []byte("f"), Qualifier: nil, Value: nil, Timestamp: &ts}}},
+		{ColumnValues: []*hbase2.TColumnValue{}},
+	}}
+	mem := thrift.NewTMemoryBuffer()
+	prot := thrift.NewTBinaryProtocolConf(mem, nil)
+	if err := ans.Write(context.Background(), prot); err != nil {
+		t.Fatal(err)
+	}
+	var res results
+	if err := res.Read(context.Background(), prot); err != nil || len(res.rows) != 2 {
+		t.Fatalf("%d rows, %v", len(res.rows), err)
+	}
+	r := res.rows[0]
 	if len(r.Cells) != 1 || r.Cells[0].Qualifier == nil || r.Cells[0].Value == nil || !bytes.Equal(r.Cells[0].Row, []byte("k")) || r.Cells[0].Timestamp != 5 {
 		t.Errorf("row = %+v", r)
 	}
-	if got := rowFrom(&hbase2.TResult_{}); !got.Empty() {
+	if got := res.rows[1]; !got.Empty() {
 		t.Errorf("empty result = %+v", got)
 	}
 	if n := rowSize(r); n != 20+1+1 {

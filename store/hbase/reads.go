@@ -99,28 +99,6 @@ func fetchSize(s store.Scan) int {
 	return n
 }
 
-// rowFrom converts a TResult. HBase already returns cells in the store's
-// order (family, qualifier, timestamp descending).
-func rowFrom(r *hbase2.TResult_) store.Row {
-	if r == nil {
-		return store.Row{}
-	}
-	row := store.Row{Key: r.Row}
-	if len(r.ColumnValues) > 0 {
-		row.Cells = make([]store.Cell, 0, len(r.ColumnValues))
-	}
-	for _, cv := range r.ColumnValues {
-		row.Cells = append(row.Cells, store.Cell{
-			Row:       r.Row,
-			Family:    string(cv.Family),
-			Qualifier: nonNil(cv.Qualifier),
-			Timestamp: cv.GetTimestamp(),
-			Value:     nonNil(cv.Value),
-		})
-	}
-	return row
-}
-
 // rowSize is the KeyValue bytes of a row's cells, what HBase's
 // hbase.table.max.rowsize is measured in.
 func rowSize(r store.Row) int {

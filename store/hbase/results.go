@@ -14,20 +14,21 @@ import (
 )
 
 // results is the answer of the gateway's calls that return rows
-// (getMultiple, getScannerResults, getScannerRows), decoded straight into
-// store rows. The generated code makes, per cell, a TColumnValue, a
+// (get, getMultiple, getScannerResults, getScannerRows), decoded straight
+// into store rows. The generated code makes, per cell, a TColumnValue, a
 // timestamp pointer and a bytes.Buffer and a byte slice for each of the
-// family, qualifier and value, which rowFrom then copies into a store.Cell
-// with the family made a string once more: about ten allocations a cell,
-// on every row the writer reads. Here a row's key, qualifiers and values
-// are cut from shared byte arrays, its cells from one shared cell array,
-// and a family name is made once per answer.
+// family, qualifier and value, which then had to be copied into store
+// cells with the family made a string once more: about fifteen
+// allocations a cell, on every row the writer reads. Here a row's key,
+// qualifiers and values are cut from shared byte arrays, its cells from
+// one shared cell array, and a family name is made once per answer.
 //
 // Invariants: every slice handed out is capped at its length, so appending
 // to one never writes into another; nothing is reused after Read returns,
 // so the rows stay valid as long as the caller holds them (and keep their
-// arrays alive with them). Rows equal what rowFrom makes of the generated
-// code's answer, field for field (TestResultsAsGenerated, FuzzResults).
+// arrays alive with them). Rows equal the generated code's answer, field
+// for field (TestResultsAsGenerated, FuzzResults). HBase sends a row's
+// cells in the store's order (family, qualifier, timestamp descending).
 type results struct {
 	rows []store.Row
 	// io and ia are the exceptions the call declares; wantIA is set for
@@ -71,9 +72,10 @@ func (r *results) Write(context.Context, thrift.TProtocol) error {
 	return errors.New("hbase: an answer of rows is only ever read")
 }
 
-// Read decodes the call's result struct: field 0 the rows, field 1 a
-// TIOError, field 2 a TIllegalArgument where the call declares one; other
-// fields are skipped, as the generated code skips them.
+// Read decodes the call's result struct: field 0 the rows (a list, or for
+// get a single TResult), field 1 a TIOError, field 2 a TIllegalArgument
+// where the call declares one; other fields are skipped, as the generated
+// code skips them.
 func (r *results) Read(ctx context.Context, p thrift.TProtocol) error {
 	if _, err := p.ReadStructBegin(ctx); err != nil {
 		return err
@@ -89,6 +91,11 @@ func (r *results) Read(ctx context.Context, p thrift.TProtocol) error {
 		switch {
 		case id == 0 && typ == thrift.LIST:
 			err = r.readRows(ctx, p)
+		case id == 0 && typ == thrift.STRUCT:
+			var row store.Row
+			if row, err = r.readResult(ctx, p); err == nil {
+				r.rows = append(r.rows[:0], row)
+			}
 		case id == 1 && typ == thrift.STRUCT:
 			r.io = hbase2.NewTIOError()
 			err = r.io.Read(ctx, p)
@@ -175,7 +182,7 @@ func (r *results) readResult(ctx context.Context, p thrift.TProtocol) (store.Row
 
 // readCells decodes a list<TColumnValue>: 1 family, 2 qualifier and 3
 // value (all required), 4 timestamp; 5 tags and 6 type are skipped. An
-// empty list is nil cells, as rowFrom leaves it.
+// empty list is nil cells.
 func (r *results) readCells(ctx context.Context, p thrift.TProtocol) ([]store.Cell, error) {
 	_, n, err := p.ReadListBegin(ctx)
 	if err != nil {

@@ -150,15 +150,19 @@ func (s *Store) tableExists(ctx context.Context, table string) (bool, error) {
 
 // Get reads one row.
 func (s *Store) Get(ctx context.Context, table string, g store.Get) (store.Row, error) {
-	var res *hbase2.TResult_
+	var res []store.Row
 	err := s.call(ctx, func(ctx context.Context, c *hbase2.THBaseServiceClient) (err error) {
-		res, err = c.Get(ctx, s.wireName(table), tget(g))
+		args := hbase2.THBaseServiceGetArgs{Table: s.wireName(table), Tget: tget(g)}
+		res, err = callRows(ctx, c, "get", &args, false)
 		return err
 	})
 	if err != nil {
 		return store.Row{}, s.explain(ctx, fmt.Sprintf("get row %s of %s", store.Printable(g.Row), table), table, g.Row, err)
 	}
-	row := rowFrom(res)
+	var row store.Row
+	if len(res) > 0 {
+		row = res[0]
+	}
 	row.Key = g.Row
 	if n := rowSize(row); n > s.opts.MaxRowSize {
 		return store.Row{}, fmt.Errorf("hbase: get row %s of %s (%d bytes): %w", store.Printable(g.Row), table, n,
