@@ -91,7 +91,8 @@ func (s *planSlab) family(f string) []byte {
 }
 
 // timestamp points at ts, kept in the slab; nil for LatestTimestamp, which
-// the server stamps.
+// the server stamps. When an append moves the slab's array, the pointers
+// handed out before keep the old one alive, and it never changes.
 func (s *planSlab) timestamp(ts int64) *int64 {
 	if ts == store.LatestTimestamp {
 		return nil
@@ -100,8 +101,9 @@ func (s *planSlab) timestamp(ts int64) *int64 {
 	return &s.ts[len(s.ts)-1]
 }
 
-// columnValues returns an empty list with room for n column values, and
-// each columnValue a new one in it.
+// columnValues returns an empty list for a put's n column values, capped
+// at n. columnValue keeps each value in the slab: when its array is full
+// it starts another, and the values handed out stay where they are.
 func (s *planSlab) columnValues(n int) []*hbase2.TColumnValue {
 	if cap(s.ptrs)-len(s.ptrs) < n {
 		s.ptrs = make([]*hbase2.TColumnValue, 0, max(n, 64))
