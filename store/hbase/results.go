@@ -74,9 +74,34 @@ func (r *results) Write(context.Context, thrift.TProtocol) error {
 
 // Read decodes the call's result struct: field 0 the rows (a list, or for
 // get a single TResult), field 1 a TIOError, field 2 a TIllegalArgument
-// where the call declares one; other fields are skipped, as the generated
-// code skips them.
+// where the call declares one.
 func (r *results) Read(ctx context.Context, p thrift.TProtocol) error {
+	return readStruct(ctx, p, func(id int16, typ thrift.TType) (bool, error) {
+		switch {
+		case id == 0 && typ == thrift.LIST:
+			return true, r.readRows(ctx, p)
+		case id == 0 && typ == thrift.STRUCT:
+			row, err := r.readResult(ctx, p)
+			if err == nil {
+				r.rows = append(r.rows[:0], row)
+			}
+			return true, err
+		case id == 1 && typ == thrift.STRUCT:
+			r.io = hbase2.NewTIOError()
+			return true, r.io.Read(ctx, p)
+		case id == 2 && typ == thrift.STRUCT && r.wantIA:
+			r.ia = hbase2.NewTIllegalArgument()
+			return true, r.ia.Read(ctx, p)
+		}
+		return false, nil
+	})
+}
+
+// readStruct reads a struct's fields one by one: field reads those it
+// knows and reports so, and the others are skipped, as the generated code
+// skips unknown fields and known ones of another type. field does not
+// escape, so a closure passed as field costs no allocation.
+func readStruct(ctx context.Context, p thrift.TProtocol, field func(id int16, typ thrift.TType) (bool, error)) error {
 	if _, err := p.ReadStructBegin(ctx); err != nil {
 		return err
 	}
@@ -88,21 +113,8 @@ func (r *results) Read(ctx context.Context, p thrift.TProtocol) error {
 		if typ == thrift.STOP {
 			break
 		}
-		switch {
-		case id == 0 && typ == thrift.LIST:
-			err = r.readRows(ctx, p)
-		case id == 0 && typ == thrift.STRUCT:
-			var row store.Row
-			if row, err = r.readResult(ctx, p); err == nil {
-				r.rows = append(r.rows[:0], row)
-			}
-		case id == 1 && typ == thrift.STRUCT:
-			r.io = hbase2.NewTIOError()
-			err = r.io.Read(ctx, p)
-		case id == 2 && typ == thrift.STRUCT && r.wantIA:
-			r.ia = hbase2.NewTIllegalArgument()
-			err = r.ia.Read(ctx, p)
-		default:
+		known, err := field(id, typ)
+		if err == nil && !known {
 			err = p.Skip(ctx, typ)
 		}
 		if err != nil {
@@ -139,18 +151,9 @@ func (r *results) readRows(ctx context.Context, p thrift.TProtocol) error {
 // stale and 4 partial, which the store does not use.
 func (r *results) readResult(ctx context.Context, p thrift.TProtocol) (store.Row, error) {
 	var row store.Row
-	if _, err := p.ReadStructBegin(ctx); err != nil {
-		return row, err
-	}
 	haveCells := false
-	for {
-		_, typ, id, err := p.ReadFieldBegin(ctx)
-		if err != nil {
-			return row, err
-		}
-		if typ == thrift.STOP {
-			break
-		}
+	err := readStruct(ctx, p, func(id int16, typ thrift.TType) (bool, error) {
+		var err error
 		switch {
 		case id == 1 && typ == thrift.STRING:
 			row.Key, err = r.binary(ctx, p)
@@ -158,16 +161,11 @@ func (r *results) readResult(ctx context.Context, p thrift.TProtocol) (store.Row
 			haveCells = true
 			row.Cells, err = r.readCells(ctx, p)
 		default:
-			err = p.Skip(ctx, typ)
+			return false, nil
 		}
-		if err != nil {
-			return row, err
-		}
-		if err := p.ReadFieldEnd(ctx); err != nil {
-			return row, err
-		}
-	}
-	if err := p.ReadStructEnd(ctx); err != nil {
+		return true, err
+	})
+	if err != nil {
 		return row, err
 	}
 	if !haveCells {
@@ -214,19 +212,10 @@ func (r *results) readCells(ctx context.Context, p thrift.TProtocol) ([]store.Ce
 
 func (r *results) readCell(ctx context.Context, p thrift.TProtocol) (store.Cell, error) {
 	var c store.Cell
-	if _, err := p.ReadStructBegin(ctx); err != nil {
-		return c, err
-	}
 	var fam []byte
 	var haveFam, haveQual, haveVal bool
-	for {
-		_, typ, id, err := p.ReadFieldBegin(ctx)
-		if err != nil {
-			return c, err
-		}
-		if typ == thrift.STOP {
-			break
-		}
+	err := readStruct(ctx, p, func(id int16, typ thrift.TType) (bool, error) {
+		var err error
 		switch {
 		case id == 1 && typ == thrift.STRING:
 			fam, err = r.binary(ctx, p)
@@ -240,16 +229,11 @@ func (r *results) readCell(ctx context.Context, p thrift.TProtocol) (store.Cell,
 		case id == 4 && typ == thrift.I64:
 			c.Timestamp, err = p.ReadI64(ctx)
 		default:
-			err = p.Skip(ctx, typ)
+			return false, nil
 		}
-		if err != nil {
-			return c, err
-		}
-		if err := p.ReadFieldEnd(ctx); err != nil {
-			return c, err
-		}
-	}
-	if err := p.ReadStructEnd(ctx); err != nil {
+		return true, err
+	})
+	if err != nil {
 		return c, err
 	}
 	if !haveFam || !haveQual || !haveVal {
