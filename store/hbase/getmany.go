@@ -30,7 +30,7 @@ func (s *Store) GetMany(ctx context.Context, table string, gets []store.Get) ([]
 		var res []store.Row
 		err := s.call(ctx, func(ctx context.Context, c *hbase2.THBaseServiceClient) (err error) {
 			args := hbase2.THBaseServiceGetMultipleArgs{Table: s.wireName(table), Tgets: tgets}
-			res, err = callRows(ctx, c, "getMultiple", &args, false)
+			res, err = callRows(ctx, c, "getMultiple", &args, &results{})
 			return err
 		})
 		what := fmt.Sprintf("get %d rows of %s (from row %s)", len(chunk), table, store.Printable(chunk[0].Row))

@@ -31,11 +31,15 @@ import (
 // cells in the store's order (family, qualifier, timestamp descending).
 type results struct {
 	rows []store.Row
-	// io and ia are the exceptions the call declares; wantIA is set for
-	// the calls that declare TIllegalArgument (field 2).
-	io     *hbase2.TIOError
-	ia     *hbase2.TIllegalArgument
+	// single is set for get, whose field 0 is one TResult where the other
+	// calls answer a list; wantIA for the calls that declare a
+	// TIllegalArgument (field 2). A field of the shape the call does not
+	// declare is skipped, as the generated code skips it.
+	single bool
 	wantIA bool
+	// io and ia are the exceptions the call declares.
+	io *hbase2.TIOError
+	ia *hbase2.TIllegalArgument
 
 	buf   []byte       // bytes of keys, qualifiers and values
 	cells []store.Cell // cells of the rows
@@ -52,11 +56,11 @@ const (
 	resultsCellsMax = 1 << 14
 )
 
-// callRows makes a call that answers rows and returns them, or the call's
-// declared exception as its error.
-func callRows(ctx context.Context, c *hbase2.THBaseServiceClient, method string, args thrift.TStruct, wantIA bool) ([]store.Row, error) {
-	res := results{wantIA: wantIA}
-	if _, err := c.Client_().Call(ctx, method, args, &res); err != nil {
+// callRows makes a call that answers rows, decoded into res (which says
+// what the call declares), and returns them, or the call's declared
+// exception as its error.
+func callRows(ctx context.Context, c *hbase2.THBaseServiceClient, method string, args thrift.TStruct, res *results) ([]store.Row, error) {
+	if _, err := c.Client_().Call(ctx, method, args, res); err != nil {
 		return nil, err
 	}
 	switch {
@@ -78,9 +82,9 @@ func (r *results) Write(context.Context, thrift.TProtocol) error {
 func (r *results) Read(ctx context.Context, p thrift.TProtocol) error {
 	return readStruct(ctx, p, func(id int16, typ thrift.TType) (bool, error) {
 		switch {
-		case id == 0 && typ == thrift.LIST:
+		case id == 0 && typ == thrift.LIST && !r.single:
 			return true, r.readRows(ctx, p)
-		case id == 0 && typ == thrift.STRUCT:
+		case id == 0 && typ == thrift.STRUCT && r.single:
 			row, err := r.readResult(ctx, p)
 			if err == nil {
 				r.rows = append(r.rows[:0], row)

@@ -36,7 +36,7 @@ func (s *Store) scanFirst(ctx context.Context, table string, sc store.Scan) (sto
 	var res []store.Row
 	err := s.call(ctx, func(ctx context.Context, c *hbase2.THBaseServiceClient) (err error) {
 		args := hbase2.THBaseServiceGetScannerResultsArgs{Table: s.wireName(table), Tscan: tscan(sc), NumRows: int32(fetch)}
-		res, err = callRows(ctx, c, "getScannerResults", &args, false)
+		res, err = callRows(ctx, c, "getScannerResults", &args, &results{})
 		return err
 	})
 	if err != nil {
@@ -165,7 +165,7 @@ func (sc *scanner) more(ctx context.Context) error {
 	var res []store.Row
 	err := sc.s.call(ctx, func(ctx context.Context, c *hbase2.THBaseServiceClient) (err error) {
 		args := hbase2.THBaseServiceGetScannerRowsArgs{ScannerId: sc.id, NumRows: sc.fetch}
-		res, err = callRows(ctx, c, "getScannerRows", &args, true)
+		res, err = callRows(ctx, c, "getScannerRows", &args, &results{wantIA: true})
 		return err
 	})
 	if err != nil {

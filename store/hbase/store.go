@@ -153,7 +153,7 @@ func (s *Store) Get(ctx context.Context, table string, g store.Get) (store.Row, 
 	var res []store.Row
 	err := s.call(ctx, func(ctx context.Context, c *hbase2.THBaseServiceClient) (err error) {
 		args := hbase2.THBaseServiceGetArgs{Table: s.wireName(table), Tget: tget(g)}
-		res, err = callRows(ctx, c, "get", &args, false)
+		res, err = callRows(ctx, c, "get", &args, &results{single: true})
 		return err
 	})
 	if err != nil {
