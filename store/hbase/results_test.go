@@ -15,6 +15,7 @@ import (
 
 	"github.com/denorm/denorm/internal/thrift/hbase2"
 	"github.com/denorm/denorm/store"
+	"github.com/denorm/denorm/store/storetest"
 )
 
 // rowFrom converts a TResult the generated code decoded into a store row,
@@ -182,7 +183,7 @@ func TestResultsAsGenerated(t *testing.T) {
 				t.Fatalf("%s answer %d: generated %v, results %v", pm.name, i, wantErr, gotErr)
 			}
 			sameAsGenerated(t, pm.name, want, got)
-			checkRowsOwnTheirSlices(t, got.rows)
+			storetest.RowsApart(t, pm.name+" row", got.rows)
 
 			// get answers one TResult, not a list.
 			one := &hbase2.THBaseServiceGetResult{Io: ans.Io}
@@ -201,44 +202,6 @@ func TestResultsAsGenerated(t *testing.T) {
 			sameAsGenerated(t, pm.name+" get", getAsList(wantOne), gotOne)
 		}
 	}
-}
-
-// checkRowsOwnTheirSlices appends to every key, qualifier, value and cell
-// list, and checks that no other row changed.
-func checkRowsOwnTheirSlices(t *testing.T, rows []store.Row) {
-	t.Helper()
-	before := make([]store.Row, len(rows))
-	for i, row := range rows {
-		before[i] = row.Clone()
-	}
-	for i := range rows {
-		row := &rows[i]
-		_ = append(row.Key, 0xAA)
-		_ = append(row.Cells, store.Cell{Family: "x"})
-		for _, c := range row.Cells {
-			_ = append(c.Qualifier, 0xBB)
-			_ = append(c.Value, 0xCC)
-		}
-	}
-	for i := range rows {
-		if !sameRow(rows[i], before[i]) {
-			t.Fatalf("row %d changed when other slices were appended to", i)
-		}
-	}
-}
-
-// sameRow compares rows by their bytes (a clone makes empty slices nil).
-func sameRow(a, b store.Row) bool {
-	if !bytes.Equal(a.Key, b.Key) || len(a.Cells) != len(b.Cells) {
-		return false
-	}
-	for i, c := range a.Cells {
-		d := b.Cells[i]
-		if !bytes.Equal(c.Row, d.Row) || c.Family != d.Family || !bytes.Equal(c.Qualifier, d.Qualifier) || c.Timestamp != d.Timestamp || !bytes.Equal(c.Value, d.Value) {
-			return false
-		}
-	}
-	return true
 }
 
 // Whatever the bytes, the decoder does not panic, and where the generated

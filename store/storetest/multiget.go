@@ -86,36 +86,43 @@ func testGetManyOrder(t *testing.T, e *env) {
 	}
 }
 
-// checkRowsApart appends to every slice of each row a multi-get returns
-// (its cells, its key, each cell's qualifier and value), as a caller owning
-// them may, and checks that no other row changed: a backend that builds the
-// rows of one call in shared arrays must cap each slice at its length.
+// checkRowsApart checks that the rows of a multi-get are apart (RowsApart).
 func checkRowsApart(t *testing.T, e *env, name string, gets []store.Get) {
 	t.Helper()
 	rows, err := store.GetMany(e.ctx, e.st, name, gets)
 	if err != nil {
 		t.Fatalf("GetMany: %v", err)
 	}
+	RowsApart(t, "GetMany answer", rows)
+}
+
+// RowsApart appends to every slice of each row (its key, its cells, each
+// cell's qualifier and value), as a caller owning the rows may, and then
+// checks that every row is as it was: a backend that builds the rows of
+// one call in shared arrays must cap each slice at its length, or an
+// append writes into another row, or into another slice of the same row.
+// The appends are not kept, so each row is compared with what it was.
+// what names the rows in failures.
+func RowsApart(t testing.TB, what string, rows []store.Row) {
+	t.Helper()
 	want := make([]store.Row, len(rows))
 	for i, r := range rows {
 		want[i] = r.Clone()
 	}
 	junk := []byte("junk")
-	for i := range rows {
-		r := &rows[i]
-		r.Key = append(r.Key, junk...)
-		for j := range r.Cells {
-			c := &r.Cells[j]
-			c.Qualifier = append(c.Qualifier, junk...)
-			c.Value = append(c.Value, junk...)
+	for _, r := range rows {
+		_ = append(r.Key, junk...)
+		for _, c := range r.Cells {
+			_ = append(c.Qualifier, junk...)
+			_ = append(c.Value, junk...)
 		}
-		r.Cells = append(r.Cells, store.Cell{Row: junk, Family: "junk", Qualifier: junk, Value: junk})
-		for k := i + 1; k < len(rows); k++ {
-			what := "GetMany answer " + itoa(int64(k)) + " after appending to answer " + itoa(int64(i))
-			if !bytes.Equal(rows[k].Key, want[k].Key) {
-				t.Fatalf("%s: key %s, want %s", what, store.Printable(rows[k].Key), store.Printable(want[k].Key))
-			}
-			expectCells(t, what, rows[k].Cells, want[k].Cells)
+		_ = append(r.Cells, store.Cell{Row: junk, Family: "junk", Qualifier: junk, Value: junk})
+	}
+	for k := range rows {
+		what := what + " " + itoa(int64(k)) + " after appending to every slice of every row"
+		if !bytes.Equal(rows[k].Key, want[k].Key) {
+			t.Fatalf("%s: key %s, want %s", what, store.Printable(rows[k].Key), store.Printable(want[k].Key))
 		}
+		expectCells(t, what, rows[k].Cells, want[k].Cells)
 	}
 }
