@@ -16,14 +16,25 @@ type Range struct {
 // PrefixEnd returns the smallest key greater than every key that starts with
 // prefix, or nil when there is none (prefix empty or all 0xFF).
 func PrefixEnd(prefix []byte) []byte {
-	end := append([]byte(nil), prefix...)
-	for i := len(end) - 1; i >= 0; i-- {
-		if end[i] < 0xFF {
-			end[i]++
-			return end[:i+1]
+	end, ok := appendPrefixEnd(nil, prefix)
+	if !ok {
+		return nil
+	}
+	return end
+}
+
+// appendPrefixEnd appends PrefixEnd(prefix) to dst; ok is false, and dst
+// comes back as it was, when there is none.
+func appendPrefixEnd(dst, prefix []byte) (out []byte, ok bool) {
+	start := len(dst)
+	dst = append(dst, prefix...)
+	for i := len(dst) - 1; i >= start; i-- {
+		if dst[i] < 0xFF {
+			dst[i]++
+			return dst[:i+1], true
 		}
 	}
-	return nil
+	return dst[:start], false
 }
 
 // PrefixBounds turns values for a leading subset of the key's parts into the
@@ -67,17 +78,13 @@ func (s *Spec) AppendPrefixRange(dst []byte, field string, v any) (start, stop [
 		return nil, nil, fmt.Errorf("rowkey: bounds of %s: %q alone fans out over %d ranges", s, field, len(prefixes))
 	}
 	buf := prefixes[0]
-	n := len(buf) - from
-	buf = append(buf, buf[from:]...)
-	start = buf[from : from+n : from+n]
-	stop = buf[from+n:]
-	for i := len(stop) - 1; i >= 0; i-- {
-		if stop[i] < 0xFF {
-			stop[i]++
-			return start, stop[: i+1 : i+1], nil
-		}
+	end := len(buf)
+	buf, ok := appendPrefixEnd(buf, buf[from:end])
+	start = buf[from:end:end]
+	if !ok {
+		return start, nil, nil // PrefixEnd's nil: no key is above the prefix
 	}
-	return start, nil, nil // PrefixEnd's nil: no key is above the prefix
+	return start, buf[end:len(buf):len(buf)], nil
 }
 
 // binding is where prefixesOf finds the values of fields: Values, or the
