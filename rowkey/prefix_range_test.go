@@ -55,3 +55,27 @@ func TestAppendPrefixRangeIsPrefixBounds(t *testing.T) {
 		}
 	}
 }
+
+// PrefixEnd, from literal cases: the reference AppendPrefixRange's test
+// compares with computes its stops the same way, so those cannot show a
+// wrong end by themselves.
+func TestPrefixEnd(t *testing.T) {
+	for _, c := range []struct{ prefix, want []byte }{
+		{[]byte("ab"), []byte("ac")},
+		{[]byte{'a', 0xFF}, []byte("b")},
+		{[]byte{'a', 0xFE, 0xFF, 0xFF}, []byte{'a', 0xFF}},
+		{[]byte{0xFF, 0xFF}, nil},
+		{[]byte{}, nil},
+		{nil, nil},
+	} {
+		got := PrefixEnd(c.prefix)
+		if !bytes.Equal(got, c.want) || (got == nil) != (c.want == nil) {
+			t.Errorf("PrefixEnd(%x) = %x, want %x", c.prefix, got, c.want)
+		}
+		// After other bytes, which stay as they were.
+		out, ok := appendPrefixEnd([]byte("kept"), c.prefix)
+		if string(out) != "kept"+string(c.want) || ok != (c.want != nil) {
+			t.Errorf("appendPrefixEnd(kept, %x) = %q, %v; want kept then %x", c.prefix, out, ok, c.want)
+		}
+	}
+}
