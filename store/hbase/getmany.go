@@ -41,11 +41,9 @@ func (s *Store) GetMany(ctx context.Context, table string, gets []store.Get) ([]
 			return nil, fmt.Errorf("hbase: %s: the gateway answered %d results", what, len(res))
 		}
 		for i, row := range res {
-			g := chunk[i]
-			row.Key = g.Row
-			if n := rowSize(row); n > s.opts.MaxRowSize {
-				return nil, fmt.Errorf("hbase: get row %s of %s (%d bytes): %w", store.Printable(g.Row), table, n,
-					&store.RowTooBigError{Table: table, Row: g.Row, Limit: s.opts.MaxRowSize})
+			row, err := s.gotRow(table, chunk[i].Row, row)
+			if err != nil {
+				return nil, err
 			}
 			rows = append(rows, row)
 		}

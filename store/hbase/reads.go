@@ -1,6 +1,8 @@
 package hbase
 
 import (
+	"fmt"
+
 	"math"
 
 	"github.com/denorm/denorm/internal/thrift/hbase2"
@@ -97,6 +99,18 @@ func fetchSize(s store.Scan) int {
 		n = s.Limit
 	}
 	return n
+}
+
+// gotRow is row as a get of key returns it: keyed by the key asked for
+// (a missing row comes back without one), and refused when it is over
+// the store's MaxRowSize, as hbase.table.max.rowsize refuses it.
+func (s *Store) gotRow(table string, key []byte, row store.Row) (store.Row, error) {
+	row.Key = key
+	if n := rowSize(row); n > s.opts.MaxRowSize {
+		return store.Row{}, fmt.Errorf("hbase: get row %s of %s (%d bytes): %w", store.Printable(key), table, n,
+			&store.RowTooBigError{Table: table, Row: key, Limit: s.opts.MaxRowSize})
+	}
+	return row, nil
 }
 
 // rowSize is the KeyValue bytes of a row's cells, what HBase's

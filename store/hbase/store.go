@@ -163,12 +163,7 @@ func (s *Store) Get(ctx context.Context, table string, g store.Get) (store.Row, 
 	if len(res) > 0 {
 		row = res[0]
 	}
-	row.Key = g.Row
-	if n := rowSize(row); n > s.opts.MaxRowSize {
-		return store.Row{}, fmt.Errorf("hbase: get row %s of %s (%d bytes): %w", store.Printable(g.Row), table, n,
-			&store.RowTooBigError{Table: table, Row: g.Row, Limit: s.opts.MaxRowSize})
-	}
-	return row, nil
+	return s.gotRow(table, g.Row, row)
 }
 
 // Mutate applies one row's mutations atomically: a single put or delete
