@@ -168,13 +168,12 @@ func TestScannerClosesOnEveryPath(t *testing.T) {
 	}
 	s := openFake(t, f, Options{})
 	ctx := t.Context()
-	read := func(sc store.Scanner) []string { return scanKeys(t, sc) }
 	// Exhausted.
 	sc, err := s.Scan(ctx, "t", store.Scan{Caching: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := read(sc); len(got) != 5 {
+	if got := scanKeys(t, sc); len(got) != 5 {
 		t.Errorf("full scan: %v", got)
 	}
 	if n := f.openScanners(); n != 0 {
@@ -183,7 +182,7 @@ func TestScannerClosesOnEveryPath(t *testing.T) {
 	_ = sc.Close()
 	// Limit reached.
 	sc, _ = s.Scan(ctx, "t", store.Scan{Limit: 2})
-	if got := read(sc); len(got) != 2 {
+	if got := scanKeys(t, sc); len(got) != 2 {
 		t.Errorf("limited scan: %v", got)
 	}
 	if n := f.openScanners(); n != 0 {
@@ -196,7 +195,7 @@ func TestScannerClosesOnEveryPath(t *testing.T) {
 	opened := f.nextID
 	f.mu.Unlock()
 	sc, _ = s.Scan(ctx, "t", store.Scan{Limit: 2, Caching: 2})
-	if got := read(sc); len(got) != 2 {
+	if got := scanKeys(t, sc); len(got) != 2 {
 		t.Errorf("limited scan: %v", got)
 	}
 	if f.fetches+f.oneCalls != 1 || f.nextID != opened {
