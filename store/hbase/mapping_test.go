@@ -127,6 +127,47 @@ func TestPlanSingleCall(t *testing.T) {
 	}
 }
 
+// A row's puts that share a timestamp send it once, on the TPut; puts at
+// several timestamps (or the server's) keep one a cell. The gateway stamps
+// a cell without one with its put's (conformance checks what is read back).
+func TestPlanPutTimestamp(t *testing.T) {
+	put := func(q string, ts int64) store.Mutation {
+		return store.Mutation{Kind: store.Put, Family: "f", Qualifier: []byte(q), Timestamp: ts, Value: []byte("v")}
+	}
+	del := store.Mutation{Kind: store.DeleteColumn, Family: "f", Qualifier: []byte("z"), Timestamp: 3}
+	for _, tc := range []struct {
+		name  string
+		ms    []store.Mutation
+		putTS int64 // 0: none on the TPut, a timestamp on each cell that has one
+	}{
+		{"one timestamp", []store.Mutation{put("a", 7), put("b", 7), put("c", 7)}, 7},
+		{"one timestamp and a delete at another", []store.Mutation{put("a", 7), del, put("b", 7)}, 7},
+		{"two timestamps", []store.Mutation{put("a", 7), put("b", 8)}, 0},
+		{"the server's", []store.Mutation{put("a", store.LatestTimestamp), put("b", store.LatestTimestamp)}, 0},
+		{"one and the server's", []store.Mutation{put("a", 7), put("b", store.LatestTimestamp)}, 0},
+	} {
+		p, err := planMutation(store.RowMutation{Row: []byte("r"), Mutations: tc.ms}, store.DurabilityDefault, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := p.put.GetTimestamp(); got != tc.putTS || p.put.IsSetTimestamp() != (tc.putTS != 0) {
+			t.Errorf("%s: TPut timestamp %d (set %v), want %d", tc.name, got, p.put.IsSetTimestamp(), tc.putTS)
+		}
+		k := 0
+		for _, m := range tc.ms {
+			if m.Kind != store.Put {
+				continue
+			}
+			cv := p.put.ColumnValues[k]
+			k++
+			wantSet := tc.putTS == 0 && m.Timestamp != store.LatestTimestamp
+			if cv.IsSetTimestamp() != wantSet || (wantSet && cv.GetTimestamp() != m.Timestamp) {
+				t.Errorf("%s: cell %s timestamp %d (set %v), want %d (set %v)", tc.name, cv.Qualifier, cv.GetTimestamp(), cv.IsSetTimestamp(), m.Timestamp, wantSet)
+			}
+		}
+	}
+}
+
 func TestPlanRejects(t *testing.T) {
 	for _, m := range []store.Mutation{
 		{Kind: store.Put, Qualifier: []byte("q")},

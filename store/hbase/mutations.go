@@ -76,11 +76,28 @@ type planSlab struct {
 	// that name it one after another (a row's cells come by family).
 	fam      string
 	famBytes []byte
+	// durs holds the durabilities handed out, by store.Durability: a
+	// batch's rows mostly ask for one, and share its pointer.
+	durs [4]*hbase2.TDurability
 }
 
 // newPlanSlab sizes a slab for n mutations.
 func newPlanSlab(n int) *planSlab {
 	return &planSlab{cvs: make([]hbase2.TColumnValue, 0, n), ptrs: make([]*hbase2.TColumnValue, 0, n), ts: make([]int64, 0, n)}
+}
+
+// durability is durability(d, fallback), one pointer per value a slab.
+func (s *planSlab) durability(d, fallback store.Durability) *hbase2.TDurability {
+	if d == store.DurabilityDefault {
+		d = fallback
+	}
+	if int(d) >= len(s.durs) {
+		return durability(d, fallback)
+	}
+	if s.durs[d] == nil {
+		s.durs[d] = durability(d, fallback)
+	}
+	return s.durs[d]
 }
 
 func (s *planSlab) family(f string) []byte {
@@ -128,13 +145,24 @@ func planMutation(m store.RowMutation, fallback store.Durability, slab *planSlab
 		slab = newPlanSlab(len(m.Mutations))
 	}
 	var p plan
-	dur := durability(m.Durability, fallback)
-	puts := 0
+	dur := slab.durability(m.Durability, fallback)
+	// When every put of the row has one timestamp (a writer's event
+	// version), the TPut carries it once and its column values none: the
+	// gateway stamps each cell with the put's timestamp, and eleven bytes
+	// a cell less are encoded, sent and decoded.
+	puts, same := 0, true
+	var putTS int64
 	for _, x := range m.Mutations {
 		if x.Kind == store.Put {
+			if puts == 0 {
+				putTS = x.Timestamp
+			} else if x.Timestamp != putTS {
+				same = false
+			}
 			puts++
 		}
 	}
+	same = same && puts > 1 && putTS != store.LatestTimestamp
 	// Indexed by TDeleteType; DeleteRow has its own slot at the end.
 	var dels [4]*hbase2.TDelete
 	var rowDelete *hbase2.TDelete
@@ -146,13 +174,15 @@ func planMutation(m store.RowMutation, fallback store.Durability, slab *planSlab
 			}
 			if p.put == nil {
 				p.put = &hbase2.TPut{Row: m.Row, Durability: dur, ColumnValues: slab.columnValues(puts)}
+				if same {
+					p.put.Timestamp = slab.timestamp(putTS)
+				}
 			}
-			p.put.ColumnValues = append(p.put.ColumnValues, slab.columnValue(hbase2.TColumnValue{
-				Family:    slab.family(x.Family),
-				Qualifier: nonNil(x.Qualifier),
-				Value:     nonNil(x.Value),
-				Timestamp: slab.timestamp(x.Timestamp),
-			}))
+			cv := hbase2.TColumnValue{Family: slab.family(x.Family), Qualifier: nonNil(x.Qualifier), Value: nonNil(x.Value)}
+			if !same {
+				cv.Timestamp = slab.timestamp(x.Timestamp)
+			}
+			p.put.ColumnValues = append(p.put.ColumnValues, slab.columnValue(cv))
 		case store.DeleteVersion, store.DeleteColumn, store.DeleteFamily:
 			if x.Family == "" {
 				return p, fmt.Errorf("mutation %d (%s) of row %s names no family", i, x.Kind, store.Printable(m.Row))
