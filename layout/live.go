@@ -67,15 +67,29 @@ func IsLive(q []byte) bool { return len(q) > 0 && q[0] == liveMark }
 
 // LiveQualifier is the qualifier of one live copy in the primary row.
 func LiveQualifier(ref *schema.Reference, refKey []byte, from string) []byte {
-	q := make([]byte, 0, 3+len(ref.Name)+len(refKey)+len(from))
-	q = append(append(q, liveMark), ref.Name...)
-	q = append(append(q, 0), refKey...)
-	return append(append(q, 0), from...)
+	return AppendLiveQualifier(make([]byte, 0, LiveQualifierLen(ref, refKey, from)), ref, refKey, from)
+}
+
+// LiveQualifierLen is the length of LiveQualifier(ref, refKey, from).
+func LiveQualifierLen(ref *schema.Reference, refKey []byte, from string) int {
+	return 3 + len(ref.Name) + len(refKey) + len(from)
+}
+
+// AppendLiveQualifier appends LiveQualifier(ref, refKey, from) to dst.
+func AppendLiveQualifier(dst []byte, ref *schema.Reference, refKey []byte, from string) []byte {
+	dst = append(append(dst, liveMark), ref.Name...)
+	dst = append(append(dst, 0), refKey...)
+	return append(append(dst, 0), from...)
 }
 
 // SourceQualifier is the qualifier, in a lookup table's reference row, of
 // the reference's latest value of a copied field.
-func SourceQualifier(from string) []byte { return append([]byte{liveMark}, from...) }
+func SourceQualifier(from string) []byte { return AppendSourceQualifier(nil, from) }
+
+// AppendSourceQualifier appends SourceQualifier(from) to dst.
+func AppendSourceQualifier(dst []byte, from string) []byte {
+	return append(append(dst, liveMark), from...)
+}
 
 // LiveRef is one referenced entity that a state copies live fields from.
 type LiveRef struct {
@@ -99,17 +113,6 @@ func LookupFor(plan *schema.Plan, ent *schema.Entity, ref *schema.Reference) *sc
 	return nil
 }
 
-// liveFields lists the referenced fields a reference copies live.
-func liveFields(ref *schema.Reference) []string {
-	var out []string
-	for _, c := range ref.Copies {
-		if c.Intent == schema.IntentLive {
-			out = append(out, c.From)
-		}
-	}
-	return out
-}
-
 // LiveRefs lists the distinct referenced keys of a state whose fields are
 // copied live, sorted by reference and key.
 func LiveRefs(plan *schema.Plan, ent *schema.Entity, state map[string]any) ([]LiveRef, error) {
@@ -117,10 +120,8 @@ func LiveRefs(plan *schema.Plan, ent *schema.Entity, state map[string]any) ([]Li
 	if err != nil {
 		return nil, err
 	}
-	for i := range out {
-		if err := out[i].Locate(); err != nil {
-			return nil, err
-		}
+	if err := LocateAll(out); err != nil {
+		return nil, err
 	}
 	return out, nil
 }
@@ -131,7 +132,7 @@ func LiveRefs(plan *schema.Plan, ent *schema.Entity, state map[string]any) ([]Li
 func LiveKeys(plan *schema.Plan, ent *schema.Entity, state map[string]any) ([]LiveRef, error) {
 	var out []LiveRef
 	for _, ref := range ent.References {
-		from := liveFields(ref)
+		from := ref.Live
 		if len(from) == 0 {
 			continue
 		}
@@ -144,7 +145,8 @@ func LiveKeys(plan *schema.Plan, ent *schema.Entity, state map[string]any) ([]Li
 			return nil, fmt.Errorf("layout: reference %s: no field %s", ref.Name, ref.Key)
 		}
 		start := len(out)
-		vals := refKeyValues(ent, ref, state)
+		var scratch [8]any
+		vals := refKeyValues(ent, ref, state, scratch[:0])
 		out = slices.Grow(out, len(vals))
 		// The keys are cut from one buffer, each capped at its length,
 		// sized for the usual short keys.
@@ -183,15 +185,49 @@ func LiveKeys(plan *schema.Plan, ent *schema.Entity, state map[string]any) ([]Li
 // Locate sets the lookup rows of a reference key LiveKeys listed: its
 // reference row and the end of the rows that point back at referencing rows.
 func (lr *LiveRef) Locate() error {
-	// The reference row's key is mostly the encoded reference key; the
-	// row and its stop share one buffer sized for both.
-	buf := make([]byte, 0, 2*len(lr.Key)+16)
+	_, err := lr.locateIn(nil)
+	return err
+}
+
+// LocateAll is Locate for each of refs, their rows cut from one buffer.
+func LocateAll(refs []LiveRef) error {
+	n := 0
+	for i := range refs {
+		n += locateRoom(&refs[i])
+	}
+	buf := make([]byte, 0, n)
+	for i := range refs {
+		var err error
+		if buf, err = refs[i].locateIn(buf); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// locateRoom is about the bytes a ref's lookup rows take: the reference
+// row's key is mostly the encoded reference key, and its stop as long.
+func locateRoom(lr *LiveRef) int { return 2*len(lr.Key) + 16 }
+
+// locateIn sets the ref's lookup rows, appended to buf (a new buffer when
+// buf is nil), and returns buf with them, to append more after: the rows
+// are capped at their lengths, so appending after them leaves them be.
+func (lr *LiveRef) locateIn(buf []byte) ([]byte, error) {
+	if buf == nil {
+		buf = make([]byte, 0, locateRoom(lr))
+	}
 	row, stop, err := lr.Lookup.Key.AppendPrefixRange(buf, lr.Ref.Key, lr.Value)
 	if err != nil {
-		return fmt.Errorf("layout: lookup %s by %s: %w", lr.Lookup.Name, lr.Ref.Key, err)
+		return buf, fmt.Errorf("layout: lookup %s by %s: %w", lr.Lookup.Name, lr.Ref.Key, err)
 	}
 	lr.Row, lr.Stop = row, stop
-	return nil
+	// AppendPrefixRange appended the row and then its stop: when they fit
+	// in what buf had left, they are its next bytes; otherwise they went
+	// to a new array, and buf's own room is still free.
+	if used := len(row) + len(stop); cap(buf)-len(buf) >= used {
+		buf = buf[:len(buf)+used]
+	}
+	return buf, nil
 }
 
 // NewLiveRef locates one reference key: its encoding and its lookup rows.
@@ -205,28 +241,27 @@ func NewLiveRef(plan *schema.Plan, ref *schema.Reference, lookup *schema.Table, 
 	if err != nil {
 		return LiveRef{}, fmt.Errorf("layout: reference %s key: %w", ref.Name, err)
 	}
-	lr := LiveRef{Ref: ref, Lookup: lookup, Value: value, Key: key, From: liveFields(ref)}
+	lr := LiveRef{Ref: ref, Lookup: lookup, Value: value, Key: key, From: ref.Live}
 	if err := lr.Locate(); err != nil {
 		return LiveRef{}, err
 	}
 	return lr, nil
 }
 
-// refKeyValues lists the values of a reference's key field in a state: one
-// for an entity field, one per element for a child field.
-func refKeyValues(ent *schema.Entity, ref *schema.Reference, state map[string]any) []any {
+// refKeyValues appends to out the values of a reference's key field in a
+// state: one for an entity field, one per element for a child field.
+func refKeyValues(ent *schema.Entity, ref *schema.Reference, state map[string]any, out []any) []any {
 	f := ent.Field(ref.Key)
 	if f == nil {
-		return nil
+		return out
 	}
 	if f.Child == "" {
 		if v, ok := state[ref.Key]; ok && v != nil {
-			return []any{v}
+			return append(out, v)
 		}
-		return nil
+		return out
 	}
 	elems, _ := state[f.Child].([]map[string]any)
-	out := make([]any, 0, len(elems))
 	for _, el := range elems {
 		if v, ok := el[f.Name]; ok && v != nil {
 			out = append(out, v)
@@ -241,7 +276,7 @@ func ReferencesTo(plan *schema.Plan, name string) []Referrer {
 	var out []Referrer
 	for _, e := range plan.Entities {
 		for _, r := range e.References {
-			if r.Entity == name && len(liveFields(r)) > 0 {
+			if r.Entity == name && len(r.Live) > 0 {
 				out = append(out, Referrer{Entity: e, Ref: r, Lookup: LookupFor(plan, e, r)})
 			}
 		}

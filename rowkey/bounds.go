@@ -45,7 +45,7 @@ func appendPrefixEnd(dst, prefix []byte) (out []byte, ok bool) {
 // not read are ignored; a value for a part that follows an unbound one is an
 // error, since the key cannot use it.
 func (s *Spec) PrefixBounds(vals Values) ([]Range, error) {
-	prefixes, next, err := prefixesOf(s, vals, "", nil)
+	prefixes, next, err := prefixesOf(s, vals, "", nil, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -68,7 +68,8 @@ func (s *Spec) PrefixBounds(vals Values) ([]Range, error) {
 // two per call.
 func (s *Spec) AppendPrefixRange(dst []byte, field string, v any) (start, stop []byte, err error) {
 	from := len(dst)
-	prefixes, next, err := prefixesOf(s, oneField{field, v}, "", dst)
+	var one [1][]byte // the one prefix a value without fan-out gives
+	prefixes, next, err := prefixesOf(s, oneField{field, v}, "", dst, one[:0])
 	switch {
 	case err != nil:
 		return nil, nil, err
@@ -112,9 +113,9 @@ func (o oneField) lookup(f string) (any, bool) {
 //
 // ranged names a field about to be ranged over: an unbound salt before it
 // fans out too. first is where the prefix is appended (the fanned-out ones
-// are copies).
-func prefixesOf[B binding](s *Spec, vals B, ranged string, first []byte) (prefixes [][]byte, next int, err error) {
-	prefixes = [][]byte{first}
+// are copies), and into holds the list of prefixes while there is one.
+func prefixesOf[B binding](s *Spec, vals B, ranged string, first []byte, into [][]byte) (prefixes [][]byte, next int, err error) {
+	prefixes = append(into[:0], first)
 	stopped := len(s.parts)
 	for i, p := range s.parts {
 		v, ok := vals.lookup(p.Field)
@@ -174,7 +175,7 @@ func (s *Spec) RangeBounds(vals Values, field string, lo, hi any) ([]Range, erro
 	if _, ok := vals[field]; ok {
 		return nil, fmt.Errorf("rowkey: range of %s: %q is both fixed and ranged", s, field)
 	}
-	prefixes, next, err := prefixesOf(s, vals, field, nil)
+	prefixes, next, err := prefixesOf(s, vals, field, nil, nil)
 	if err != nil {
 		return nil, err
 	}

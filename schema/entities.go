@@ -231,6 +231,11 @@ func (d *decoder) references(ent *Entity, n *yaml.Node, path string) {
 				r.Copies = d.copies(a.Value, join(rp, "copy"))
 			}
 		}
+		for _, c := range r.Copies {
+			if c.Intent == IntentLive {
+				r.Live = append(r.Live, c.From)
+			}
+		}
 		if r.Entity == "" {
 			d.errLine(r.Line, rp, "reference %q names no entity", r.Name)
 		}

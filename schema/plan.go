@@ -247,7 +247,10 @@ type Reference struct {
 	Entity string // the referenced entity
 	Key    string // local field path holding the referenced entity's key, e.g. "items.sku"
 	Copies []*Copy
-	Lines  Lines
+	// Live lists the From of every copy with intent live, in Copies'
+	// order: the writer walks them for every state it derives.
+	Live  []string
+	Lines Lines
 }
 
 // Copy is one copied field.

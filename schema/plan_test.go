@@ -52,6 +52,9 @@ func TestOrdersPlan(t *testing.T) {
 	if _, cp := order.Copy("items.name"); cp == nil || cp.Intent != IntentLive {
 		t.Errorf("name copy = %+v", cp)
 	}
+	if !reflect.DeepEqual(ref.Live, []string{"name"}) {
+		t.Errorf("fields copied live = %q, want only name (the price is a snapshot)", ref.Live)
+	}
 
 	orders := p.Primary("order")
 	if orders == nil || orders.Name != "orders" {
@@ -165,8 +168,8 @@ func TestNaiveOrdersPlan(t *testing.T) {
 	if units.Counter.Buckets != 1 || units.Counter.Mode != CounterFast || units.Family("counter_values") == nil {
 		t.Errorf("counter = %+v", units.Counter)
 	}
-	if _, cp := p.Entity("order").Copy("items.name"); cp == nil || cp.Intent != IntentNone {
-		t.Errorf("copy intent = %+v", cp)
+	if ref, cp := p.Entity("order").Copy("items.name"); cp == nil || cp.Intent != IntentNone || len(ref.Live) != 0 {
+		t.Errorf("copy intent = %+v of reference %+v", cp, ref)
 	}
 	if p.Ops.Presplit != 0 || p.Table("customer_order_records").Presplit != 1 {
 		t.Errorf("presplit ops %d table %d", p.Ops.Presplit, p.Table("customer_order_records").Presplit)

@@ -97,12 +97,9 @@ func (w *Writer) computeLiveRefs(ep *entityPlan) []layout.LiveRef {
 				continue
 			}
 		}
-		if err := r.Locate(); err != nil {
-			return nil
-		}
 		out = append(out, r)
 	}
-	if len(out) == 0 {
+	if len(out) == 0 || layout.LocateAll(out) != nil {
 		return nil
 	}
 	return out
@@ -121,6 +118,10 @@ func liveCompare(a, b layout.LiveRef) int {
 func (w *Writer) liveMutations(ep *entityPlan, live map[string]store.Row, stats *Stats) []store.Mutation {
 	var ms []store.Mutation
 	book := layout.BookFamily(ep.g.prim)
+	// The copies' qualifiers are cut from one buffer, each capped at its
+	// length; the sources' are looked up from one on the stack.
+	var qbuf []byte
+	var src [64]byte
 	// Copies of references the entity no longer holds stay, unrefreshed
 	// (their lookup rows are gone): readers only consult the copies of the
 	// references a state holds. Deleting them would mask the same version
@@ -133,8 +134,13 @@ func (w *Writer) liveMutations(ep *entityPlan, live map[string]store.Row, stats 
 		fam := lr.Lookup.Families[0].Name
 		rv, _ := layout.RefState(row, fam)
 		for _, from := range lr.From {
-			q := layout.LiveQualifier(lr.Ref, lr.Key, from)
-			if c, ok := row.Latest(fam, layout.SourceQualifier(from)); ok {
+			if n := layout.LiveQualifierLen(lr.Ref, lr.Key, from); cap(qbuf)-len(qbuf) < n {
+				qbuf = make([]byte, 0, max(256, n))
+			}
+			start := len(qbuf)
+			qbuf = layout.AppendLiveQualifier(qbuf, lr.Ref, lr.Key, from)
+			q := qbuf[start:len(qbuf):len(qbuf)]
+			if c, ok := row.Latest(fam, layout.AppendSourceQualifier(src[:0], from)); ok {
 				ms = append(ms, store.Mutation{Kind: store.Put, Family: book, Qualifier: q, Timestamp: c.Timestamp, Value: c.Value})
 				stats.Cells[ep.g.prim.Name]++
 			} else if rv > 0 {
