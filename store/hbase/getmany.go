@@ -33,12 +33,16 @@ func (s *Store) GetMany(ctx context.Context, table string, gets []store.Get) ([]
 			res, err = callRows(ctx, c, "getMultiple", &args, &results{})
 			return err
 		})
-		what := fmt.Sprintf("get %d rows of %s (from row %s)", len(chunk), table, store.Printable(chunk[0].Row))
+		// Worked out on a failure only: a multi-get that works needs no
+		// words, and the writer makes thousands of them.
+		what := func() string {
+			return fmt.Sprintf("get %d rows of %s (from row %s)", len(chunk), table, store.Printable(chunk[0].Row))
+		}
 		if err != nil {
-			return nil, s.explain(ctx, what, table, chunk[0].Row, err)
+			return nil, s.explain(ctx, what(), table, chunk[0].Row, err)
 		}
 		if len(res) != len(chunk) {
-			return nil, fmt.Errorf("hbase: %s: the gateway answered %d results", what, len(res))
+			return nil, fmt.Errorf("hbase: %s: the gateway answered %d results", what(), len(res))
 		}
 		for i, row := range res {
 			row, err := s.gotRow(table, chunk[i].Row, row)

@@ -169,16 +169,16 @@ func (s *Store) Get(ctx context.Context, table string, g store.Get) (store.Row, 
 // Mutate applies one row's mutations atomically: a single put or delete
 // when that covers them, mutateRow otherwise.
 func (s *Store) Mutate(ctx context.Context, table string, m store.RowMutation) error {
-	what := fmt.Sprintf("mutate row %s of %s", store.Printable(m.Row), table)
+	what := func() string { return fmt.Sprintf("mutate row %s of %s", store.Printable(m.Row), table) } // words for a failure only
 	if err := checkCells(table, m, s.opts.MaxCellSize); err != nil {
-		return fmt.Errorf("hbase: %s: %w", what, err)
+		return fmt.Errorf("hbase: %s: %w", what(), err)
 	}
 	p, err := planMutation(m, s.opts.Durability, nil)
 	if err != nil {
-		return fmt.Errorf("hbase: %s: %w", what, err)
+		return fmt.Errorf("hbase: %s: %w", what(), err)
 	}
 	if err := s.apply(ctx, table, m.Row, p); err != nil {
-		return s.explain(ctx, what, table, m.Row, err)
+		return s.explain(ctx, what(), table, m.Row, err)
 	}
 	return nil
 }
@@ -202,7 +202,7 @@ func (s *Store) apply(ctx context.Context, table string, row []byte, p plan) err
 // Increment adds to counters atomically on the row and returns the new
 // values in the order of inc.Columns.
 func (s *Store) Increment(ctx context.Context, table string, inc store.Increment) ([]int64, error) {
-	what := fmt.Sprintf("increment row %s of %s", store.Printable(inc.Row), table)
+	what := func() string { return fmt.Sprintf("increment row %s of %s", store.Printable(inc.Row), table) } // words for a failure only
 	if len(inc.Columns) == 0 {
 		return nil, nil
 	}
@@ -213,7 +213,7 @@ func (s *Store) Increment(ctx context.Context, table string, inc store.Increment
 	var order []key
 	for _, c := range inc.Columns {
 		if c.Family == "" {
-			return nil, fmt.Errorf("hbase: %s: a column names no family", what)
+			return nil, fmt.Errorf("hbase: %s: a column names no family", what())
 		}
 		k := key{c.Family, string(c.Qualifier)}
 		if _, seen := sums[k]; !seen {
@@ -233,13 +233,13 @@ func (s *Store) Increment(ctx context.Context, table string, inc store.Increment
 		return err
 	})
 	if err != nil {
-		return nil, s.explain(ctx, what, table, inc.Row, err)
+		return nil, s.explain(ctx, what(), table, inc.Row, err)
 	}
 	got := map[key]int64{}
 	for _, cv := range res.GetColumnValues() {
 		v, err := decodeCounter(cv.Value)
 		if err != nil {
-			return nil, fmt.Errorf("hbase: %s: column %s:%s: %w", what, cv.Family, store.Printable(cv.Qualifier), err)
+			return nil, fmt.Errorf("hbase: %s: column %s:%s: %w", what(), cv.Family, store.Printable(cv.Qualifier), err)
 		}
 		got[key{string(cv.Family), string(cv.Qualifier)}] = v
 	}
@@ -247,7 +247,7 @@ func (s *Store) Increment(ctx context.Context, table string, inc store.Increment
 	for i, c := range inc.Columns {
 		v, ok := got[key{c.Family, string(c.Qualifier)}]
 		if !ok {
-			return nil, fmt.Errorf("hbase: %s: the server returned no value for %s:%s", what, c.Family, store.Printable(c.Qualifier))
+			return nil, fmt.Errorf("hbase: %s: the server returned no value for %s:%s", what(), c.Family, store.Printable(c.Qualifier))
 		}
 		out[i] = v
 	}
@@ -268,16 +268,16 @@ func decodeCounter(b []byte) (int64, error) {
 // CheckAndMutate applies m when the newest value of the condition's column
 // equals cond.Value (or, with cond.Absent, when there is none).
 func (s *Store) CheckAndMutate(ctx context.Context, table string, cond store.Condition, m store.RowMutation) (bool, error) {
-	what := fmt.Sprintf("check and mutate row %s of %s", store.Printable(m.Row), table)
+	what := func() string { return fmt.Sprintf("check and mutate row %s of %s", store.Printable(m.Row), table) } // words for a failure only
 	if err := checkCells(table, m, s.opts.MaxCellSize); err != nil {
-		return false, fmt.Errorf("hbase: %s: %w", what, err)
+		return false, fmt.Errorf("hbase: %s: %w", what(), err)
 	}
 	p, err := planMutation(m, s.opts.Durability, nil)
 	if err != nil {
-		return false, fmt.Errorf("hbase: %s: %w", what, err)
+		return false, fmt.Errorf("hbase: %s: %w", what(), err)
 	}
 	if cond.Family == "" {
-		return false, fmt.Errorf("hbase: %s: the condition names no family", what)
+		return false, fmt.Errorf("hbase: %s: the condition names no family", what())
 	}
 	// HBase's gateway hands the value straight to the check and fails on
 	// an unset one, so absence is asked as "equals the empty value": HBase
@@ -296,7 +296,7 @@ func (s *Store) CheckAndMutate(ctx context.Context, table string, cond store.Con
 		return err
 	})
 	if err != nil {
-		return false, s.explain(ctx, what, table, m.Row, err)
+		return false, s.explain(ctx, what(), table, m.Row, err)
 	}
 	return ok, nil
 }
