@@ -84,7 +84,9 @@ func AppendLiveQualifier(dst []byte, ref *schema.Reference, refKey []byte, from 
 
 // SourceQualifier is the qualifier, in a lookup table's reference row, of
 // the reference's latest value of a copied field.
-func SourceQualifier(from string) []byte { return AppendSourceQualifier(nil, from) }
+func SourceQualifier(from string) []byte {
+	return AppendSourceQualifier(make([]byte, 0, 1+len(from)), from)
+}
 
 // AppendSourceQualifier appends SourceQualifier(from) to dst.
 func AppendSourceQualifier(dst []byte, from string) []byte {
