@@ -2,7 +2,6 @@ package hbase
 
 import (
 	"fmt"
-
 	"math"
 
 	"github.com/denorm/denorm/internal/thrift/hbase2"
