@@ -233,7 +233,6 @@ func BenchmarkApplyHBasePaired(b *testing.B) {
 		}
 		wg.Wait()
 		tBuffered += time.Since(start)
-		rows = nil
 		for _, err := range errs {
 			if err != nil {
 				b.Fatal(err)
