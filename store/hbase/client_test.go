@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"strings"
 	"sync"
 	"testing"
@@ -357,4 +358,37 @@ func scanKeys(t *testing.T, sc store.Scanner) []string {
 		t.Errorf("scan: %v", err)
 	}
 	return keys
+}
+
+// A client that resets its connection mid-request (as a timed-out call's
+// dropped connection does) ends that connection in an error on the server.
+// The fake must log it and go on serving: it once called a nil logger there
+// and crashed the package's test binary.
+func TestFakeOutlivesAResetConnection(t *testing.T) {
+	f := newFakeGateway()
+	addr := serveFake(t, f)
+	for range 3 {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Half a message header, then a reset rather than a clean close.
+		if _, err := c.Write([]byte{0x80, 0x01}); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.(*net.TCPConn).SetLinger(0); err != nil {
+			t.Fatal(err)
+		}
+		_ = c.Close()
+	}
+	s, err := Open(t.Context(), addr, Options{Timeout: 2 * time.Second})
+	if err != nil {
+		t.Fatalf("Open after reset connections: %v", err)
+	}
+	defer s.Close()
+	for range 3 {
+		if _, err := s.Get(t.Context(), "t", store.Get{Row: []byte("r")}); err != nil {
+			t.Fatalf("Get after reset connections: %v", err)
+		}
+	}
 }

@@ -226,6 +226,11 @@ func serveFake(t *testing.T, f *fakeGateway) string {
 	}
 	srv := thrift.NewTSimpleServer4(hbase2.NewTHBaseServiceProcessor(f), sock,
 		thrift.NewTBufferedTransportFactory(8192), thrift.NewTBinaryProtocolFactoryConf(nil))
+	// Only Serve gives the server its fallback logger; Listen and AcceptLoop
+	// leave it nil, and the server calls it when a connection ends in an
+	// error (a client that closes mid-request, as the deadline tests do),
+	// which would crash the whole test binary.
+	srv.SetLogger(thrift.NopLogger)
 	if err := srv.Listen(); err != nil {
 		t.Fatal(err)
 	}
