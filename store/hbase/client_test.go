@@ -362,8 +362,8 @@ func scanKeys(t *testing.T, sc store.Scanner) []string {
 
 // A client that resets its connection mid-request (as a timed-out call's
 // dropped connection does) ends that connection in an error on the server.
-// The fake must log it and go on serving: it once called a nil logger there
-// and crashed the package's test binary.
+// The fake must go on serving: it once handed that error to a nil logger,
+// which crashed the package's test binary.
 func TestFakeOutlivesAResetConnection(t *testing.T) {
 	f := newFakeGateway()
 	addr := serveFake(t, f)
