@@ -560,25 +560,62 @@ func run(t testing.TB, ctx context.Context, w *Writer, log []*event.Event, sizes
 
 type fixture struct {
 	st   *pebble.Store
+	dir  string // st's directory
 	plan *schema.Plan
+	// ns is what the runs write through: st with the run's table prefix.
+	// Writers hold ns, never st, so that a fresh store can take st's place.
 	ns   *nsStore
 	runs int
 }
 
+// runsPerStore is how many runs of a fixture share one store before reset
+// starts a fresh one. Every run leaves its tables behind (see reset), and
+// a store's memory grows with the tables it holds, about 2 MB a history of
+// TestConvergence: a soak of ten times the default histories would need
+// 20 GB in one store. A shard of the default suite passes the bound
+// several times, so the fresh store is part of every run of the suite.
+const runsPerStore = 1000
+
 func newFixture(t testing.TB) *fixture {
-	st, err := pebble.Open(context.Background(), t.TempDir(), pebble.Options{Durability: store.AsyncWAL})
+	f := &fixture{plan: ordersPlan(t), ns: &nsStore{}}
+	f.open(t)
+	t.Cleanup(func() { f.close(t) })
+	return f
+}
+
+// open starts a store in a directory of its own.
+func (f *fixture) open(t testing.TB) {
+	dir, err := os.MkdirTemp("", "converge")
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { st.Close() })
-	return &fixture{st: st, plan: ordersPlan(t), ns: &nsStore{Store: st}}
+	st, err := pebble.Open(context.Background(), dir, pebble.Options{Durability: store.AsyncWAL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.st, f.dir, f.ns.Store = st, dir, st
+}
+
+// close closes the store and removes its directory.
+func (f *fixture) close(t testing.TB) {
+	if err := f.st.Close(); err != nil {
+		t.Errorf("close the fixture's store: %v", err)
+	}
+	if err := os.RemoveAll(f.dir); err != nil {
+		t.Errorf("remove the fixture's store: %v", err)
+	}
 }
 
 // reset starts an empty set of tables. Each run gets tables of its own
 // (a name prefix) rather than dropping the last run's: thousands of drops
 // would pile range deletions into Pebble's memtable and slow every read.
+// Every runsPerStore runs the tables move to a fresh store instead.
 func (f *fixture) reset(t testing.TB, ctx context.Context) {
 	f.runs++
+	if f.runs%runsPerStore == 0 {
+		f.close(t)
+		f.open(t)
+	}
 	f.ns.Prefix = fmt.Sprintf("r%d_", f.runs)
 	if _, err := ddl.Create(ctx, f.ns, f.plan); err != nil {
 		t.Fatal(err)
