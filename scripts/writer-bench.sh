@@ -3,7 +3,9 @@
 # measured in one run on this machine, one benchmark after another, and
 # printed as one table against its target:
 #
-#   - the writer against raw Pebble writing the same cells (BenchmarkApplyPaired);
+#   - the writer against raw Pebble writing the same cells (BenchmarkApplyPaired),
+#     and beside it the writer's store calls replayed without the writer
+#     (BenchmarkStoreReplayPaired), the most that ratio could be;
 #   - units/s of the first and last 20,000 events of a long stream applied
 #     to one store (BenchmarkGrowth);
 #   - the writer against the buffered mutator on the test HBase
@@ -81,6 +83,12 @@ paired "writer / raw Pebble (ApplyPaired)" write write.test BenchmarkApplyPaired
 row "  allocations per event" "$(metric allocs/event <<<"$lines" | median)" "" ""
 row "  CPU us per event" "$(metric cpu-us/event <<<"$lines" | median)" "" ""
 row "  events/s" "$(metric events/s <<<"$lines" | median)" "" ""
+# The most that ratio could be with none of the writer's own work: the
+# store calls it made, replayed into a fresh store (StoreReplayPaired).
+: > "$work/replay.out"
+bench write write.test '^BenchmarkStoreReplayPaired$' 4x replay.out
+line=$(results BenchmarkStoreReplayPaired replay.out)
+row "  its store calls alone / raw Pebble" "$(metric serial-ratio <<<"$line") in turn, $(metric concurrent-ratio <<<"$line") at once" "" ""
 
 # Growth: one long stream into one store.
 : > "$work/growth.out"
