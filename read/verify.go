@@ -1,7 +1,6 @@
 package read
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 
@@ -18,7 +17,7 @@ func (r *Reader) verify(ctx context.Context, qq *query, hits []store.Row, repair
 	if err != nil {
 		return err
 	}
-	var sc layout.Scratch // one hit's index rows at a time
+	var sc layout.Scratch // one hit's index row keys at a time
 	for _, h := range hits {
 		ref, hasRef := h.Latest(qq.t.Ref.Family, []byte(qq.t.Ref.Qualifier))
 		why := "no ref cell"
@@ -79,16 +78,9 @@ func (r *Reader) checkHit(qq *query, key []byte, prim store.Row, sc *layout.Scra
 	if !st.Exists() {
 		return nil, false, "entity is deleted", nil
 	}
-	d, err := sc.DeriveTable(r.plan, qq.ent, qq.t, st.Values)
+	found, err := sc.DerivesRow(r.plan, qq.ent, qq.t, st.Values, key)
 	if err != nil {
 		return nil, false, "", fmt.Errorf("read: query %s: deriving index rows: %w", qq.q.Name, err)
-	}
-	found := false
-	for _, it := range d.Items {
-		if it.Table == qq.t.Name && it.Family == "" && bytes.Equal(it.Row, key) {
-			found = true
-			break
-		}
 	}
 	if !found {
 		return nil, false, "primary row no longer derives this index row", nil
