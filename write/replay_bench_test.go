@@ -2,16 +2,12 @@ package write
 
 import (
 	"context"
-	"path/filepath"
 	"runtime"
 	"sync"
 	"testing"
 	"time"
 
-	pdb "github.com/cockroachdb/pebble/v2"
-
 	"github.com/denorm/denorm/store"
-	"github.com/denorm/denorm/store/pebble"
 )
 
 // storeCall is one write the writer made to the store: a Batch (or a
@@ -151,26 +147,7 @@ func BenchmarkStoreReplayPaired(b *testing.B) {
 			st.Close()
 			b.StartTimer()
 		}
-
-		b.StopTimer()
-		db, err := pdb.Open(filepath.Join(b.TempDir(), "raw"), &pdb.Options{MemTableSize: pebble.DefaultMemTableSize, Logger: quietPebble{pdb.DefaultLogger}})
-		if err != nil {
-			b.Fatal(err)
-		}
-		runtime.GC()
-		b.StartTimer()
-		start := time.Now()
-		from := 0
-		for _, to := range cells.batches {
-			if err := cells.commit(db, from, to); err != nil {
-				b.Fatal(err)
-			}
-			from = to
-		}
-		tRaw += time.Since(start)
-		b.StopTimer()
-		db.Close()
-		b.StartTimer()
+		tRaw += cells.timeRaw(b)
 	}
 	b.ReportMetric(float64(len(rec.calls))/float64(len(rec.ends)), "calls/batch")
 	b.ReportMetric(tRaw.Seconds()/tSerial.Seconds(), "serial-ratio")
