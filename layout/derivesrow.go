@@ -12,8 +12,9 @@ import (
 // state) lists an item of t with that row. It is what a reader checking a
 // thin index hit against the primary row needs, and it computes the row
 // keys the state derives in t, one per element for a table of a child
-// list, and none of their cells. Its errors are DeriveTable's for the same
-// state.
+// list, and none of their cells. It fails where DeriveTable fails on a
+// key (the primary key, the entity key, a row key of t); a column value
+// that DeriveTable could not encode, it never looks at.
 func (s *Scratch) DerivesRow(plan *schema.Plan, ent *schema.Entity, t *schema.Table, state map[string]any, key []byte) (bool, error) {
 	if t.Role != schema.RoleIndex && t.Role != schema.RoleLookup {
 		return false, fmt.Errorf("layout: %s is not an index or lookup table", t.Name)
