@@ -39,6 +39,12 @@ type State struct {
 	Values map[string]any
 	// Pending: the refs the version's write was to delete.
 	Pending []Ref
+	// WrittenBy is where the event whose write made the version was in
+	// its log, as the row's pending record says; nil when the record
+	// names none (written before records carried it, or the row holds
+	// no record at the version). The writer needs it to tell a write it
+	// may not have finished (docs/writer.md, "unfinished writes").
+	WrittenBy *Position
 	// Counted is what bounded counters hold of the entity, as the row's
 	// newest Counted record says (nil when it has none); CountedAt is that
 	// record's timestamp.
@@ -77,7 +83,8 @@ func ReadState(plan *schema.Plan, ent *schema.Entity, t *schema.Table, row store
 type Skip uint8
 
 const (
-	// SkipPending leaves State.Pending nil: only the writer redoes deletes.
+	// SkipPending leaves State.Pending and WrittenBy nil: only the writer
+	// redoes deletes.
 	SkipPending Skip = 1 << iota
 	// SkipCounted leaves State.Counted nil: only the writer and reconcile
 	// read the bounded counters' record.
@@ -133,7 +140,7 @@ func ReadStateSkipping(plan *schema.Plan, ent *schema.Entity, t *schema.Table, r
 				st.CountedAt = c.Timestamp
 			}
 			if skip&SkipPending == 0 && bytes.Equal(c.Qualifier, QualPending) && c.Timestamp == st.Version {
-				if st.Pending, err = DecodeRefs(c.Value); err != nil {
+				if st.Pending, st.WrittenBy, err = DecodePending(c.Value); err != nil {
 					return nil, fmt.Errorf("layout: pending refs of %s row %s: %w", t.Name, store.Printable(row.Key), err)
 				}
 			}
@@ -244,7 +251,7 @@ func EncodeRefs(refs []Ref) []byte {
 		rs = slices.Clone(refs)
 		slices.SortFunc(rs, Ref.Compare)
 	}
-	n := binary.MaxVarintLen64
+	n := binary.MaxVarintLen64 + pendingAtSize // room for EncodePending's position
 	for _, r := range rs {
 		n += 4*binary.MaxVarintLen16 + len(r.Table) + len(r.Row) + len(r.Family) + len(r.Qualifier)
 	}
@@ -260,23 +267,33 @@ func EncodeRefs(refs []Ref) []byte {
 
 // DecodeRefs is the inverse of EncodeRefs.
 func DecodeRefs(b []byte) ([]Ref, error) {
+	refs, rest, err := decodeRefs(b)
+	if err != nil {
+		return nil, err
+	}
+	if len(rest) != 0 {
+		return nil, fmt.Errorf("%d bytes after the last ref", len(rest))
+	}
+	return refs, nil
+}
+
+// decodeRefs decodes the refs at the start of b and returns what follows
+// them.
+func decodeRefs(b []byte) ([]Ref, []byte, error) {
 	n, k := binary.Uvarint(b)
 	if k <= 0 || n > uint64(len(b)) {
-		return nil, fmt.Errorf("bad ref count")
+		return nil, nil, fmt.Errorf("bad ref count")
 	}
 	rd := refReader{b: owned(b[k:])}
 	refs := make([]Ref, 0, n)
 	for i := uint64(0); i < n; i++ {
 		r, ok := rd.ref()
 		if !ok {
-			return nil, fmt.Errorf("ref %d is truncated", i)
+			return nil, nil, fmt.Errorf("ref %d is truncated", i)
 		}
 		refs = append(refs, r)
 	}
-	if len(rd.b) != 0 {
-		return nil, fmt.Errorf("%d bytes after the last ref", len(rd.b))
-	}
-	return refs, nil
+	return refs, rd.b, nil
 }
 
 // owned copies an encoded record once, so that what is decoded from it can

@@ -26,7 +26,7 @@ func TestReadStateSkipping(t *testing.T) {
 			counted.Counts = append(counted.Counts, Count{Ref: Ref{Table: in.Table, Row: in.Row, Family: in.Family, Qualifier: in.Qualifier}, Now: in.Delta})
 		}
 		row.Cells = append(row.Cells,
-			store.Cell{Row: row.Key, Family: book, Qualifier: QualPending, Timestamp: 4, Value: EncodeRefs(d.Refs())},
+			store.Cell{Row: row.Key, Family: book, Qualifier: QualPending, Timestamp: 4, Value: EncodePending(d.Refs(), &Position{Stream: 7, Offset: int64(i)})},
 			store.Cell{Row: row.Key, Family: book, Qualifier: QualCounted, Timestamp: 4, Value: EncodeCounted(counted)})
 		for _, c := range d.Primary {
 			row.Cells = append(row.Cells, store.Cell{Row: row.Key, Family: c.Family, Qualifier: c.Qualifier, Timestamp: 4, Value: c.Value})
@@ -35,7 +35,7 @@ func TestReadStateSkipping(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if full.Pending == nil || full.Counted == nil {
+		if full.Pending == nil || full.Counted == nil || full.WrittenBy == nil || *full.WrittenBy != (Position{7, int64(i)}) {
 			t.Fatalf("row %d: ReadState read no pending refs or no counted record: %+v", i, full)
 		}
 		for _, skip := range []Skip{SkipPending, SkipCounted, SkipBookkeeping} {
@@ -45,7 +45,7 @@ func TestReadStateSkipping(t *testing.T) {
 			}
 			want := *full
 			if skip&SkipPending != 0 {
-				want.Pending = nil
+				want.Pending, want.WrittenBy = nil, nil
 			}
 			if skip&SkipCounted != 0 {
 				want.Counted, want.CountedAt = nil, 0

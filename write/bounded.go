@@ -289,6 +289,7 @@ func boundedShares(ep *entityPlan, firsts map[uint64]int64) []boundedShare {
 // without a position take the lane's).
 func firstOffsets(evs []*event.Event, ln *lane) map[uint64]int64 {
 	out := map[uint64]int64{}
+	var ids streamIDs
 	for i, ev := range evs {
 		stream, off := ev.Stream, ev.Offset
 		if stream == "" {
@@ -297,7 +298,7 @@ func firstOffsets(evs []*event.Event, ln *lane) map[uint64]int64 {
 			}
 			stream, off = ln.stream, ln.next+int64(i)
 		}
-		id := layout.StreamID(stream)
+		id := ids.of(stream)
 		if o, ok := out[id]; !ok || off < o {
 			out[id] = off
 		}
@@ -461,4 +462,19 @@ func (w *Writer) partMutations(br *boundedRow, readAt int64) []store.Mutation {
 		ms = append(ms, store.Mutation{Kind: store.Put, Family: fam, Qualifier: layout.CounterPartQualifier(s), Timestamp: max(readAt, part.TS+1), Value: layout.EncodeCounterState(next)})
 	}
 	return ms
+}
+
+// streamIDs is layout.StreamID for the streams of one batch, which are
+// mostly one: the last stream's id is kept.
+type streamIDs struct {
+	last string
+	id   uint64
+	set  bool
+}
+
+func (s *streamIDs) of(stream string) uint64 {
+	if !s.set || stream != s.last {
+		s.last, s.id, s.set = stream, layout.StreamID(stream), true
+	}
+	return s.id
 }

@@ -164,10 +164,8 @@ func convergeBounded(t *testing.T, f *fixture, seed int64, h int) {
 	f.reset(t, ctx)
 	raw := interleave(r, evs)
 	inOrder := positioned(raw, "log")
-	cs := &crashStore{Store: refuseStore{f.ns}, budget: -1}
-	run(t, ctx, New(f.plan, withSyncOf(cs, f.st), Options{}), inOrder, rand.New(rand.NewSource(int64(h))))
+	run(t, ctx, New(f.plan, withSyncOf(refuseStore{f.ns}, f.st), Options{}), inOrder, rand.New(rand.NewSource(int64(h))))
 	check("in order")
-	total := cs.writes
 
 	f.reset(t, ctx)
 	shuffled := positioned(withDuplicates(r, append([]*event.Event(nil), evs...), evs), "log")
@@ -245,38 +243,8 @@ func convergeBounded(t *testing.T, f *fixture, seed int64, h int) {
 	}{{"in order", inOrder}, {"shuffled", shuffled}, {"two streams", partitioned(shuffled)},
 		// No positions: the writer's lanes, a fresh one after each failure.
 		{"no positions", raw}, {"shuffled, no positions", unpositioned(shuffled)}} {
-		cs := &crashStore{Store: refuseStore{f.ns}, budget: -1}
-		f.reset(t, ctx)
-		run(t, ctx, New(f.plan, withSyncOf(cs, f.st), Options{}), lg.log, rand.New(rand.NewSource(int64(h))))
-		total := cs.writes
-		for k := 0; k < total; k++ {
-			f.reset(t, ctx)
-			cs := &crashStore{Store: refuseStore{f.ns}, budget: k}
-			w := New(f.plan, withSyncOf(cs, f.st), Options{})
-			sizes := rand.New(rand.NewSource(int64(h)))
-			crashed := false
-			for off := 0; off < len(lg.log); {
-				end := min(off+1+sizes.Intn(6), len(lg.log))
-				_, _, err := applyIsolating(ctx, w, lg.log[off:end])
-				if errors.Is(err, errCrash) {
-					crashed = true
-					cs.mu.Lock()
-					cs.budget = -1
-					cs.mu.Unlock()
-					continue // resume at the batch's start, in batches of other sizes
-				}
-				if err != nil {
-					t.Fatal(err)
-				}
-				off = end
-			}
-			if !crashed {
-				t.Fatalf("history %d: crash at write %d of %d never happened", h, k, total)
-			}
-			check(fmt.Sprintf("%s, crash after write %d of %d", lg.name, k, total))
-		}
+		crashEvery(t, f, h, lg.log, lg.name, check)
 	}
-	_ = total
 }
 
 // TestBoundedCountsOnlyWhatChanged: a batch reads and writes a bounded

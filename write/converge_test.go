@@ -684,10 +684,8 @@ func convergeHistory(t *testing.T, f *fixture, seed int64, h int) {
 		// In log order.
 		f.reset(t, ctx)
 		inOrder := interleave(r, evs)
-		cs := &crashStore{Store: refuseStore{f.ns}, budget: -1}
-		run(t, ctx, New(f.plan, withSyncOf(cs, f.st), Options{}), inOrder, rand.New(rand.NewSource(int64(h))))
+		run(t, ctx, New(f.plan, withSyncOf(refuseStore{f.ns}, f.st), Options{}), inOrder, rand.New(rand.NewSource(int64(h))))
 		check("in order")
-		total := cs.writes
 
 		// Shuffled, with duplicates.
 		f.reset(t, ctx)
@@ -695,33 +693,52 @@ func convergeHistory(t *testing.T, f *fixture, seed int64, h int) {
 		run(t, ctx, New(f.plan, withSyncOf(refuseStore{f.ns}, f.st), Options{}), shuffled, rand.New(rand.NewSource(int64(h))))
 		check("shuffled with duplicates")
 
-		// A crash after every possible write, then a resume.
-		for k := 0; k < total; k++ {
-			f.reset(t, ctx)
-			cs := &crashStore{Store: refuseStore{f.ns}, budget: k}
-			w := New(f.plan, withSyncOf(cs, f.st), Options{})
-			sizes := rand.New(rand.NewSource(int64(h)))
-			crashed := false
-			for off := 0; off < len(inOrder); {
-				end := min(off+1+sizes.Intn(6), len(inOrder))
-				_, _, err := applyIsolating(ctx, w, inOrder[off:end])
-				if errors.Is(err, errCrash) {
-					crashed = true
-					cs.mu.Lock()
-					cs.budget = -1 // the restarted process does not crash
-					cs.mu.Unlock()
-					continue
-				}
-				if err != nil {
-					t.Fatal(err)
-				}
-				off = end
+		// A crash after every possible write, then a resume: of the log in
+		// order, on the writer's lanes (no positions: every write after a
+		// failure is taken as unfinished), and of the shuffled log with
+		// positions, where a crash's replay may come after a newer version
+		// of its entity and the positions alone tell what is unfinished.
+		crashEvery(t, f, h, inOrder, "in order", check)
+		crashEvery(t, f, h, positioned(shuffled, "log"), "shuffled", check)
+	}
+}
+
+// crashEvery applies log once for every write a run of it makes, crashing
+// the writer after that write and resuming, as Run does, from the start of
+// the batch that failed (in batches of other sizes), and checks the store
+// after each.
+func crashEvery(t *testing.T, f *fixture, h int, log []*event.Event, name string, check func(string)) {
+	t.Helper()
+	ctx := context.Background()
+	f.reset(t, ctx)
+	counted := &crashStore{Store: refuseStore{f.ns}, budget: -1}
+	run(t, ctx, New(f.plan, withSyncOf(counted, f.st), Options{}), log, rand.New(rand.NewSource(int64(h))))
+	total := counted.writes
+	for k := 0; k < total; k++ {
+		f.reset(t, ctx)
+		cs := &crashStore{Store: refuseStore{f.ns}, budget: k}
+		w := New(f.plan, withSyncOf(cs, f.st), Options{})
+		sizes := rand.New(rand.NewSource(int64(h)))
+		crashed := false
+		for off := 0; off < len(log); {
+			end := min(off+1+sizes.Intn(6), len(log))
+			_, _, err := applyIsolating(ctx, w, log[off:end])
+			if errors.Is(err, errCrash) {
+				crashed = true
+				cs.mu.Lock()
+				cs.budget = -1 // the restarted process does not crash
+				cs.mu.Unlock()
+				continue
 			}
-			if !crashed {
-				t.Fatalf("history %d: crash at write %d of %d never happened", h, k, total)
+			if err != nil {
+				t.Fatal(err)
 			}
-			check(fmt.Sprintf("crash after write %d of %d", k, total))
+			off = end
 		}
+		if !crashed {
+			t.Fatalf("history %d: crash at write %d of %d never happened", h, k, total)
+		}
+		check(fmt.Sprintf("%s, crash after write %d of %d", name, k, total))
 	}
 }
 

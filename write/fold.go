@@ -34,6 +34,16 @@ type entityPlan struct {
 	// when it holds no live state. Its columns the new state lacks are
 	// deleted below the version.
 	inRow *layout.Derived
+	// from is the position of the event that made the version written,
+	// kept in its pending records (nil when it has none).
+	from *layout.Position
+	// finish holds the pending refs of the stored version's write when it
+	// may not have finished (unfinished) and the batch writes a newer
+	// one: deleted at finishAt-1, as that write would have, before any
+	// primary row of the batch. They must be gone before the new version's
+	// pending record replaces the one that lists them.
+	finish   []layout.Ref
+	finishAt int64
 	// first: the entity was never seen before; fast counters count it.
 	first bool
 	// stored is what the row held before the batch, derived; nil when the
@@ -54,7 +64,15 @@ type entityPlan struct {
 // replay of what the row holds, whose copies are redone from the row's
 // pending refs; newer ones advance the state, and the refs of every state
 // passed through become deletes.
-func (w *Writer) fold(ds *deriveSet, g *group, stats *Stats) (*entityPlan, error) {
+//
+// The stored version's own write may not have finished: a crash may have
+// stopped it after its primary rows. Its replay is in the log from the
+// batch that failed on, but a shuffled log may bring a newer version of the
+// entity first, and the replay then comes stale. So a write the batch's
+// positions cannot show finished (unfinished) is redone by the advance:
+// its pending deletes go out before the new primary rows (finish), and
+// its copies are not taken as written.
+func (w *Writer) fold(ds *deriveSet, g *group, firsts map[uint64]int64, stats *Stats) (*entityPlan, error) {
 	st := g.state
 	ep := &entityPlan{g: g, version: st.Version, first: st.Version == 0, key: g.at}
 	var cur *layout.Derived
@@ -80,21 +98,7 @@ func (w *Writer) fold(ds *deriveSet, g *group, stats *Stats) (*entityPlan, error
 		case p.ev.Version == ep.version && !ep.writePrimary:
 			// The row holds this version already: a replay after a crash,
 			// or a duplicate. Redo its copies in case they were lost.
-			if !redo {
-				redo = true
-				// The pending refs of every row written at this version:
-				// the entity's, and those of rows a move emptied.
-				for _, f := range g.found {
-					if f.state.Version == ep.version {
-						for _, r := range f.state.Pending {
-							ep.addOld(r)
-						}
-					}
-				}
-				for _, r := range st.Pending {
-					ep.addOld(r)
-				}
-			}
+			redo = true
 			continue
 		case p.ev.Version == ep.version:
 			stats.Stale++ // a duplicate within the batch
@@ -102,14 +106,22 @@ func (w *Writer) fold(ds *deriveSet, g *group, stats *Stats) (*entityPlan, error
 		}
 		// Only what the store holds needs deleting: the stored state's
 		// refs (states folded within this batch were never written).
-		if !ep.writePrimary && ep.stored != nil {
-			ep.old = slices.Grow(ep.old, len(ep.stored.Items))
-			for _, it := range ep.stored.Items {
-				ep.addOld(it.Ref)
+		if !ep.writePrimary {
+			if ep.stored != nil {
+				ep.old = slices.Grow(ep.old, len(ep.stored.Items))
+				for _, it := range ep.stored.Items {
+					ep.addOld(it.Ref)
+				}
+			}
+			if !redo && st.Version > 0 && unfinished(g, st.Version, firsts) {
+				redo = true
 			}
 		}
 		ep.writePrimary = true
 		ep.version = p.ev.Version
+		if p.stream != "" {
+			ep.from = &layout.Position{Stream: p.streamID, Offset: p.offset}
+		}
 		ep.deleted = p.ev.Op == event.Delete
 		switch {
 		case !ep.deleted:
@@ -127,6 +139,23 @@ func (w *Writer) fold(ds *deriveSet, g *group, stats *Stats) (*entityPlan, error
 	if !ep.writePrimary && !redo {
 		return nil, nil
 	}
+	if redo {
+		// The pending refs of every row written at the stored version:
+		// the entity's, and those of rows a move emptied. A replay deletes
+		// them with the state's copies; an advance first (finishRefs).
+		for _, f := range g.found {
+			if f.state.Version == st.Version {
+				ep.finish = append(ep.finish, f.state.Pending...)
+			}
+		}
+		ep.finish = append(ep.finish, st.Pending...)
+		ep.finishAt = st.Version
+		if !ep.writePrimary {
+			ep.old = append(ep.old, ep.finish...)
+			ep.finish = nil
+		}
+	}
+
 	// Every other row holding a live state is vacated, and the copies its
 	// state derived are deleted with the stored state's. Each state is
 	// derived once here: vacate and primaryMutations use what is kept.
@@ -151,6 +180,7 @@ func (w *Writer) fold(ds *deriveSet, g *group, stats *Stats) (*entityPlan, error
 		}
 	}
 	ep.sortOld()
+	ep.finishRefs()
 	if redo && !ep.writePrimary {
 		stats.Redone++
 	}
@@ -159,6 +189,51 @@ func (w *Writer) fold(ds *deriveSet, g *group, stats *Stats) (*entityPlan, error
 		ep.derived = cur
 	}
 	return ep, nil
+}
+
+// unfinished reports whether the write that made version v of g's entity
+// may not have finished: some row written at v has no position of its
+// writing event on record, or one at or past the batch's first event of
+// that stream. A write that failed leaves its batch uncommitted, and its
+// log is read again from that batch's first event: the events at or past
+// it may have been written by an attempt that did not finish, those before
+// it by a batch that did. A lane is retired with its failed Apply (lanes),
+// so a write on a lane this batch does not use counts as unfinished.
+func unfinished(g *group, v int64, firsts map[uint64]int64) bool {
+	for _, f := range g.found {
+		if f.state.Version != v {
+			continue
+		}
+		at := f.state.WrittenBy
+		if at == nil {
+			return true
+		}
+		if first, ok := firsts[at.Stream]; !ok || at.Offset >= first {
+			return true
+		}
+	}
+	return false
+}
+
+// finishRefs keeps in finish only the refs that old lacks: old's are
+// deleted or written again by the new version, after its primary rows.
+func (ep *entityPlan) finishRefs() {
+	if len(ep.finish) == 0 {
+		return
+	}
+	slices.SortFunc(ep.finish, layout.Ref.Compare)
+	ep.finish = slices.CompactFunc(ep.finish, func(a, b layout.Ref) bool { return a.Compare(b) == 0 })
+	out, j := ep.finish[:0], 0
+	for _, r := range ep.finish {
+		for j < len(ep.old) && ep.old[j].Compare(r) < 0 {
+			j++
+		}
+		if j < len(ep.old) && ep.old[j].Compare(r) == 0 {
+			continue
+		}
+		out = append(out, r)
+	}
+	ep.finish = out
 }
 
 // addOld records a ref of an earlier state to delete.

@@ -9,9 +9,11 @@ import (
 	"github.com/denorm/denorm/event"
 )
 
-// Bounded counters count each stream's events once by their positions.
-// Events that come from no log (Apply called directly, Stream empty) get
-// positions from a lane: a stream of the writer's own, named at random,
+// Bounded counters count each stream's events once by their positions, and
+// the writer tells a write it may not have finished by the position of the
+// event that made it (docs/writer.md, "unfinished writes"). Events that
+// come from no log (Apply called directly, Stream empty) get positions
+// from a lane: a stream of the writer's own, named at random,
 // used by one Apply at a time, its offsets growing from one Apply to the
 // next. A lane whose Apply failed is retired, never used again: the retry
 // of that batch (maybe cut otherwise) runs on another lane, and what the
@@ -64,14 +66,11 @@ func (l *lanes) done(ln *lane, n int, ok bool) {
 	l.mu.Unlock()
 }
 
-// needsLane reports whether a batch has an event of a bounded entity that
-// carries no log position.
+// needsLane reports whether a batch has an event that carries no log
+// position.
 func (w *Writer) needsLane(evs []*event.Event) bool {
-	if len(w.bounded) == 0 {
-		return false
-	}
 	for _, ev := range evs {
-		if ev.Stream == "" && w.bounded[ev.Entity] {
+		if ev.Stream == "" {
 			return true
 		}
 	}

@@ -173,7 +173,7 @@ func (w *Writer) write(ctx context.Context, plans []*entityPlan, firsts map[uint
 		all.merge(ms)
 		stats.Add(ms.stats)
 	}
-	locsBefore, prim, vacated, derived, locsAfter := &all.locsBefore, &all.prim, &all.vacated, &all.derived, &all.locsAfter
+	finish, locsBefore, prim, vacated, derived, locsAfter := &all.finish, &all.locsBefore, &all.prim, &all.vacated, &all.derived, &all.locsAfter
 	// A move lists the new row in the locator, writes it, empties the old
 	// one (recording the old row's copies as pending there), writes the
 	// copies, and only then unlists the old row. A crash at any point
@@ -183,7 +183,10 @@ func (w *Writer) write(ctx context.Context, plans []*entityPlan, firsts map[uint
 	// reads no primary row of an entity whose locator row is empty, so a
 	// row written unlisted would be lost to a replay that folds later
 	// events of the entity (TestRunAheadConverges finds such a crash).
-	for _, rm := range []*rowMuts{locsBefore, prim, vacated} {
+	// Before all of it go the deletes of stored versions whose write may
+	// not have finished (entityPlan.finish), which the new versions'
+	// pending records no longer list.
+	for _, rm := range []*rowMuts{finish, locsBefore, prim, vacated} {
 		for _, t := range rm.tables() {
 			if err := w.batchSorted(ctx, rm, t); err != nil {
 				return err
@@ -258,15 +261,15 @@ func (w *Writer) batchSorted(ctx context.Context, rm *rowMuts, table string) err
 // mutSet is what the plans of one chunk come to: row mutations by the step
 // that writes them, fast increments, and what they count.
 type mutSet struct {
-	locsBefore, prim, vacated, derived, locsAfter rowMuts
+	finish, locsBefore, prim, vacated, derived, locsAfter rowMuts
 	incs                                          []layout.Increment
 	stats                                         Stats
 	slab                                          mutSlab
 }
 
 // steps lists ms's row mutations by step, in the order write sends them.
-func (ms *mutSet) steps() [5]*rowMuts {
-	return [...]*rowMuts{&ms.locsBefore, &ms.prim, &ms.vacated, &ms.derived, &ms.locsAfter}
+func (ms *mutSet) steps() [6]*rowMuts {
+	return [...]*rowMuts{&ms.finish, &ms.locsBefore, &ms.prim, &ms.vacated, &ms.derived, &ms.locsAfter}
 }
 
 // merge appends o's row mutations, step by step, and increments to ms's.
@@ -376,6 +379,9 @@ func (w *Writer) mutationSets(ctx context.Context, plans []*entityPlan, live map
 // planMutations adds one entity plan's mutations to ms.
 func (w *Writer) planMutations(ms *mutSet, ep *entityPlan, live map[string]store.Row) {
 	v := ep.version
+	for _, r := range ep.finish {
+		ms.finish.add(r.Table, r.Row, w.deleteRef(r, ep.finishAt-1, &ms.stats)...)
+	}
 	if ep.writePrimary {
 		w.primaryMutations(&ms.prim, &ms.slab, ep, &ms.stats)
 	}
@@ -456,12 +462,7 @@ func (w *Writer) planMutations(ms *mutSet, ep *entityPlan, live map[string]store
 		if j < len(items) && items[j].Compare(r) == 0 {
 			continue // derived again: written above
 		}
-		if r.Family == "" {
-			ms.derived.add(r.Table, r.Row, w.clearRow(r.Table, v-1, &ms.stats)...)
-			continue
-		}
-		ms.stats.Deletes[r.Table]++
-		ms.derived.add(r.Table, r.Row, store.Mutation{Kind: store.DeleteColumn, Family: r.Family, Qualifier: r.Qualifier, Timestamp: v - 1})
+		ms.derived.add(r.Table, r.Row, w.deleteRef(r, v-1, &ms.stats)...)
 	}
 }
 
@@ -514,8 +515,11 @@ func (w *Writer) primaryMutations(prim *rowMuts, slab *mutSlab, ep *entityPlan, 
 		}
 		stats.Cells[t.Name] += len(ep.derived.Primary)
 	}
-	if len(ep.old) > 0 {
-		ms = append(ms, store.Mutation{Kind: store.Put, Family: book, Qualifier: layout.QualPending, Timestamp: v, Value: layout.EncodeRefs(ep.old)})
+	// The pending record goes out with every version the writer knows
+	// the position of, refs or none: a later batch tells by it whether
+	// this write may not have finished (fold).
+	if len(ep.old) > 0 || ep.from != nil {
+		ms = append(ms, store.Mutation{Kind: store.Put, Family: book, Qualifier: layout.QualPending, Timestamp: v, Value: layout.EncodePending(ep.old, ep.from)})
 		stats.Cells[t.Name]++
 	}
 	prim.add(t.Name, key, ms...)
@@ -530,6 +534,7 @@ func (w *Writer) vacate(prim *rowMuts, ep *entityPlan, x located, stats *Stats) 
 	v := ep.version
 	var ms []store.Mutation
 	book := layout.BookFamily(t)
+	var refs []layout.Ref
 	if d := x.derived; d != nil {
 		for _, c := range d.Primary {
 			ms = append(ms, store.Mutation{Kind: store.DeleteColumn, Family: c.Family, Qualifier: c.Qualifier, Timestamp: v - 1})
@@ -538,14 +543,24 @@ func (w *Writer) vacate(prim *rowMuts, ep *entityPlan, x located, stats *Stats) 
 		// The row's own copies are to be deleted too: recorded here, at
 		// the version, so that a replay after a crash redoes the deletes
 		// even once the row no longer reads as a live state.
-		if refs := d.Refs(); len(refs) > 0 {
-			ms = append(ms, store.Mutation{Kind: store.Put, Family: book, Qualifier: layout.QualPending, Timestamp: v, Value: layout.EncodeRefs(refs)})
-			stats.Cells[t.Name]++
-		}
+		refs = d.Refs()
+	}
+	if len(refs) > 0 || ep.from != nil {
+		ms = append(ms, store.Mutation{Kind: store.Put, Family: book, Qualifier: layout.QualPending, Timestamp: v, Value: layout.EncodePending(refs, ep.from)})
+		stats.Cells[t.Name]++
 	}
 	ms = append(ms, store.Mutation{Kind: store.Put, Family: book, Qualifier: layout.QualTombstone, Timestamp: v})
 	stats.Cells[t.Name]++
 	prim.add(t.Name, x.key, ms...)
+}
+
+// deleteRef deletes what a ref names at or below ts: its row, or its cell.
+func (w *Writer) deleteRef(r layout.Ref, ts int64, stats *Stats) []store.Mutation {
+	if r.Family == "" {
+		return w.clearRow(r.Table, ts, stats)
+	}
+	stats.Deletes[r.Table]++
+	return []store.Mutation{{Kind: store.DeleteColumn, Family: r.Family, Qualifier: r.Qualifier, Timestamp: ts}}
 }
 
 // clearRow deletes every family of a table's row at or below ts.

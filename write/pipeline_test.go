@@ -156,25 +156,32 @@ func convergeAhead(t *testing.T, f *fixture, bounded bool, seed int64, h int) {
 		return runAheadOn(t, ctx, f.plan, cs, withSyncOf(slowBatches{cs}, f.st), lg)
 	}
 
-	f.reset(t, ctx)
-	cs := &crashStore{Store: refuseStore{f.ns}, budget: -1}
-	runLog(cs, newMemLog(t, inOrder, int64(h)))
-	check("in order")
-	total := cs.writes
-
-	// A crash after every third write (every write for short histories),
-	// then a restart from the last commit.
-	step := 1
-	if total > 60 {
-		step = 3
-	}
-	for k := 0; k < total; k += step {
+	// Each log run whole, then with a crash after every third write
+	// (every write for short runs) and a restart from the last commit: in
+	// order, and shuffled with duplicates, where a replay may come after
+	// a newer version of its entity.
+	shuffled := withDuplicates(r, append([]*event.Event(nil), evs...), evs)
+	for _, lg := range []struct {
+		name string
+		log  []*event.Event
+	}{{"in order", inOrder}, {"shuffled", shuffled}} {
 		f.reset(t, ctx)
-		cs := &crashStore{Store: refuseStore{f.ns}, budget: k}
-		if !runLog(cs, newMemLog(t, inOrder, int64(h))) {
-			t.Fatalf("history %d: crash at write %d of %d never happened", h, k, total)
+		cs := &crashStore{Store: refuseStore{f.ns}, budget: -1}
+		runLog(cs, newMemLog(t, lg.log, int64(h)))
+		check(lg.name)
+		total := cs.writes
+		step := 1
+		if total > 60 {
+			step = 3
 		}
-		check(fmt.Sprintf("crash after write %d of %d", k, total))
+		for k := 0; k < total; k += step {
+			f.reset(t, ctx)
+			cs := &crashStore{Store: refuseStore{f.ns}, budget: k}
+			if !runLog(cs, newMemLog(t, lg.log, int64(h))) {
+				t.Fatalf("history %d: crash at write %d of %d never happened", h, k, total)
+			}
+			check(fmt.Sprintf("%s, crash after write %d of %d", lg.name, k, total))
+		}
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/denorm/denorm/event"
 	"github.com/denorm/denorm/store"
 )
 
@@ -88,9 +89,12 @@ func TestMutationListsReused(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture(t)
 	r := rand.New(rand.NewSource(11))
-	evs := historyNS(r, 600, "")
+	// With log positions: a fresh writer on events without them would use
+	// a lane of its own, and take every stored write as one it may not
+	// have finished (fold), which a reused writer knows it did.
+	evs := positioned(historyNS(r, 600, ""), "log")
 	sizes := []int{1, 300, 7, 120, 2, 60, 500, 3}
-	run := func(fresh bool) ([]string, tableState) {
+	run := func(fresh bool, evs []*event.Event) ([]string, tableState) {
 		f.reset(t, ctx)
 		logged := &batchLog[string]{Store: f.ns, describe: callText}
 		st := withSyncOf(logged, f.st)
@@ -108,8 +112,8 @@ func TestMutationListsReused(t *testing.T) {
 		slices.Sort(logged.calls) // calls to several tables run side by side
 		return logged.calls, readAll(t, ctx, f.ns, f.plan)
 	}
-	wantCalls, want := run(true)
-	gotCalls, got := run(false)
+	wantCalls, want := run(true, evs)
+	gotCalls, got := run(false, evs)
 	if len(gotCalls) != len(wantCalls) {
 		t.Fatalf("%d Batch calls with reused lists, %d with new ones", len(gotCalls), len(wantCalls))
 	}
@@ -120,5 +124,14 @@ func TestMutationListsReused(t *testing.T) {
 	}
 	if d := got.diff(want); d != "" {
 		t.Fatalf("stores differ:\n%s", d)
+	}
+	// Without positions, a writer per batch rewrites what it cannot know
+	// finished: more calls, and the same store.
+	moreCalls, again := run(true, unpositioned(evs))
+	if len(moreCalls) < len(wantCalls) {
+		t.Fatalf("%d Batch calls from a writer per batch without positions, %d with", len(moreCalls), len(wantCalls))
+	}
+	if d := again.diff(want); d != "" {
+		t.Fatalf("a writer per batch without positions ends elsewhere:\n%s", d)
 	}
 }

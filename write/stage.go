@@ -37,7 +37,8 @@ type staged struct {
 	laterAt []int
 	// firsts is, per stream (layout.StreamID), the offset of the batch's
 	// first event in it, rejected events included: bounded counters take
-	// every record of the stream below it as counted (docs/writer.md).
+	// every record of the stream below it as counted, and fold every
+	// write below it as finished (docs/writer.md).
 	firsts map[uint64]int64
 }
 
@@ -112,9 +113,7 @@ func (bz *busy) holds(g *group) bool {
 // to release.
 func (w *Writer) stage(ctx context.Context, evs []*event.Event, ln *lane, stats Stats, bz *busy) (*staged, error) {
 	b := &staged{ds: newDeriveSet(&w.scratch), stats: stats}
-	if len(w.bounded) > 0 {
-		b.firsts = firstOffsets(evs, ln)
-	}
+	b.firsts = firstOffsets(evs, ln)
 	byKey := map[string]*group{}
 	todo := make([]int, 0, len(evs))
 	for i, ev := range evs {
@@ -142,6 +141,7 @@ func (w *Writer) stage(ctx context.Context, evs []*event.Event, ln *lane, stats 
 	}); err != nil {
 		return b, err
 	}
+	var ids streamIDs
 	for k, i := range todo {
 		ev, p := evs[i], preps[k]
 		if perrs[k] != nil {
@@ -151,6 +151,9 @@ func (w *Writer) stage(ctx context.Context, evs []*event.Event, ln *lane, stats 
 		p.stream, p.offset = ev.Stream, ev.Offset
 		if p.stream == "" && ln != nil {
 			p.stream, p.offset = ln.stream, ln.next+int64(i)
+		}
+		if p.stream != "" {
+			p.streamID = ids.of(p.stream)
 		}
 		id := groupID(ev.Entity, p.groupKey)
 		g := byKey[id]
@@ -216,7 +219,7 @@ func (w *Writer) readAndFold(ctx context.Context, b *staged, groups []*group, id
 	// its new live references need no other entity either.
 	return w.each(ctx, len(groups), func(_ context.Context, k int) error {
 		i := idx[k]
-		ep, err := w.fold(b.ds, groups[k], &b.folded[i])
+		ep, err := w.fold(b.ds, groups[k], b.firsts, &b.folded[i])
 		if ep != nil {
 			w.newLiveRefs(ep) // computed here, in parallel, and kept in ep
 		}

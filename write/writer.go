@@ -172,9 +172,12 @@ type pending struct {
 	// locator follows it from row to row, else the primary row key.
 	groupKey []byte
 	// stream and offset are where bounded counters take the event to be:
-	// its log position, or its place in the Apply on the writer's lane.
-	stream string
-	offset int64
+	// its log position, or its place in the Apply on the writer's lane;
+	// streamID is layout.StreamID(stream). The pending record of the
+	// event's write keeps them (fold).
+	stream   string
+	streamID uint64
+	offset   int64
 }
 
 // group is every event of one entity in a batch, in log order.

@@ -223,16 +223,21 @@ func (d *rowDecoder) cell(c store.Cell) decodedCell {
 		}
 		if t.Role == schema.RolePrimary && bytes.Equal(c.Qualifier, layout.QualPending) {
 			out := decodedCell{Column: "pending", Kind: "pending"}
-			refs, err := layout.DecodeRefs(c.Value)
+			refs, at, err := layout.DecodePending(c.Value)
 			if err != nil {
 				out.Error = err.Error()
 				return out
 			}
-			var list []string
+			list := []string{}
 			for _, r := range refs {
 				list = append(list, r.Table+" "+store.Printable(r.Row))
 			}
-			out.Value = list
+			v := map[string]any{"refs": list}
+			if at != nil {
+				// Where the event that wrote the version was in its log.
+				v["stream"], v["offset"] = fmt.Sprintf("%016x", at.Stream), at.Offset
+			}
+			out.Value = v
 			return out
 		}
 		if t.Role == schema.RolePrimary && bytes.Equal(c.Qualifier, layout.QualTombstone) {

@@ -107,6 +107,13 @@ func TestScanSchemaDecodes(t *testing.T) {
 			}
 		case "d:p{n}":
 			elements[d.ChildKey["n"].(float64)] = d.Value.(map[string]any)
+		case "pending":
+			// A creation deletes nothing; its record names where its
+			// event was: the file's first line.
+			v, ok := d.Value.(map[string]any)
+			if !ok || len(v["refs"].([]any)) != 0 || v["offset"] != float64(0) || len(v["stream"].(string)) != 16 {
+				t.Errorf("pending record decoded as %+v", d)
+			}
 		default:
 			t.Errorf("unexpected cell %+v", d)
 		}
