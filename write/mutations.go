@@ -262,9 +262,9 @@ func (w *Writer) batchSorted(ctx context.Context, rm *rowMuts, table string) err
 // that writes them, fast increments, and what they count.
 type mutSet struct {
 	finish, locsBefore, prim, vacated, derived, locsAfter rowMuts
-	incs                                          []layout.Increment
-	stats                                         Stats
-	slab                                          mutSlab
+	incs                                                  []layout.Increment
+	stats                                                 Stats
+	slab                                                  mutSlab
 }
 
 // steps lists ms's row mutations by step, in the order write sends them.
