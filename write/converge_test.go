@@ -431,6 +431,44 @@ type crashStore struct {
 	mu     sync.Mutex
 	budget int // rows still allowed; < 0: unlimited
 	writes int
+	// then holds the budgets of the processes restarted after a crash,
+	// in turn; once they are used up, a restarted process does not crash.
+	then []int
+	// crashes holds the writes done when each crash came.
+	crashes []int
+}
+
+// restart takes the budget of the next process, after a crash.
+func (c *crashStore) restart() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.crashes = append(c.crashes, c.writes)
+	c.budget = -1
+	if len(c.then) > 0 {
+		c.budget, c.then = c.then[0], c.then[1:]
+	}
+}
+
+// crashed describes the crashes that came, for a failure message.
+func (c *crashStore) crashed(total int) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := fmt.Sprintf("crash after write %d of %d", c.crashes[0], total)
+	for _, n := range c.crashes[1:] {
+		s += fmt.Sprintf(", and again after write %d", n)
+	}
+	return s
+}
+
+// alsoAfter returns, for half the seeds, the budget of a second crash
+// while the first is repaired (a write of total drawn at random), else
+// none: crashEvery and the Run tests restart each process once more.
+func alsoAfter(seed int64, total int) []int {
+	r := rand.New(rand.NewSource(seed))
+	if r.Intn(2) == 0 {
+		return []int{r.Intn(total)}
+	}
+	return nil
 }
 
 var errCrash = errors.New("injected crash")
@@ -705,8 +743,9 @@ func convergeHistory(t *testing.T, f *fixture, seed int64, h int) {
 
 // crashEvery applies log once for every write a run of it makes, crashing
 // the writer after that write and resuming, as Run does, from the start of
-// the batch that failed (in batches of other sizes), and checks the store
-// after each.
+// the batch that failed (in batches of other sizes) with a new writer, and
+// checks the store after each. Every other resume crashes again (alsoAfter):
+// a crash while the last one is repaired.
 func crashEvery(t *testing.T, f *fixture, h int, log []*event.Event, name string, check func(string)) {
 	t.Helper()
 	ctx := context.Background()
@@ -716,18 +755,15 @@ func crashEvery(t *testing.T, f *fixture, h int, log []*event.Event, name string
 	total := counted.writes
 	for k := 0; k < total; k++ {
 		f.reset(t, ctx)
-		cs := &crashStore{Store: refuseStore{f.ns}, budget: k}
+		cs := &crashStore{Store: refuseStore{f.ns}, budget: k, then: alsoAfter(int64(h)<<20+int64(k), total)}
 		w := New(f.plan, withSyncOf(cs, f.st), Options{})
 		sizes := rand.New(rand.NewSource(int64(h)))
-		crashed := false
 		for off := 0; off < len(log); {
 			end := min(off+1+sizes.Intn(6), len(log))
 			_, _, err := applyIsolating(ctx, w, log[off:end])
 			if errors.Is(err, errCrash) {
-				crashed = true
-				cs.mu.Lock()
-				cs.budget = -1 // the restarted process does not crash
-				cs.mu.Unlock()
+				cs.restart()
+				w = New(f.plan, withSyncOf(cs, f.st), Options{})
 				continue
 			}
 			if err != nil {
@@ -735,10 +771,10 @@ func crashEvery(t *testing.T, f *fixture, h int, log []*event.Event, name string
 			}
 			off = end
 		}
-		if !crashed {
+		if len(cs.crashes) == 0 {
 			t.Fatalf("history %d: crash at write %d of %d never happened", h, k, total)
 		}
-		check(fmt.Sprintf("%s, crash after write %d of %d", name, k, total))
+		check(name + ", " + cs.crashed(total))
 	}
 }
 

@@ -89,7 +89,7 @@ func TestHBaseOrdersEndToEnd(t *testing.T) {
 }
 
 // The convergence property on real HBase, at a smaller size: in order,
-// shuffled with duplicates, and with crashes at random writes. Each run
+// shuffled with duplicates, and with crashes at random writes of both. Each run
 // keeps to its own ids in shared tables.
 func TestHBaseConvergence(t *testing.T) {
 	hb := liveHBase(t)
@@ -117,7 +117,7 @@ func hbaseConverge(t *testing.T, ctx context.Context, hb store.Store, plan *sche
 		seed := int64(31000 + h)
 		r := rand.New(rand.NewSource(seed))
 		base := historyNS(r, 1+r.Intn(3), "")
-		for variant := 0; variant < 4; variant++ {
+		for variant := 0; variant < 5; variant++ {
 			runs++
 			ns := fmt.Sprintf("R%dx", runs)
 			evs := historyNS(rand.New(rand.NewSource(seed)), len(entitiesOf(base)), ns)
@@ -129,11 +129,15 @@ func hbaseConverge(t *testing.T, ctx context.Context, hb store.Store, plan *sche
 				log = withDuplicates(r, log, evs)
 			case 2, 3:
 				budget = r.Intn(20)
+			case 4:
+				log = withDuplicates(r, log, evs)
+				budget = r.Intn(20)
 			}
 			cs := &crashStore{Store: hb, budget: budget}
-			if variant == 3 {
+			if variant >= 3 {
 				// Run on a log that reads ahead, restarted from its last
-				// commit after the crash.
+				// commit after the crash: in order, and shuffled with
+				// duplicates (a replay may come after a newer version).
 				runAheadOn(t, ctx, plan, cs, cs, newMemLog(t, log, seed))
 			} else {
 				applyInBatches(t, ctx, New(plan, cs, Options{}), cs, log, r)
@@ -168,9 +172,7 @@ func applyInBatches(t *testing.T, ctx context.Context, w *Writer, cs *crashStore
 		end := min(off+1+r.Intn(5), len(log))
 		_, rej, err := applyIsolating(ctx, w, log[off:end])
 		if errors.Is(err, errCrash) {
-			cs.mu.Lock()
-			cs.budget = -1
-			cs.mu.Unlock()
+			cs.restart()
 			continue
 		}
 		if err != nil {

@@ -176,18 +176,19 @@ func convergeAhead(t *testing.T, f *fixture, bounded bool, seed int64, h int) {
 		}
 		for k := 0; k < total; k += step {
 			f.reset(t, ctx)
-			cs := &crashStore{Store: refuseStore{f.ns}, budget: k}
+			cs := &crashStore{Store: refuseStore{f.ns}, budget: k, then: alsoAfter(int64(h)<<20+int64(k), total)}
 			if !runLog(cs, newMemLog(t, lg.log, int64(h))) {
 				t.Fatalf("history %d: crash at write %d of %d never happened", h, k, total)
 			}
-			check(fmt.Sprintf("%s, crash after write %d of %d", lg.name, k, total))
+			check(lg.name + ", " + cs.crashed(total))
 		}
 	}
 }
 
 // runAheadOn runs Run over lg to its end on st, a store over cs,
-// restarting from the last commit after each crash cs injects (the
-// restarted process does not crash), and reports whether one came. Every
+// restarting from the last commit after each crash cs injects (a
+// restarted process crashes as cs.then says), and reports whether one
+// came. Every
 // dead letter must be a poisoned event.
 func runAheadOn(t testing.TB, ctx context.Context, plan *schema.Plan, cs *crashStore, st store.Store, lg *memLog) (crashed bool) {
 	t.Helper()
@@ -206,9 +207,7 @@ func runAheadOn(t testing.TB, ctx context.Context, plan *schema.Plan, cs *crashS
 			t.Fatal(err)
 		}
 		crashed = true
-		cs.mu.Lock()
-		cs.budget = -1
-		cs.mu.Unlock()
+		cs.restart()
 		lg.restart()
 	}
 }
