@@ -518,8 +518,8 @@ func (w *Writer) primaryMutations(prim *rowMuts, slab *mutSlab, ep *entityPlan, 
 	// The pending record goes out with every version the writer knows
 	// the position of, refs or none: a later batch tells by it whether
 	// this write may not have finished (fold).
-	if len(ep.old) > 0 || ep.from != nil {
-		ms = append(ms, store.Mutation{Kind: store.Put, Family: book, Qualifier: layout.QualPending, Timestamp: v, Value: layout.EncodePending(ep.old, ep.from)})
+	if len(ep.old) > 0 || ep.placed {
+		ms = append(ms, store.Mutation{Kind: store.Put, Family: book, Qualifier: layout.QualPending, Timestamp: v, Value: layout.EncodePending(ep.old, ep.fromPtr())})
 		stats.Cells[t.Name]++
 	}
 	prim.add(t.Name, key, ms...)
@@ -545,8 +545,8 @@ func (w *Writer) vacate(prim *rowMuts, ep *entityPlan, x located, stats *Stats) 
 		// even once the row no longer reads as a live state.
 		refs = d.Refs()
 	}
-	if len(refs) > 0 || ep.from != nil {
-		ms = append(ms, store.Mutation{Kind: store.Put, Family: book, Qualifier: layout.QualPending, Timestamp: v, Value: layout.EncodePending(refs, ep.from)})
+	if len(refs) > 0 || ep.placed {
+		ms = append(ms, store.Mutation{Kind: store.Put, Family: book, Qualifier: layout.QualPending, Timestamp: v, Value: layout.EncodePending(refs, ep.fromPtr())})
 		stats.Cells[t.Name]++
 	}
 	ms = append(ms, store.Mutation{Kind: store.Put, Family: book, Qualifier: layout.QualTombstone, Timestamp: v})

@@ -318,8 +318,12 @@ func applyAhead(b *testing.B, ctx context.Context, w *Writer, ls *lineStream, pl
 // the stream ended), called outside the steps; step runs each step (staging
 // the first batch, then writing batch k beside staging k+1), so that a
 // caller can time the steps alone; done, when set, gets each batch's stats
-// after its step.
+// after its step. Run stages only events that carry their log's positions:
+// events without them get positions in a stream of pipelined's own, in
+// order, as a log's records would (outside the steps).
 func pipelined(ctx context.Context, w *Writer, get func(int) []*event.Event, step func(func()), done func(k int, st Stats)) error {
+	var at int64
+	get = positionsOf(get, &at)
 	evs := get(0)
 	if len(evs) == 0 {
 		return nil
@@ -349,6 +353,21 @@ func pipelined(ctx context.Context, w *Writer, get func(int) []*event.Event, ste
 		cur = next
 	}
 	return err
+}
+
+// positionsOf gives the events get returns without a position the next
+// offsets of the stream "pipelined", from *at on.
+func positionsOf(get func(int) []*event.Event, at *int64) func(int) []*event.Event {
+	return func(k int) []*event.Event {
+		evs := get(k)
+		for _, ev := range evs {
+			if ev.Stream == "" {
+				ev.Stream, ev.Offset = "pipelined", *at
+			}
+			*at++
+		}
+		return evs
+	}
 }
 
 // processCPU is the CPU time the process has used, user and system: the
