@@ -40,7 +40,8 @@ type Event struct {
 	// Stream and Offset say where the event was read: the log (a file, a
 	// Kafka topic partition) and its position there, set by write.Run from
 	// the source record. Bounded counters count each stream's events once
-	// by them; Stream is empty for an event that came from no log.
+	// by them, and the writer tells by them a write a crash may have cut
+	// short; Stream is empty for an event that came from no log.
 	Stream string
 	Offset int64
 }
