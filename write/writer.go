@@ -630,11 +630,18 @@ func (g *group) settle(found []located) {
 	if best >= 0 && found[best].state.Version > 0 {
 		g.state, g.at = found[best].state, found[best].key
 	}
-	if g.loc != nil && g.loc.tomb > g.state.Version {
+	if g.loc != nil && g.loc.tomb > g.state.Version && !g.replays(g.state.Version) {
 		// A delete the locator recorded before the rows it deletes were
 		// written (or of an entity no row held). Its replay finishes it in
 		// the row the entity lived in (fold); any other live row is left
 		// over, and is vacated.
+		//
+		// Not while the batch replays the version the rows hold: that
+		// version's write may be unfinished too (its copies, and its
+		// bounded counts, which a later batch of the stream takes as
+		// counted once this one commits), and is redone first, as any
+		// replay is; the delete's own replay, which is in the log from
+		// where its attempt failed, finishes the delete after it.
 		g.cutShort, g.lived = true, g.at
 		g.state, g.at, best = &layout.State{Version: g.loc.tomb, Deleted: true}, nil, -1
 	}
@@ -643,6 +650,16 @@ func (g *group) settle(found []located) {
 			g.others = append(g.others, f)
 		}
 	}
+}
+
+// replays reports whether the group holds an event at version v > 0.
+func (g *group) replays(v int64) bool {
+	for _, p := range g.events {
+		if v > 0 && p.ev.Version == v {
+			return true
+		}
+	}
+	return false
 }
 
 // appendKey adds a row key to a list of distinct keys; nil is no key.
