@@ -202,7 +202,8 @@ type group struct {
 	// row read: a delete that a crash stopped after its first write (the
 	// locator's tombstone) and before its rows. lived is then the row the
 	// entity lived in before it, nil when none held it. The replay of that
-	// delete finishes it there, as the first attempt would have.
+	// delete finishes it there, as the first attempt would have. A batch
+	// that replays the version the rows hold leaves it unset (settle).
 	cutShort bool
 	lived    []byte
 }
