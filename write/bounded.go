@@ -141,7 +141,7 @@ func (w *Writer) planBounded(ctx context.Context, plans []*entityPlan, firsts ma
 			if p.stream == "" {
 				continue
 			}
-			id := layout.StreamID(p.stream)
+			id := p.streamID
 			if o, ok := maxOff[id]; !ok || p.offset > o {
 				maxOff[id] = p.offset
 			}
@@ -183,7 +183,7 @@ func (w *Writer) planBounded(ctx context.Context, plans []*entityPlan, firsts ma
 	}
 	for i, ep := range eps {
 		win := winner(ep)
-		s := layout.StreamID(win.stream)
+		s := win.streamID
 		old, oldRow := newestCounted(ep.g)
 		rec := &layout.Counted{Stream: s, Offset: win.offset}
 		for _, sh := range contribs[i] {
@@ -270,11 +270,7 @@ func boundedShares(ep *entityPlan, firsts map[uint64]int64) []boundedShare {
 		}
 	}
 	slices.SortFunc(out, func(a, b boundedShare) int { return a.ref.Compare(b.ref) })
-	counted := false
-	if old != nil {
-		first, ok := firsts[old.Stream]
-		counted = ok && old.Offset < first
-	}
+	counted := old != nil && settledBy(firsts, old.Stream, old.Offset)
 	for i := range out {
 		if counted {
 			out[i].inc, out[i].fixed = old.Included(out[i].ref, math.MaxInt64), true

@@ -143,12 +143,12 @@ func (w *Writer) fold(ds *deriveSet, g *group, firsts map[uint64]int64, stats *S
 		// The pending refs of every row written at the stored version:
 		// the entity's, and those of rows a move emptied. A replay deletes
 		// them with the state's copies; an advance first (finishRefs).
+		// (st is one of them, or the locator's tombstone, which has none.)
 		for _, f := range g.found {
 			if f.state.Version == st.Version {
 				ep.finish = append(ep.finish, f.state.Pending...)
 			}
 		}
-		ep.finish = append(ep.finish, st.Pending...)
 		ep.finishAt = st.Version
 		if !ep.writePrimary {
 			ep.old = append(ep.old, ep.finish...)
@@ -193,22 +193,15 @@ func (w *Writer) fold(ds *deriveSet, g *group, firsts map[uint64]int64, stats *S
 
 // unfinished reports whether the write that made version v of g's entity
 // may not have finished: some row written at v has no position of its
-// writing event on record, or one at or past the batch's first event of
-// that stream. A write that failed leaves its batch uncommitted, and its
-// log is read again from that batch's first event: the events at or past
-// it may have been written by an attempt that did not finish, those before
-// it by a batch that did. A lane is retired with its failed Apply (lanes),
-// so a write on a lane this batch does not use counts as unfinished.
+// writing event on record, or one the batch's positions do not show
+// settled (settledBy). A lane is retired with its failed Apply (lanes), so
+// a write on a lane this batch does not use counts as unfinished.
 func unfinished(g *group, v int64, firsts map[uint64]int64) bool {
 	for _, f := range g.found {
 		if f.state.Version != v {
 			continue
 		}
-		at := f.state.WrittenBy
-		if at == nil {
-			return true
-		}
-		if first, ok := firsts[at.Stream]; !ok || at.Offset >= first {
+		if at := f.state.WrittenBy; at == nil || !settledBy(firsts, at.Stream, at.Offset) {
 			return true
 		}
 	}

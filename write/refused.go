@@ -5,7 +5,6 @@ import (
 	"errors"
 
 	"github.com/denorm/denorm/event"
-	"github.com/denorm/denorm/layout"
 	"github.com/denorm/denorm/store"
 )
 
@@ -53,7 +52,7 @@ func (w *Writer) countRefused(ctx context.Context, ev *event.Event, ln *lane) er
 		}
 		win := winner(ep)
 		old, _ := newestCounted(ep.g)
-		if win == nil || win.stream == "" || old == nil || old.Stream != layout.StreamID(win.stream) || old.Offset != win.offset {
+		if win == nil || win.stream == "" || old == nil || old.Stream != win.streamID || old.Offset != win.offset {
 			continue // the record is not this event's: nothing of it to count
 		}
 		plans = append(plans, ep)

@@ -42,6 +42,18 @@ type staged struct {
 	firsts map[uint64]int64
 }
 
+// settledBy reports whether firsts (a batch's first offset per stream)
+// shows the event at offset of stream written by a batch that finished:
+// one of the batch's streams, and before the batch's first event in it. A
+// failed batch leaves its log uncommitted and is read again from its
+// first event, so anything at or past that may come from an attempt that
+// did not finish. Bounded counters take such a record as counted, and fold
+// such a write as finished.
+func settledBy(firsts map[uint64]int64, stream uint64, offset int64) bool {
+	first, ok := firsts[stream]
+	return ok && offset < first
+}
+
 // release returns the batch's derive buffers; nothing of the batch may be
 // used after it.
 func (b *staged) release() {
