@@ -37,11 +37,13 @@ go test -c -o "$work/write.test" ./write
 go test -c -o "$work/pebble.test" ./store/pebble
 go test -c -o "$work/read.test" ./read
 
-# bench DIR BIN PATTERN BENCHTIME OUT: runs the benchmarks PATTERN names
-# once, appending their output to OUT. Benchmarks find their fixtures
-# relative to their package.
+# bench DIR BIN PATTERN BENCHTIME OUT [FLAG...]: runs the benchmarks
+# PATTERN names once, appending their output to OUT; FLAGs go to the test
+# binary as well. Benchmarks find their fixtures relative to their package.
 bench() {
-  (cd "$1" && "$work/$2" -test.run '^$' -test.bench "$3" -test.benchtime "$4") >> "$work/$5"
+  local dir="$1" bin="$2" pattern="$3" benchtime="$4" out="$5"
+  shift 5
+  (cd "$dir" && "$work/$bin" -test.run '^$' -test.bench "$pattern" -test.benchtime "$benchtime" "$@") >> "$work/$out"
 }
 
 # results NAME OUT: the result lines of benchmark NAME in OUT.
@@ -90,9 +92,11 @@ bench write write.test '^BenchmarkStoreReplayPaired$' 4x replay.out
 line=$(results BenchmarkStoreReplayPaired replay.out)
 row "  its store calls alone / raw Pebble" "$(metric serial-ratio <<<"$line") in turn, $(metric concurrent-ratio <<<"$line") at once" "" ""
 
-# Growth: one long stream into one store.
+# Growth: one long stream into one store. With -test.v the benchmark logs
+# every window as it ends, so growth.out keeps the whole series (without it
+# the testing package keeps the first ten lines of a benchmark's log).
 : > "$work/growth.out"
-DENORM_GROWTH_EVENTS="$growth" bench write write.test '^BenchmarkGrowth$' 1x growth.out
+DENORM_GROWTH_EVENTS="$growth" bench write write.test '^BenchmarkGrowth$' 1x growth.out -test.v
 line=$(results BenchmarkGrowth growth.out)
 g=$(metric last/first-units <<<"$line")
 row "growth at $growth events: last/first units/s" "$g" ">= 0.75" "$(met "$g" '>=' 0.75)"
