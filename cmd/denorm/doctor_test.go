@@ -102,16 +102,29 @@ func TestDoctorLiveHBase(t *testing.T) {
 		code := run(ctx, []string{"--store", url, "doctor", "--jmx", jmx, "--interval", "12s"}, &out, &errb)
 		done <- result{code, out.String(), errb.String()}
 	}()
-	time.Sleep(time.Second) // let the first sample land before the writes
-	var batch []store.RowMutation
-	for i := 0; i < 1000; i++ {
-		batch = append(batch, store.RowMutation{Row: []byte(fmt.Sprintf("t%010d", 9000000000+i)),
-			Mutations: []store.Mutation{{Kind: store.Put, Family: "f", Qualifier: []byte("q"), Timestamp: 1, Value: []byte("v")}}})
+	// Increasing keys pour in until the doctor has sampled twice. Writing
+	// for the whole interval, not once after a pause, puts writes between
+	// the two samples however long the first /jmx request takes on a busy
+	// machine: writes made before the first sample, and published with
+	// the server's periodic metrics before it, would count in neither's
+	// difference (that flaked under load).
+	var r result
+	for i, finished := 0, false; !finished; {
+		var batch []store.RowMutation
+		for range 200 {
+			batch = append(batch, store.RowMutation{Row: []byte(fmt.Sprintf("t%010d", 9000000000+i)),
+				Mutations: []store.Mutation{{Kind: store.Put, Family: "f", Qualifier: []byte("q"), Timestamp: 1, Value: []byte("v")}}})
+			i++
+		}
+		if _, err := st.Batch(ctx, table, batch); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case r = <-done:
+			finished = true
+		case <-time.After(250 * time.Millisecond):
+		}
 	}
-	if _, err := st.Batch(ctx, table, batch); err != nil {
-		t.Fatal(err)
-	}
-	r := <-done
 	if r.code != exitProblems || !strings.Contains(r.out, "[key-monotonic] the busiest region of "+table) {
 		t.Errorf("exit %d\n%s%s", r.code, r.out, r.err)
 	}
