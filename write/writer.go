@@ -655,8 +655,11 @@ func (g *group) settle(found []located) {
 
 // replays reports whether the group holds an event at version v > 0.
 func (g *group) replays(v int64) bool {
+	if v <= 0 {
+		return false
+	}
 	for _, p := range g.events {
-		if v > 0 && p.ev.Version == v {
+		if p.ev.Version == v {
 			return true
 		}
 	}
