@@ -307,12 +307,20 @@ func Catalogue() []Rule {
 			Reads:   "each entity's primary table rowkey against the entity's key fields, and whether the schema has a locator table for the entity.",
 		},
 		{
+			ID: "ttl-copy-outlives-primary", Severity: SeverityWarning,
+			Title:   "Index or lookup rows kept longer than the primary rows they copy",
+			Symptom: "A covering index keeps answering with entities that have expired; a thin index's hits point at nothing and are dropped at every read; reconcile reports the rows as orphans run after run.",
+			Cause:   "The primary table's TTL expires an entity, but its copies sit in tables that keep cells longer or forever. Nothing writes when a cell expires, so the writer never deletes the copies.",
+			Fix:     "Give the index and lookup tables the primary table's TTL, or a shorter one. Or drop the TTL from the primary table and send delete events for old entities.",
+			Reads:   "the shortest TTL among the primary table's families that drop every version (no min_versions) against every family of the entity's index and lookup tables: one without a TTL, with a longer one, or with min_versions keeps copies longer. Counter tables are left out: totals often outlive what they count on purpose.",
+		},
+		{
 			ID: "ttl-with-version-timestamps", Severity: SeverityError,
 			Title:   "TTL on a family whose cell timestamps are event versions",
 			Symptom: "Cells expire at once, or never, whatever the TTL says.",
 			Cause:   "TTL is measured against the cell timestamp in milliseconds; denorm stamps cells with event versions, which are not wall-clock times unless declared so.",
 			Fix:     "Drop the TTL and expire data by key range, or make the entity's version a millisecond timestamp and declare version_kind: epoch_ms.",
-			Reads:   "families with a ttl in non-counter tables of entities whose version_kind is event (or not epoch_ms).",
+			Reads:   "families with a ttl in non-counter tables of entities whose version_kind is event (or not epoch_ms); and the cells other entities' versions stamp: in a primary table's first family the live copies of each referenced entity, in a lookup table its reference's rows, when that entity's version_kind is not epoch_ms.",
 		},
 	}
 	for i := range rules {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"time"
 
 	"github.com/denorm/denorm/rowkey"
 	"github.com/denorm/denorm/schema"
@@ -117,15 +118,18 @@ func checkCopyIntent(r *reviewer) {
 }
 
 // checkTTLWithVersions: TTL compares the cell timestamp with the clock, and
-// denorm's cell timestamps are entity versions.
+// denorm's cell timestamps are entity versions: the table's own entity's,
+// and in two places another's. Live copies sit in the first family of the
+// referencing primary table, stamped with the referenced entity's version,
+// and a lookup table's reference rows carry that version too.
 func checkTTLWithVersions(r *reviewer) {
 	for _, t := range r.plan.Tables {
 		e := r.plan.Entity(t.Entity)
 		// Increments are stamped by the server clock, so counters are exempt.
-		if e == nil || t.Role == schema.RoleCounter || e.Version == "" || e.VersionKind == schema.VersionEpochMillis {
+		if e == nil || t.Role == schema.RoleCounter {
 			continue
 		}
-		for _, f := range t.Families {
+		for i, f := range t.Families {
 			if f.TTL <= 0 {
 				continue
 			}
@@ -133,11 +137,105 @@ func checkTTLWithVersions(r *reviewer) {
 			if f.MinVersions > 0 {
 				fate = fmt.Sprintf("expires all but the newest %d version(s) at once, and those never", f.MinVersions)
 			}
-			r.add("ttl-with-version-timestamps", at{table: t.Name, line: firstLine(f.Lines["ttl"], f.Line)}, fmt.Sprintf(
-				"family %s of table %s has a TTL of %s, but its cells are stamped with %s's version %q, a counter, not a time: HBase sees them as written in 1970 and %s",
-				f.Name, t.Name, humanDuration(f.TTL), e.Name, e.Version, fate))
+			line := at{table: t.Name, line: firstLine(f.Lines["ttl"], f.Line)}
+			if counterVersions(e) {
+				r.add("ttl-with-version-timestamps", line, fmt.Sprintf(
+					"family %s of table %s has a TTL of %s, but its cells are stamped with %s's version %q, a counter, not a time: HBase sees them as written in 1970 and %s",
+					f.Name, t.Name, humanDuration(f.TTL), e.Name, e.Version, fate))
+			}
+			for _, c := range copiedInto(r.plan, t, e, i) {
+				if src := r.plan.Entity(c.ref.Entity); src != nil && counterVersions(src) {
+					r.add("ttl-with-version-timestamps", line, fmt.Sprintf(
+						"family %s of table %s has a TTL of %s, but it holds %s, stamped with %s's version %q, a counter, not a time: HBase sees them as written in 1970 and %s",
+						f.Name, t.Name, humanDuration(f.TTL), c.what, src.Name, src.Version, fate))
+				}
+			}
 		}
 	}
+}
+
+// checkCopiesOutliveTTL: a TTL expires an entity's primary row without a
+// write, so nothing deletes its copies; those in tables that keep cells
+// longer stay behind.
+func checkCopiesOutliveTTL(r *reviewer) {
+	for _, e := range r.plan.Entities {
+		prim := r.plan.Primary(e.Name)
+		if prim == nil {
+			continue
+		}
+		life, fam := shortestTTL(prim)
+		if life == 0 {
+			continue
+		}
+		for _, t := range r.plan.Tables {
+			if !t.HoldsCopiesOf(e.Name) || (t.Role != schema.RoleIndex && t.Role != schema.RoleLookup) {
+				continue
+			}
+			for _, f := range t.Families {
+				keeps := "keeps its cells forever"
+				switch {
+				case f.TTL > life:
+					keeps = "keeps its cells for " + humanDuration(f.TTL)
+				case f.TTL > 0 && f.MinVersions > 0:
+					keeps = fmt.Sprintf("keeps the newest %d version(s) of a cell past its TTL", f.MinVersions)
+				case f.TTL > 0:
+					continue
+				}
+				r.add("ttl-copy-outlives-primary", at{table: t.Name, line: firstLine(f.Lines["ttl"], f.Line, t.Line)}, fmt.Sprintf(
+					"%s rows of %s expire after %s (family %s of table %s), but family %s of %s table %s %s: copies of expired %ss stay behind",
+					e.Name, prim.Name, humanDuration(life), fam, prim.Name, f.Name, t.Role, t.Name, keeps, e.Name))
+				break
+			}
+		}
+	}
+}
+
+// shortestTTL is the shortest TTL among a table's families that expire
+// every version of a cell (no MIN_VERSIONS), and that family; 0 when none.
+func shortestTTL(t *schema.Table) (time.Duration, string) {
+	var life time.Duration
+	var fam string
+	for _, f := range t.Families {
+		if f.TTL > 0 && f.MinVersions == 0 && (life == 0 || f.TTL < life) {
+			life, fam = f.TTL, f.Name
+		}
+	}
+	return life, fam
+}
+
+// counterVersions reports whether an entity declares a version that is a
+// counter, not a time.
+func counterVersions(e *schema.Entity) bool {
+	return e.Version != "" && e.VersionKind != schema.VersionEpochMillis
+}
+
+// stamped is a reference whose entity's versions stamp cells of another
+// entity's table, and what those cells are.
+type stamped struct {
+	ref  *schema.Reference
+	what string
+}
+
+// copiedInto lists the references whose versions stamp cells in family
+// fam (its position) of t, a table of entity e: in a primary table's first
+// family, the live copies; in a lookup table, its reference's rows.
+func copiedInto(plan *schema.Plan, t *schema.Table, e *schema.Entity, fam int) []stamped {
+	var out []stamped
+	switch {
+	case t.Role == schema.RolePrimary && fam == 0:
+		for _, ref := range e.References {
+			if len(ref.Live) > 0 {
+				out = append(out, stamped{ref, fmt.Sprintf("the live copies of %s.%s", ref.Entity, strings.Join(ref.Live, ", "))})
+			}
+		}
+	case t.Role == schema.RoleLookup:
+		for _, ref := range e.References {
+			if ref.Name == t.Reference {
+				out = append(out, stamped{ref, fmt.Sprintf("the reference rows of %s", ref.Entity)})
+			}
+		}
+	}
+	return out
 }
 
 // busiestShare is the share of a counter table's writes its busiest row

@@ -347,6 +347,24 @@ func exampleSections() map[string]sections {
       d:n: name
 `},
 		"key-fields-mutable": {tables: orderTables},
+		"ttl-copy-outlives-primary": {entities: strings.Replace(cleanEntities, "version_kind: event", "version_kind: epoch_ms", 1), tables: `tables:
+  orders:
+    role: primary
+    entity: order
+    rowkey: [customerId, reverse(placedAt), orderId]
+    families:
+      d: {ttl: 30d}
+    columns:
+      d:s: status
+  orders_by_status:
+    role: index
+    entity: order
+    rowkey: [salt(orderId, 8), status, reverse(placedAt), orderId]
+    covering: [customerId]
+    presplit: 8
+    families:
+      d: {compression: SNAPPY}                # no TTL: rows stay after their orders expire
+` + cleanLocator},
 		"ttl-with-version-timestamps": {tables: `tables:
   orders:
     role: primary

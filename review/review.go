@@ -32,6 +32,7 @@ func checkers() []checker {
 		checkCounters, // counter-hot-row, counter-not-idempotent
 		checkCopyIntent,
 		checkTTLWithVersions,
+		checkCopiesOutliveTTL,
 		checkFanout,
 		checkKeyFieldsMutable,
 	}

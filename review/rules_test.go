@@ -102,6 +102,7 @@ func fixes() map[string]string {
 		"counter-not-idempotent":      fix("counter-not-idempotent", "mode: fast", "mode: exact"),
 		"copy-intent-missing":         fix("copy-intent-missing", "customerName: name ", "customerName: {from: name, intent: snapshot}"),
 		"ttl-with-version-timestamps": fix("ttl-with-version-timestamps", "version_kind: event", "version_kind: epoch_ms"),
+		"ttl-copy-outlives-primary":   fix("ttl-copy-outlives-primary", "d: {compression: SNAPPY}", "d: {compression: SNAPPY, ttl: 30d}"),
 		"fanout-amplification":        fix("fanout-amplification", "post: 200/s", "post: 20/s"),
 		"key-fields-mutable":          fix("key-fields-mutable", "      d:s: status\n", "      d:s: status\n"+cleanLocator),
 	}
@@ -149,5 +150,76 @@ ops: {major_compaction: manual}
 	declared := src + "workload:\n  keys:\n    order.orderId: {distribution: uniform, cardinality: 1000000}\n"
 	if rep := reviewYAML(t, "intid-uniform", declared); rep.Has("key-monotonic") {
 		t.Errorf("a declared uniform id still flagged: %v", rep.Findings)
+	}
+}
+
+// Live copies are stamped with the referenced entity's versions, in the
+// first family of the referencing primary table, and a lookup table's
+// reference rows too: a TTL there needs the referenced entity's versions to
+// be times as well.
+func TestTTLOverCopiedVersions(t *testing.T) {
+	src := func(productKind, lookupTTL string) string {
+		return `name: ttlcopies
+entities:
+  order:
+    key: orderId
+    version: updatedAt
+    version_kind: epoch_ms
+    fields:
+      orderId: {type: string, size: 12}
+      customerId: {type: string, size: 10}
+      placedAt: timestamp
+      sku: {type: string, size: 8}
+      productName: {type: string, size: 24}
+    references:
+      product:
+        entity: product
+        key: sku
+        copy:
+          productName: {from: name, intent: live}
+  product:
+    key: sku
+    version: version
+    version_kind: ` + productKind + `
+    fields:
+      sku: {type: string, size: 8}
+      name: {type: string, size: 24}
+tables:
+  orders:
+    role: primary
+    entity: order
+    rowkey: [customerId, reverse(placedAt), orderId]
+    families:
+      d: {ttl: 30d}
+    columns:
+      d:k: sku
+      d:n: productName
+  orders_by_product:
+    role: lookup
+    entity: order
+    reference: product
+    rowkey: [sku, orderId]
+    families:
+      l: {` + lookupTTL + `}
+` + cleanLocator
+	}
+	findings := func(name, s string) []string {
+		var out []string
+		for _, f := range reviewYAML(t, name, s).Findings {
+			if f.Rule == "ttl-with-version-timestamps" {
+				out = append(out, f.Message)
+			}
+		}
+		return out
+	}
+	got := findings("event-product", src("event", "ttl: 30d"))
+	if len(got) != 2 || !strings.Contains(got[0]+got[1], "the live copies of product.name") || !strings.Contains(got[0]+got[1], "the reference rows of product") {
+		t.Errorf("a product with counter versions: want findings for its live copies and its reference rows, got %q", got)
+	}
+	if got := findings("event-product-no-lookup-ttl", src("event", "compression: SNAPPY")); len(got) != 1 || !strings.Contains(got[0], "family d of table orders") {
+		t.Errorf("a lookup table without a TTL: want the live copies' finding alone, got %q", got)
+	}
+	if got := findings("epoch-product", src("epoch_ms", "ttl: 30d")); len(got) != 0 {
+		t.Errorf("a product with epoch_ms versions: want no finding, got %q", got)
 	}
 }

@@ -604,6 +604,8 @@ type fixture struct {
 	// Writers hold ns, never st, so that a fresh store can take st's place.
 	ns   *nsStore
 	runs int
+	// clock, when set, is the store's clock (pebble.Options.Clock).
+	clock func() int64
 }
 
 // runsPerStore is how many runs of a fixture share one store before reset
@@ -627,7 +629,7 @@ func (f *fixture) open(t testing.TB) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := pebble.Open(context.Background(), dir, pebble.Options{Durability: store.AsyncWAL})
+	st, err := pebble.Open(context.Background(), dir, pebble.Options{Durability: store.AsyncWAL, Clock: f.clock})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -751,19 +753,19 @@ func crashEvery(t *testing.T, f *fixture, h int, log []*event.Event, name string
 	ctx := context.Background()
 	f.reset(t, ctx)
 	counted := &crashStore{Store: refuseStore{f.ns}, budget: -1}
-	run(t, ctx, New(f.plan, withSyncOf(counted, f.st), Options{}), log, rand.New(rand.NewSource(int64(h))))
+	run(t, ctx, New(f.plan, withSyncOf(counted, f.st), Options{Clock: f.clock}), log, rand.New(rand.NewSource(int64(h))))
 	total := counted.writes
 	for k := 0; k < total; k++ {
 		f.reset(t, ctx)
 		cs := &crashStore{Store: refuseStore{f.ns}, budget: k, then: alsoAfter(int64(h)<<20+int64(k), total)}
-		w := New(f.plan, withSyncOf(cs, f.st), Options{})
+		w := New(f.plan, withSyncOf(cs, f.st), Options{Clock: f.clock})
 		sizes := rand.New(rand.NewSource(int64(h)))
 		for off := 0; off < len(log); {
 			end := min(off+1+sizes.Intn(6), len(log))
 			_, _, err := applyIsolating(ctx, w, log[off:end])
 			if errors.Is(err, errCrash) {
 				cs.restart()
-				w = New(f.plan, withSyncOf(cs, f.st), Options{})
+				w = New(f.plan, withSyncOf(cs, f.st), Options{Clock: f.clock})
 				continue
 			}
 			if err != nil {

@@ -426,7 +426,7 @@ func (w *Writer) planMutations(ms *mutSet, ep *entityPlan, live map[string]store
 			for k < len(ep.old) && ep.old[k].Compare(it.Ref) < 0 {
 				k++
 			}
-			if prev != nil && sameCells(prev.Cells, it.Cells) {
+			if prev != nil && sameCells(prev.Cells, it.Cells) && !w.expiring[it.Table] {
 				continue // already in the store, as it should be
 			}
 			was := k < len(ep.old) && ep.old[k].Compare(it.Ref) == 0

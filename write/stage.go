@@ -128,7 +128,12 @@ func (w *Writer) stage(ctx context.Context, evs []*event.Event, ln *lane, stats 
 	b.firsts = firstOffsets(evs, ln)
 	byKey := map[string]*group{}
 	todo := make([]int, 0, len(evs))
+	now := w.opts.Clock()
 	for i, ev := range evs {
+		if w.expired(ev, now) {
+			b.stats.Expired++
+			continue
+		}
 		referrers := layout.ReferencesTo(w.plan, ev.Entity)
 		if len(referrers) > 0 {
 			if err := w.checkReference(ev, referrers); err != nil {
@@ -181,19 +186,19 @@ func (w *Writer) stage(ctx context.Context, evs []*event.Event, ln *lane, stats 
 	b.eps = make([]*entityPlan, len(b.groups))
 	b.folded = make([]Stats, len(b.groups))
 
-	now := make([]int, 0, len(b.groups))
+	free := make([]int, 0, len(b.groups))
 	for i, g := range b.groups {
 		if bz.holds(g) {
 			b.later, b.laterAt = append(b.later, g), append(b.laterAt, i)
 		} else {
-			now = append(now, i)
+			free = append(free, i)
 		}
 	}
-	if len(now) == 0 {
+	if len(free) == 0 {
 		return b, nil
 	}
-	early := make([]*group, len(now))
-	for k, i := range now {
+	early := make([]*group, len(free))
+	for k, i := range free {
 		early[k] = b.groups[i]
 	}
 	if bz != nil {
@@ -203,22 +208,22 @@ func (w *Writer) stage(ctx context.Context, evs []*event.Event, ln *lane, stats 
 			return b, err
 		}
 		keep := early[:0]
-		keepAt := now[:0]
+		keepAt := free[:0]
 		for k, g := range early {
 			if bz.holds(g) {
 				g.loc = nil
-				b.later, b.laterAt = append(b.later, g), append(b.laterAt, now[k])
+				b.later, b.laterAt = append(b.later, g), append(b.laterAt, free[k])
 				continue
 			}
-			keep, keepAt = append(keep, g), append(keepAt, now[k])
+			keep, keepAt = append(keep, g), append(keepAt, free[k])
 		}
-		early, now = keep, keepAt
+		early, free = keep, keepAt
 	}
 	how := readLocators
 	if bz != nil {
 		how = locatorsRead
 	}
-	return b, w.readAndFold(ctx, b, early, now, how)
+	return b, w.readAndFold(ctx, b, early, free, how)
 }
 
 // readAndFold reads the stored state of groups (at idx in b.groups), as

@@ -3,9 +3,9 @@ package write
 import (
 	"bytes"
 	"context"
-	"sync"
-
 	"fmt"
+	"sync"
+	"time"
 
 	"github.com/denorm/denorm/event"
 	"github.com/denorm/denorm/layout"
@@ -33,6 +33,11 @@ type Options struct {
 	// whether this writer still owns its streams (Fence); nil means it
 	// always does, as for a log only one process reads.
 	Fence Fence
+	// Clock is the time, in milliseconds since the epoch, that TTLs are
+	// measured against (expired.go); nil means the system clock. The
+	// store measures with its own clock: they should agree to well under
+	// a TTL.
+	Clock func() int64
 }
 
 // Writer applies events to a store. It is safe for concurrent use by
@@ -45,6 +50,11 @@ type Writer struct {
 	unsupported error
 	// bounded: the entities that count in a bounded counter.
 	bounded map[string]bool
+	// lifetime: per entity whose primary row expires, how long its cells
+	// stay visible (expired.go).
+	lifetime map[string]int64
+	// expiring: the tables whose cells expire (expired.go).
+	expiring map[string]bool
 	// lanes position the events that come from no log (lanes.go).
 	lanes lanes
 	// scratch holds the derive buffers of earlier Applies (deriveset.go):
@@ -74,7 +84,10 @@ func New(plan *schema.Plan, st store.Store, opts Options) *Writer {
 			opts.BatchBytes = int(wb)
 		}
 	}
-	w := &Writer{plan: plan, st: st, opts: opts, unsupported: Supports(plan), bounded: map[string]bool{}}
+	if opts.Clock == nil {
+		opts.Clock = func() int64 { return time.Now().UnixMilli() }
+	}
+	w := &Writer{plan: plan, st: st, opts: opts, unsupported: Supports(plan), bounded: map[string]bool{}, lifetime: lifetimes(plan), expiring: expiring(plan)}
 	// A batch's mutations come in sets of planChunk plans, and its rows
 	// are sorted a table at a time.
 	w.mutSets.limit, w.sortBufs.limit = 64, 32
@@ -113,6 +126,7 @@ type Stats struct {
 	Events     int            // events given
 	Applied    int            // events whose state was written
 	Stale      int            // events older than the entity's stored version: skipped
+	Expired    int            // events past their primary row's TTL on arrival: skipped
 	Redone     int            // entities whose stored version was replayed: copies rewritten
 	Refreshed  int            // events of referenced entities, whose values were copied live
 	Rejected   int            // events refused
@@ -140,6 +154,7 @@ func (s *Stats) Add(o Stats) {
 	s.Events += o.Events
 	s.Applied += o.Applied
 	s.Stale += o.Stale
+	s.Expired += o.Expired
 	s.Redone += o.Redone
 	s.Refreshed += o.Refreshed
 	s.Rejected += o.Rejected

@@ -135,9 +135,12 @@ dead letter file that is the events file.`,
 
 // applyResult is the summary of `denorm apply`; its JSON form is stable.
 type applyResult struct {
-	Events      int `json:"events"`
-	Applied     int `json:"applied"`
-	Stale       int `json:"stale"`
+	Events  int `json:"events"`
+	Applied int `json:"applied"`
+	Stale   int `json:"stale"`
+	// Expired: events past their primary table's TTL on arrival, skipped
+	// (docs/writer.md, "Time to live").
+	Expired     int `json:"expired"`
 	Redone      int `json:"redone"`
 	Refreshed   int `json:"refreshed"`
 	DeadLetters int `json:"dead_letters"`
@@ -156,7 +159,7 @@ type applyResult struct {
 }
 
 func applySummary(s write.RunStats, d time.Duration, dead string) applyResult {
-	r := applyResult{Events: s.Events, Applied: s.Applied, Stale: s.Stale, Redone: s.Redone, Refreshed: s.Refreshed, DeadLetters: s.DeadLetters, DeadLettersKnown: s.DeadLettersKnown,
+	r := applyResult{Events: s.Events, Applied: s.Applied, Stale: s.Stale, Expired: s.Expired, Redone: s.Redone, Refreshed: s.Refreshed, DeadLetters: s.DeadLetters, DeadLettersKnown: s.DeadLettersKnown,
 		Cells: s.Cells, DeleteMarkers: s.Deletes, Increments: s.Increments, CounterRows: s.Counted, Seconds: d.Seconds()}
 	if r.Cells == nil {
 		r.Cells, r.DeleteMarkers = map[string]int{}, map[string]int{}
@@ -173,6 +176,9 @@ func applySummary(s write.RunStats, d time.Duration, dead string) applyResult {
 func (r applyResult) text(w interface{ Write([]byte) (int, error) }) {
 	fmt.Fprintf(w, "events %d: applied %d, stale or duplicate %d, redone %d, live copies refreshed %d, dead letters %d\n",
 		r.Events, r.Applied, r.Stale, r.Redone, r.Refreshed, r.DeadLetters)
+	if r.Expired > 0 {
+		fmt.Fprintf(w, "  expired on arrival (past the primary table's TTL, skipped) %d\n", r.Expired)
+	}
 	tables := make([]string, 0, len(r.Cells))
 	for t := range r.Cells {
 		tables = append(tables, t)

@@ -209,3 +209,27 @@ func TestApplyCommand(t *testing.T) {
 		}
 	}
 }
+
+// An event older than its primary table's TTL is skipped and counted as
+// expired; a recent one is applied.
+func TestApplyCountsExpired(t *testing.T) {
+	dir := t.TempDir()
+	events := filepath.Join(dir, "e.jsonl")
+	now := time.Now().UnixMilli()
+	old := now - 100*24*3600*1000 // past device_events' 90 days
+	writeFile(t, events, fmt.Sprintf(`{"entity":"reading","key":{"deviceId":"d1","ts":%d},"version":%d,"state":{"deviceId":"d1","ts":%d,"alert":"HOT"}}
+{"entity":"reading","key":{"deviceId":"d1","ts":%d},"version":%d,"state":{"deviceId":"d1","ts":%d,"alert":"HOT"}}
+`, old, old, old, now, now, now))
+	schema := filepath.Join("..", "..", "examples", "device_events.yaml")
+	code, stdout, stderr := runCmd(t, "apply", "--schema", schema, "--events", events, "--store", "pebble://"+filepath.Join(dir, "db"), "--format", "json")
+	if code != exitOK {
+		t.Fatalf("exit %d; stderr %s", code, stderr)
+	}
+	var sum applyResult
+	if err := json.Unmarshal([]byte(stdout), &sum); err != nil {
+		t.Fatalf("summary %q: %v", stdout, err)
+	}
+	if sum.Events != 2 || sum.Applied != 1 || sum.Expired != 1 || sum.Cells["device_alerts"] != 2 {
+		t.Fatalf("summary %+v, want 2 events, 1 applied with its alert row, 1 expired", sum)
+	}
+}

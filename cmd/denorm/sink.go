@@ -218,7 +218,7 @@ usage, a bad URL or an unreadable schema.`,
 			})
 			cancelRun()
 			src.Close() // leaves the group now, so the log says so before it ends
-			lg.Info("sink stopped", "events", stats.Events, "applied", stats.Applied, "stale", stats.Stale,
+			lg.Info("sink stopped", "events", stats.Events, "applied", stats.Applied, "stale", stats.Stale, "expired", stats.Expired,
 				"redone", stats.Redone, "dead_letters", stats.DeadLetters, "batches", stats.Batches,
 				"rebalances", src.Rebalances())
 			if runErr != nil {
