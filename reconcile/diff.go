@@ -105,7 +105,7 @@ func (j *job) diffGroup(ctx context.Context, rep *Report, group []target) error 
 			if err != nil {
 				return fmt.Errorf("reconcile: %s row %s: %w", j.prim.Name, store.Printable(row.Key), err)
 			}
-			for _, it := range d.Items {
+			for _, it := range j.unexpired(d.Items, state.Version) {
 				if ti, ri, ok := j.slotOf(it.Table, it.Row); ok && keeps(ti, ri, it.Row, it.Qualifier) {
 					// A clone: the row's bytes belong to the chunk.
 					items[g] = append(items[g], &expect{item: it, v: state.Version, pk: bytes.Clone(row.Key)})

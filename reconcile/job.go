@@ -28,6 +28,10 @@ type job struct {
 	fixes   *fixer
 	// lastCheckpoint is when the checkpoint was last written.
 	lastCheckpoint time.Time
+	// ttl holds the families whose cells expire, and now the time the job
+	// measures them against (expiry.go).
+	ttl map[string]map[string]int64
+	now int64
 }
 
 // derivedTable is a derived table and its ranges.
@@ -49,7 +53,7 @@ func newJob(sp *schema.Plan, st *metered, p *Plan, pt *PlanTable, opts Options, 
 	if prim == nil || prim.Role != schema.RolePrimary {
 		return nil, fmt.Errorf("reconcile: plan: %s is not a primary table of the schema", pt.Primary)
 	}
-	j := &job{sp: sp, st: st, plan: p, pt: pt, ent: sp.Entity(prim.Entity), prim: prim, loc: sp.Locator(prim.Entity), opts: opts, byName: map[string]int{}, refs: refs, fixes: fx}
+	j := &job{sp: sp, st: st, plan: p, pt: pt, ent: sp.Entity(prim.Entity), prim: prim, loc: sp.Locator(prim.Entity), opts: opts, byName: map[string]int{}, refs: refs, fixes: fx, ttl: lifetimes(sp), now: clockOf(opts)()}
 	for _, d := range pt.Derived {
 		t := sp.Table(d.Table)
 		if t == nil {

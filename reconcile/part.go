@@ -186,7 +186,7 @@ func (w *worker) entity(ctx context.Context, row store.Row) error {
 	if err != nil {
 		return fmt.Errorf("reconcile: %s row %s: %w", j.prim.Name, store.Printable(row.Key), err)
 	}
-	for _, it := range d.Items {
+	for _, it := range j.unexpired(d.Items, state.Version) {
 		ti, ri, ok := w.slot(it.Table, it.Row)
 		if !ok {
 			continue

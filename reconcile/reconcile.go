@@ -41,6 +41,9 @@ type Options struct {
 	Plan PlanOptions
 	// Progress, when set, is called as a run goes on.
 	Progress func(Progress)
+	// Clock is the time, in milliseconds since the epoch, that TTLs are
+	// measured against (expiry.go); nil means the system clock.
+	Clock func() int64
 }
 
 // Progress is where a run is.
