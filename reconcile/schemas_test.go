@@ -5,6 +5,7 @@ import (
 	"context"
 	"math/rand"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -24,7 +25,8 @@ import (
 // copy row deleted, a repair must bring back exactly what was there.
 func TestSchemas(t *testing.T) {
 	now := time.Now().UnixMilli()
-	clock := func() int64 { return now }
+	var at atomic.Int64 // the clock of the store, the writer and the job
+	at.Store(now)
 	n := 200
 	if raceEnabled {
 		n = 10
@@ -37,7 +39,7 @@ func TestSchemas(t *testing.T) {
 		t.Run(p.Name, func(t *testing.T) {
 			repaired := 0
 			for h := 0; h < n; h++ {
-				if reconcileHistory(t, p, int64(20261206+h), now, clock) {
+				if reconcileHistory(t, p, int64(20261206+h), now, &at) {
 					repaired++
 				}
 			}
@@ -50,8 +52,10 @@ func TestSchemas(t *testing.T) {
 
 // reconcileHistory checks one history of TestSchemas; it reports whether
 // the store held a copy row to delete and repair.
-func reconcileHistory(t *testing.T, p *schema.Plan, seed, now int64, clock func() int64) bool {
+func reconcileHistory(t *testing.T, p *schema.Plan, seed, now int64, at *atomic.Int64) bool {
 	ctx := context.Background()
+	clock := at.Load
+	defer at.Store(now)
 	r := rand.New(rand.NewSource(seed))
 	evs := testenv.Interleave(r, p, testenv.History(t, r, p, 1+r.Intn(4), now))
 	// A small memtable: Pebble sets aside room for its log in each store
@@ -119,7 +123,42 @@ func reconcileHistory(t *testing.T, p *schema.Plan, seed, now int64, clock func(
 	if rep := run(t, ctx, p, st, Options{DryRun: true, Clock: clock}); rep.Differences() != 0 {
 		t.Fatalf("%s seed %d: differences after the repair:\n%s", p.Name, seed, reportText(t, rep))
 	}
+	expireAll(t, ctx, p, st, seed, at)
 	return true
+}
+
+// expireAll moves the clock past every TTL of p: entities whose primary
+// table expires are gone, and a repair must delete their copies in tables
+// that keep cells longer (ttl-copy-outlives-primary), leaving no
+// difference.
+func expireAll(t *testing.T, ctx context.Context, p *schema.Plan, st store.Store, seed int64, at *atomic.Int64) {
+	var longest time.Duration
+	for _, tbl := range p.Tables {
+		for _, f := range tbl.Families {
+			longest = max(longest, f.TTL)
+		}
+	}
+	if longest == 0 {
+		return
+	}
+	at.Add((longest + 24*time.Hour).Milliseconds())
+	run(t, ctx, p, st, Options{PurgeMarkers: true, Clock: at.Load})
+	if rep := run(t, ctx, p, st, Options{DryRun: true, Clock: at.Load}); rep.Differences() != 0 {
+		t.Fatalf("%s seed %d: past every TTL, differences after a repair:\n%s", p.Name, seed, reportText(t, rep))
+	}
+	for _, tbl := range p.Tables {
+		if tbl.Role != schema.RoleIndex && tbl.Role != schema.RoleLookup || p.Primary(tbl.Entity).Families[0].TTL == 0 {
+			continue
+		}
+		eachRow(t, ctx, st, tbl.Name, func(row store.Row) {
+			for _, c := range row.Cells {
+				if bytes.Equal(c.Qualifier, layout.QualRefState) {
+					return // a reference row: no primary row holds it
+				}
+			}
+			t.Fatalf("%s seed %d: past every TTL, %s still holds row %s", p.Name, seed, tbl.Name, store.Printable(row.Key))
+		})
+	}
 }
 
 // newest is the newest timestamp among a row's cells.
