@@ -138,7 +138,7 @@ func hbaseConverge(t *testing.T, ctx context.Context, hb store.Store, plan *sche
 				// Run on a log that reads ahead, restarted from its last
 				// commit after the crash: in order, and shuffled with
 				// duplicates (a replay may come after a newer version).
-				runAheadOn(t, ctx, plan, cs, cs, newMemLog(t, log, seed))
+				runAheadOn(t, ctx, plan, cs, cs, newMemLog(t, log, seed), nil)
 			} else {
 				applyInBatches(t, ctx, New(plan, cs, Options{}), cs, log, r)
 			}

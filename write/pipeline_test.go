@@ -153,7 +153,7 @@ func convergeAhead(t *testing.T, f *fixture, bounded bool, seed int64, h int) {
 	}
 	inOrder := interleave(r, evs)
 	runLog := func(cs *crashStore, lg *memLog) bool {
-		return runAheadOn(t, ctx, f.plan, cs, withSyncOf(slowBatches{cs}, f.st), lg)
+		return runAheadOn(t, ctx, f.plan, cs, withSyncOf(slowBatches{cs}, f.st), lg, nil)
 	}
 
 	// Each log run whole, then with a crash after every third write
@@ -185,16 +185,16 @@ func convergeAhead(t *testing.T, f *fixture, bounded bool, seed int64, h int) {
 	}
 }
 
-// runAheadOn runs Run over lg to its end on st, a store over cs,
-// restarting from the last commit after each crash cs injects (a
-// restarted process crashes as cs.then says), and reports whether one
-// came. Every
-// dead letter must be a poisoned event.
-func runAheadOn(t testing.TB, ctx context.Context, plan *schema.Plan, cs *crashStore, st store.Store, lg *memLog) (crashed bool) {
+// runAheadOn runs Run over lg to its end on st, a store over cs, with
+// writers measuring TTLs by clock (nil: the system clock), restarting from
+// the last commit after each crash cs injects (a restarted process crashes
+// as cs.then says), and reports whether one came. Every dead letter must
+// be a poisoned event.
+func runAheadOn(t testing.TB, ctx context.Context, plan *schema.Plan, cs *crashStore, st store.Store, lg *memLog, clock func() int64) (crashed bool) {
 	t.Helper()
 	for {
 		dl := &memDeadLetters{}
-		_, err := Run(ctx, New(plan, st, Options{}), lg, dl, RunOptions{BatchSize: 6})
+		_, err := Run(ctx, New(plan, st, Options{Clock: clock}), lg, dl, RunOptions{BatchSize: 6})
 		for _, rec := range dl.recs {
 			if !containsPoison(rec.Data) {
 				t.Fatalf("dead letter %s is not a poisoned event", rec.Data)

@@ -135,5 +135,34 @@ func schemaHistoryConverges(t *testing.T, f *fixture, seed int64, h int, now int
 
 	crashEvery(t, f, h, inOrder, "in order", check)
 	crashEvery(t, f, h, positioned(shuffled, "log"), "shuffled", check)
+
+	// Through Run, each batch staged while the last one is written, with
+	// a crash after every write (every third for long runs); for every
+	// eighth history, as Run's restarts take most of a history's time.
+	if h%8 != 0 {
+		return held
+	}
+	for _, lg := range []struct {
+		name string
+		log  []*event.Event
+	}{{"in order through Run", inOrder}, {"shuffled through Run", shuffled}} {
+		f.reset(t, ctx)
+		cs := &crashStore{Store: f.ns, budget: -1}
+		runAheadOn(t, ctx, f.plan, cs, withSyncOf(slowBatches{cs}, f.st), newMemLog(t, lg.log, int64(h)), f.clock)
+		check(lg.name)
+		total := cs.writes
+		step := 1
+		if total > 60 {
+			step = 3
+		}
+		for k := 0; k < total; k += step {
+			f.reset(t, ctx)
+			cs := &crashStore{Store: f.ns, budget: k, then: alsoAfter(int64(h)<<20+int64(k), total)}
+			if !runAheadOn(t, ctx, f.plan, cs, withSyncOf(slowBatches{cs}, f.st), newMemLog(t, lg.log, int64(h)), f.clock) {
+				t.Fatalf("history %d: crash at write %d of %d never happened", h, k, total)
+			}
+			check(lg.name + ", " + cs.crashed(total))
+		}
+	}
 	return held
 }
