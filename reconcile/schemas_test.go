@@ -57,7 +57,7 @@ func reconcileHistory(t *testing.T, p *schema.Plan, seed, now int64, at *atomic.
 	clock := at.Load
 	defer at.Store(now)
 	r := rand.New(rand.NewSource(seed))
-	evs := testenv.Interleave(r, p, testenv.History(t, r, p, 1+r.Intn(4), now))
+	evs := testenv.Interleave(r, testenv.History(t, r, p, 1+r.Intn(4), now), testenv.EntityOf(p))
 	// A small memtable: Pebble sets aside room for its log in each store
 	// (71 MB at the default size), and the test's stores stay until it ends.
 	st, err := pebble.Open(ctx, t.TempDir(), pebble.Options{Durability: store.AsyncWAL, Clock: clock, MemTableSize: 1 << 20})
@@ -182,15 +182,5 @@ func reportText(t testing.TB, rep *Report) string {
 // eachRow calls fn with a copy of every row of table.
 func eachRow(t testing.TB, ctx context.Context, st store.Store, table string, fn func(store.Row)) {
 	t.Helper()
-	sc, err := st.Scan(ctx, table, store.Scan{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sc.Close()
-	for sc.Next(ctx) {
-		fn(copyRow(sc.Row()))
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
+	testenv.EachRow(t, ctx, st, table, func(row store.Row) { fn(copyRow(row)) })
 }

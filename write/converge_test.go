@@ -173,26 +173,7 @@ func entityOf(e *event.Event) string {
 
 // interleave keeps each entity's events in order and mixes entities.
 func interleave(r *rand.Rand, evs []*event.Event) []*event.Event {
-	queues := map[string][]*event.Event{}
-	var keys []string
-	for _, e := range evs {
-		k := entityOf(e)
-		if queues[k] == nil {
-			keys = append(keys, k)
-		}
-		queues[k] = append(queues[k], e)
-	}
-	var out []*event.Event
-	for len(keys) > 0 {
-		i := r.Intn(len(keys))
-		k := keys[i]
-		out = append(out, queues[k][0])
-		queues[k] = queues[k][1:]
-		if len(queues[k]) == 0 {
-			keys = append(keys[:i], keys[i+1:]...)
-		}
-	}
-	return out
+	return testenv.Interleave(r, evs, entityOf)
 }
 
 // tableState is every visible non-bookkeeping cell: table -> row -> column -> value.
@@ -293,17 +274,7 @@ func readAllNS(t testing.TB, ctx context.Context, st store.Store, p *schema.Plan
 // until fn returns) and fails the test when the scan fails.
 func eachRow(t testing.TB, ctx context.Context, st store.Store, table string, fn func(store.Row)) {
 	t.Helper()
-	sc, err := st.Scan(ctx, table, store.Scan{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sc.Close()
-	for sc.Next(ctx) {
-		fn(sc.Row())
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
+	testenv.EachRow(t, ctx, st, table, fn)
 }
 
 // model computes the expected store from the newest valid event of every

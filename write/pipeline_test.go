@@ -151,37 +151,39 @@ func convergeAhead(t *testing.T, f *fixture, bounded bool, seed int64, h int) {
 			t.Fatalf("history %d (seed %d), %s: units %v, want %v", h, seed+int64(h), name, gu, wantUnits)
 		}
 	}
-	inOrder := interleave(r, evs)
-	runLog := func(cs *crashStore, lg *memLog) bool {
-		return runAheadOn(t, ctx, f.plan, cs, withSyncOf(slowBatches{cs}, f.st), lg, nil)
-	}
-
 	// Each log run whole, then with a crash after every third write
 	// (every write for short runs) and a restart from the last commit: in
 	// order, and shuffled with duplicates, where a replay may come after
 	// a newer version of its entity.
-	shuffled := withDuplicates(r, append([]*event.Event(nil), evs...), evs)
-	for _, lg := range []struct {
-		name string
-		log  []*event.Event
-	}{{"in order", inOrder}, {"shuffled", shuffled}} {
+	crashAhead(t, f, h, interleave(r, evs), "in order", check)
+	crashAhead(t, f, h, withDuplicates(r, append([]*event.Event(nil), evs...), evs), "shuffled", check)
+}
+
+// crashAhead runs log through Run whole, then with a crash after every
+// write (every third for runs of over 60 writes) and a restart from the
+// last commit, and checks the store after each.
+func crashAhead(t *testing.T, f *fixture, h int, log []*event.Event, name string, check func(string)) {
+	t.Helper()
+	ctx := context.Background()
+	runLog := func(cs *crashStore) bool {
+		return runAheadOn(t, ctx, f.plan, cs, withSyncOf(slowBatches{cs}, f.st), newMemLog(t, log, int64(h)), f.clock)
+	}
+	f.reset(t, ctx)
+	cs := &crashStore{Store: refuseStore{f.ns}, budget: -1}
+	runLog(cs)
+	check(name)
+	total := cs.writes
+	step := 1
+	if total > 60 {
+		step = 3
+	}
+	for k := 0; k < total; k += step {
 		f.reset(t, ctx)
-		cs := &crashStore{Store: refuseStore{f.ns}, budget: -1}
-		runLog(cs, newMemLog(t, lg.log, int64(h)))
-		check(lg.name)
-		total := cs.writes
-		step := 1
-		if total > 60 {
-			step = 3
+		cs := &crashStore{Store: refuseStore{f.ns}, budget: k, then: alsoAfter(int64(h)<<20+int64(k), total)}
+		if !runLog(cs) {
+			t.Fatalf("history %d: crash at write %d of %d never happened", h, k, total)
 		}
-		for k := 0; k < total; k += step {
-			f.reset(t, ctx)
-			cs := &crashStore{Store: refuseStore{f.ns}, budget: k, then: alsoAfter(int64(h)<<20+int64(k), total)}
-			if !runLog(cs, newMemLog(t, lg.log, int64(h))) {
-				t.Fatalf("history %d: crash at write %d of %d never happened", h, k, total)
-			}
-			check(lg.name + ", " + cs.crashed(total))
-		}
+		check(name + ", " + cs.crashed(total))
 	}
 }
 

@@ -104,7 +104,7 @@ func schemaHistoryConverges(t *testing.T, f *fixture, seed int64, h int, now int
 	evs := testenv.History(t, r, f.plan, 1+r.Intn(4), now)
 
 	f.reset(t, ctx)
-	inOrder := testenv.Interleave(r, f.plan, evs)
+	inOrder := testenv.Interleave(r, evs, testenv.EntityOf(f.plan))
 	run(t, ctx, New(f.plan, withSyncOf(f.ns, f.st), Options{Clock: f.clock}), inOrder, rand.New(rand.NewSource(int64(h))))
 	want := readAll(t, ctx, f.ns, f.plan)
 	held := map[string]bool{}
@@ -142,27 +142,7 @@ func schemaHistoryConverges(t *testing.T, f *fixture, seed int64, h int, now int
 	if h%8 != 0 {
 		return held
 	}
-	for _, lg := range []struct {
-		name string
-		log  []*event.Event
-	}{{"in order through Run", inOrder}, {"shuffled through Run", shuffled}} {
-		f.reset(t, ctx)
-		cs := &crashStore{Store: f.ns, budget: -1}
-		runAheadOn(t, ctx, f.plan, cs, withSyncOf(slowBatches{cs}, f.st), newMemLog(t, lg.log, int64(h)), f.clock)
-		check(lg.name)
-		total := cs.writes
-		step := 1
-		if total > 60 {
-			step = 3
-		}
-		for k := 0; k < total; k += step {
-			f.reset(t, ctx)
-			cs := &crashStore{Store: f.ns, budget: k, then: alsoAfter(int64(h)<<20+int64(k), total)}
-			if !runAheadOn(t, ctx, f.plan, cs, withSyncOf(slowBatches{cs}, f.st), newMemLog(t, lg.log, int64(h)), f.clock) {
-				t.Fatalf("history %d: crash at write %d of %d never happened", h, k, total)
-			}
-			check(lg.name + ", " + cs.crashed(total))
-		}
-	}
+	crashAhead(t, f, h, inOrder, "in order through Run", check)
+	crashAhead(t, f, h, shuffled, "shuffled through Run", check)
 	return held
 }

@@ -1,6 +1,7 @@
 package testenv
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -12,15 +13,17 @@ import (
 	"github.com/denorm/denorm/layout"
 	"github.com/denorm/denorm/rowkey"
 	"github.com/denorm/denorm/schema"
+	"github.com/denorm/denorm/store"
 )
 
 // Interleave mixes the entities of a log and keeps each entity's events in
-// order, as a log whose producers write one entity at a time would.
-func Interleave(r *rand.Rand, p *schema.Plan, evs []*event.Event) []*event.Event {
+// order, as a log whose producers write one entity at a time would;
+// entityOf names an event's entity (EntityOf(p) for any schema).
+func Interleave(r *rand.Rand, evs []*event.Event, entityOf func(*event.Event) string) []*event.Event {
 	queues := map[string][]*event.Event{}
 	var keys []string
 	for _, e := range evs {
-		k := e.Entity + "\x00" + e.KeyString(p.Entity(e.Entity).Key)
+		k := entityOf(e)
 		if queues[k] == nil {
 			keys = append(keys, k)
 		}
@@ -37,6 +40,28 @@ func Interleave(r *rand.Rand, p *schema.Plan, evs []*event.Event) []*event.Event
 		}
 	}
 	return out
+}
+
+// EntityOf names an event's entity by its schema key.
+func EntityOf(p *schema.Plan) func(*event.Event) string {
+	return func(e *event.Event) string { return e.Entity + "\x00" + e.KeyString(p.Entity(e.Entity).Key) }
+}
+
+// EachRow calls fn with every row of a table in key order (a row is valid
+// until fn returns) and fails the test when the scan fails.
+func EachRow(t testing.TB, ctx context.Context, st store.Store, table string, fn func(store.Row)) {
+	t.Helper()
+	sc, err := st.Scan(ctx, table, store.Scan{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sc.Close()
+	for sc.Next(ctx) {
+		fn(sc.Row())
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // History makes, for every entity of p with a primary table, a few
