@@ -57,7 +57,7 @@ func reconcileHistory(t *testing.T, p *schema.Plan, seed, now int64, at *atomic.
 	clock := at.Load
 	defer at.Store(now)
 	r := rand.New(rand.NewSource(seed))
-	evs := testenv.Interleave(r, testenv.History(t, r, p, 1+r.Intn(4), now), testenv.EntityOf(p))
+	evs := testenv.Interleave(r, testenv.History(t, r, p, testenv.HistoryOptions{Entities: 1 + r.Intn(4), Now: now}), testenv.EntityOf(p))
 	// A small memtable: Pebble sets aside room for its log in each store
 	// (71 MB at the default size), and the test's stores stay until it ends.
 	st, err := pebble.Open(ctx, t.TempDir(), pebble.Options{Durability: store.AsyncWAL, Clock: clock, MemTableSize: 1 << 20})

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/denorm/denorm/ddl"
 	"github.com/denorm/denorm/event"
@@ -220,4 +221,55 @@ func BenchmarkApplyHBase(b *testing.B) {
 		b.StartTimer()
 	}
 	report(b, len(evs), cells)
+}
+
+// Schemas other than the orders example on real HBase: composite keys,
+// float, bool and bytes values, partial and salted tables, TTLs (with
+// events a day past them) and live copies of two references to one
+// entity. A history of each (testenv.History) applied through Run, in log
+// order and shuffled with duplicates and a crash, ends on HBase as in log
+// order on the embedded store.
+func TestHBaseSchemas(t *testing.T) {
+	ctx := context.Background()
+	for _, file := range []string{"../examples/device_events.yaml", "testdata/tickets.yaml"} {
+		plan := testenv.HBaseSchema(t, file)
+		t.Run(plan.Name, func(t *testing.T) {
+			r := rand.New(rand.NewSource(20261206))
+			evs := testenv.History(t, r, plan, testenv.HistoryOptions{Entities: 30, Now: time.Now().UnixMilli(), WallClock: true})
+			inOrder := testenv.Interleave(r, evs, testenv.EntityOf(plan))
+			shuffled := withDuplicates(r, append([]*event.Event(nil), evs...), evs)
+
+			pst, err := pebble.Open(ctx, t.TempDir(), pebble.Options{Durability: store.AsyncWAL})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer pst.Close()
+			if _, err := ddl.Create(ctx, pst, plan); err != nil {
+				t.Fatal(err)
+			}
+			cs := &crashStore{Store: pst, budget: -1}
+			runAheadOn(t, ctx, plan, cs, withSyncOf(cs, pst), newMemLog(t, inOrder, 1), nil)
+			want := readAll(t, ctx, pst, plan)
+			if len(want[plan.Primary(plan.Entities[0].Name).Name]) == 0 {
+				t.Fatal("the history left no primary row")
+			}
+			for _, run := range []struct {
+				name   string
+				log    []*event.Event
+				budget int
+			}{{"in order", inOrder, -1}, {"shuffled with duplicates and a crash", shuffled, r.Intn(40)}} {
+				hb := testenv.OpenHBase(t, "s")
+				if _, err := ddl.Create(ctx, hb, plan); err != nil {
+					t.Fatal(err)
+				}
+				cs := &crashStore{Store: hb, budget: run.budget}
+				if crashed := runAheadOn(t, ctx, plan, cs, cs, newMemLog(t, run.log, 1), nil); crashed != (run.budget >= 0) {
+					t.Fatalf("%s, %s: crashed %v with a budget of %d writes", plan.Name, run.name, crashed, run.budget)
+				}
+				if d := readAll(t, ctx, hb, plan).diff(want); d != "" {
+					t.Fatalf("%s, %s: HBase differs from the embedded store:\n%s", plan.Name, run.name, d)
+				}
+			}
+		})
+	}
 }

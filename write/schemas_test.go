@@ -101,7 +101,7 @@ func hasLive(p *schema.Plan) bool {
 func schemaHistoryConverges(t *testing.T, f *fixture, seed int64, h int, now int64) map[string]bool {
 	ctx := context.Background()
 	r := rand.New(rand.NewSource(seed + int64(h)))
-	evs := testenv.History(t, r, f.plan, 1+r.Intn(4), now)
+	evs := testenv.History(t, r, f.plan, testenv.HistoryOptions{Entities: 1 + r.Intn(4), Now: now})
 
 	f.reset(t, ctx)
 	inOrder := testenv.Interleave(r, evs, testenv.EntityOf(f.plan))

@@ -74,9 +74,10 @@ func EachRow(t testing.TB, ctx context.Context, st store.Store, table string, fn
 // with a locator, none). Entities only referenced get upserts and deletes
 // at versions of their own. Events go through event.Decode as JSON lines,
 // as a log's do.
-func History(tb testing.TB, r *rand.Rand, p *schema.Plan, entities int, now int64) []*event.Event {
+func History(tb testing.TB, r *rand.Rand, p *schema.Plan, o HistoryOptions) []*event.Event {
 	tb.Helper()
-	g := &historyGen{tb: tb, r: r, p: p, now: now}
+	g := &historyGen{tb: tb, r: r, p: p, now: o.Now, wall: o.WallClock, keys: max(3, o.Entities)}
+	entities := o.Entities
 	var lines []map[string]any
 	for _, ent := range p.Entities {
 		if p.Primary(ent.Name) == nil {
@@ -102,11 +103,26 @@ func History(tb testing.TB, r *rand.Rand, p *schema.Plan, entities int, now int6
 	return evs
 }
 
+// HistoryOptions say what a History holds.
+type HistoryOptions struct {
+	// Entities is how many entities of each entity with a primary table.
+	Entities int
+	// Now is the time the store will measure TTLs against.
+	Now int64
+	// WallClock: the store's clock moves on while the history is applied,
+	// so no version comes within seconds of a TTL; those past one are
+	// past it by a day.
+	WallClock bool
+}
+
 type historyGen struct {
 	tb  testing.TB
 	r   *rand.Rand
 	p   *schema.Plan
 	now int64
+	wall bool
+	// keys is how many values each field of an entity key takes.
+	keys int
 }
 
 // version is the i-th version (from 1) of an entity: a counter, or epoch
@@ -138,6 +154,9 @@ func (g *historyGen) base(ent *schema.Entity) int64 {
 	}
 	if len(ttls) == 0 || g.r.Intn(3) > 0 {
 		return g.now - 3_600_000
+	}
+	if g.wall {
+		return g.now - ttls[g.r.Intn(len(ttls))] - 86_400_000
 	}
 	return g.now - ttls[g.r.Intn(len(ttls))] - 2500
 }
@@ -324,17 +343,17 @@ func (g *historyGen) value(ent *schema.Entity, f *schema.Field, key bool) any {
 	switch f.Type {
 	case rowkey.String:
 		if key {
-			return fmt.Sprintf("%s%d", f.Name, pick(3))
+			return fmt.Sprintf("%s%d", f.Name, pick(g.keys))
 		}
 		return []string{"", "x", "yy", "snapshot"}[pick(4)]
 	case rowkey.Int32:
 		if key {
-			return 1 + pick(3)
+			return 1 + pick(g.keys)
 		}
 		return []int32{0, 1, -7, 300}[pick(4)]
 	case rowkey.Int64:
 		if key {
-			return int64(1 + pick(3))
+			return int64(1 + pick(g.keys))
 		}
 		return []int64{0, 5, -5, 1 << 40}[pick(4)]
 	case rowkey.Timestamp:
@@ -344,7 +363,7 @@ func (g *historyGen) value(ent *schema.Entity, f *schema.Field, key bool) any {
 		return pick(2) == 0
 	case rowkey.Float64:
 		if key {
-			return float64(pick(3)) + 0.5
+			return float64(pick(g.keys)) + 0.5
 		}
 		return []float64{0, 1.5, -2.25, 1e300}[pick(4)]
 	case rowkey.Bytes:
