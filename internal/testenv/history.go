@@ -116,10 +116,10 @@ type HistoryOptions struct {
 }
 
 type historyGen struct {
-	tb  testing.TB
-	r   *rand.Rand
-	p   *schema.Plan
-	now int64
+	tb   testing.TB
+	r    *rand.Rand
+	p    *schema.Plan
+	now  int64
 	wall bool
 	// keys is how many values each field of an entity key takes.
 	keys int
