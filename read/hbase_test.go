@@ -16,3 +16,11 @@ func TestHBaseStaleThinHits(t *testing.T) {
 	plan := testenv.HBaseSchema(t, "../examples/orders.yaml")
 	testStaleThinHits(t, applyStream(t, st, t.TempDir(), plan, gen.OrdersOptions{Events: 600, Seed: 5, Customers: 40}))
 }
+
+// A page of thin hits checked in parts, each part a getMultiple call of
+// its own, agrees with the page checked in one.
+func TestHBaseVerifyPartsAgree(t *testing.T) {
+	st := testenv.OpenHBase(t, "rp")
+	plan := testenv.HBaseSchema(t, "../examples/orders.yaml")
+	testVerifyPartsAgree(t, applyStream(t, st, t.TempDir(), plan, partsStream))
+}

@@ -38,6 +38,9 @@ type Reader struct {
 	st   store.Store
 	opts Options
 	log  *slog.Logger
+	// parts caps the parts a page's verification runs in; 0 is
+	// GOMAXPROCS. Tests set it to check that the parts agree.
+	parts int
 }
 
 // New returns a Reader.

@@ -2,7 +2,10 @@ package read
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"runtime"
+	"sync"
 
 	"github.com/denorm/denorm/layout"
 	"github.com/denorm/denorm/store"
@@ -12,32 +15,27 @@ import (
 // when the primary row, as it stands, still derives exactly that index row:
 // the writer deletes old index rows after it writes the primary row, so an
 // index row can outlive the state it came from (a crash, a slow writer).
+//
+// The checks run in parts side by side (see checkParts); what they found is
+// then taken in the hits' order, so the page, its log lines and its repairs
+// are the same whatever the parts.
 func (r *Reader) verify(ctx context.Context, qq *query, hits []store.Row, repair bool, res *Result) error {
-	primaries, err := r.fetchPrimaries(ctx, qq, hits)
-	if err != nil {
+	checks := make([]hitCheck, len(hits))
+	if err := r.checkParts(ctx, qq, hits, checks); err != nil {
 		return err
 	}
-	var sc layout.Scratch // one hit's index row keys at a time
-	for _, h := range hits {
-		ref, hasRef := h.Latest(qq.t.Ref.Family, []byte(qq.t.Ref.Qualifier))
-		why := "no ref cell"
-		if hasRef {
-			vals, ok, reason, err := r.checkHit(qq, h.Key, primaries[string(ref.Value)], &sc)
-			if err != nil {
-				return err
-			}
-			if ok {
-				res.Rows = append(res.Rows, vals)
-				continue
-			}
-			why = reason
+	for i, h := range hits {
+		c := &checks[i]
+		if c.ok {
+			res.Rows = append(res.Rows, c.vals)
+			continue
 		}
 		res.DroppedStale++
-		r.log.Info("stale index hit dropped", "query", qq.q.Name, "table", qq.t.Name, "row", store.Printable(h.Key), "reason", why)
+		r.log.Info("stale index hit dropped", "query", qq.q.Name, "table", qq.t.Name, "row", store.Printable(h.Key), "reason", c.why)
 		if !repair {
 			continue
 		}
-		ts := hitTimestamp(h, ref, hasRef)
+		ts := hitTimestamp(h, c.ref, c.hasRef)
 		ms := make([]store.Mutation, 0, len(qq.t.Families))
 		for _, f := range qq.t.Families {
 			ms = append(ms, store.Mutation{Kind: store.DeleteFamily, Family: f.Name, Timestamp: ts})
@@ -47,6 +45,69 @@ func (r *Reader) verify(ctx context.Context, qq *query, hits []store.Row, repair
 		}
 		res.Repaired++
 		r.log.Info("stale index row deleted", "query", qq.q.Name, "table", qq.t.Name, "row", store.Printable(h.Key), "at", ts)
+	}
+	return nil
+}
+
+// hitCheck is what checking one hit found.
+type hitCheck struct {
+	ref    store.Cell // the hit's ref cell, when it has one
+	hasRef bool
+	ok     bool           // the primary row still derives the hit
+	vals   map[string]any // the entity, when ok
+	why    string         // why not, when not ok
+}
+
+// minPartHits is the fewest hits a part of a page is checked with. A part
+// costs a goroutine and, on the embedded store, an iterator of its own; below
+// a few dozen rows that is more than the part saves.
+const minPartHits = 32
+
+// checkParts checks the hits in up to GOMAXPROCS parts of consecutive hits
+// at once, each with its own multi-get. Verification reads a primary row
+// per hit where a covering read reads none; on a store in this process
+// those reads and their decoding are CPU, and a page's parts on idle cores
+// take the wall time of one part. On a busy server the parts queue for the
+// cores like any other work and cost only the goroutines. On HBase each
+// part is a round trip of its own, sent at once.
+func (r *Reader) checkParts(ctx context.Context, qq *query, hits []store.Row, checks []hitCheck) error {
+	parts := r.parts
+	if parts <= 0 {
+		parts = runtime.GOMAXPROCS(0)
+	}
+	parts = min(parts, len(hits)/minPartHits)
+	if parts <= 1 {
+		return r.checkHits(ctx, qq, hits, checks)
+	}
+	errs := make([]error, parts)
+	var wg sync.WaitGroup
+	for p := range parts {
+		lo, hi := p*len(hits)/parts, (p+1)*len(hits)/parts
+		wg.Go(func() { errs[p] = r.checkHits(ctx, qq, hits[lo:hi], checks[lo:hi]) })
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// checkHits checks hits, reading their primary rows with one multi-get, and
+// puts what it found of hits[i] in checks[i].
+func (r *Reader) checkHits(ctx context.Context, qq *query, hits []store.Row, checks []hitCheck) error {
+	primaries, err := r.fetchPrimaries(ctx, qq, hits)
+	if err != nil {
+		return err
+	}
+	var sc layout.Scratch // one hit's index row keys at a time
+	for i, h := range hits {
+		c := &checks[i]
+		c.ref, c.hasRef = h.Latest(qq.t.Ref.Family, []byte(qq.t.Ref.Qualifier))
+		if !c.hasRef {
+			c.why = "no ref cell"
+			continue
+		}
+		c.vals, c.ok, c.why, err = r.checkHit(qq, h.Key, primaries[string(c.ref.Value)], &sc)
+		if err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -1,0 +1,88 @@
+package read
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	"github.com/denorm/denorm/gen"
+	"github.com/denorm/denorm/store"
+)
+
+// TestVerifyPartsAgree checks a page of thin hits, most of them stale, in
+// one part and in several: the rows, their order, the drops and the
+// repairs must not depend on how the page was split.
+func TestVerifyPartsAgree(t *testing.T) {
+	testVerifyPartsAgree(t, newFixture(t, partsStream))
+}
+
+// partsStream leaves a few hundred orders, enough for a page of stale hits
+// to split into parts of minPartHits.
+var partsStream = gen.OrdersOptions{Events: 1200, Seed: 11, Customers: 60}
+
+// testVerifyPartsAgree runs on the embedded store and on real HBase, where
+// each part is a getMultiple call of its own.
+func testVerifyPartsAgree(t *testing.T, f *fixture) {
+	ctx := context.Background()
+	idx := f.plan.Table("orders_by_status")
+	prim := f.plan.Table("orders")
+	// A stale CANCELLED entry for every order that is not cancelled, and a
+	// ghost (an entry whose order was never written) for every tenth.
+	stale := 0
+	for i, o := range f.where(func(o map[string]any) bool { return o["status"] != "CANCELLED" }) {
+		vals := map[string]any{"orderId": o["orderId"], "status": "CANCELLED", "placedAt": o["placedAt"], "customerId": o["customerId"]}
+		if i%10 == 0 {
+			vals["orderId"] = "ghost-" + o["orderId"].(string)
+		}
+		key, err := idx.Key.Encode(vals)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pk, err := prim.Key.Encode(vals)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := store.RowMutation{Row: key, Mutations: []store.Mutation{{Kind: store.Put, Family: idx.Ref.Family, Qualifier: []byte(idx.Ref.Qualifier), Timestamp: 1, Value: pk}}}
+		if err := f.st.Mutate(ctx, idx.Name, m); err != nil {
+			t.Fatal(err)
+		}
+		stale++
+	}
+	want := ids(f.where(func(m map[string]any) bool { return m["status"] == "CANCELLED" }))
+	if stale < 4*minPartHits || len(want) == 0 {
+		t.Fatalf("fixture too small to split: %d stale hits, %d cancelled orders", stale, len(want))
+	}
+	req := Request{Query: "orders_by_status", Values: map[string]any{"status": "CANCELLED"}, Limit: MaxLimit}
+	run := func(parts int, repair bool) *Result {
+		t.Helper()
+		r := New(f.plan, f.st, Options{})
+		r.parts = parts
+		q := req
+		q.Repair = repair
+		res, err := r.Run(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Next != "" {
+			t.Fatalf("parts %d: the page did not hold every hit", parts)
+		}
+		return res
+	}
+	one := run(1, false)
+	if got := ids(one.Rows); !slices.Equal(got, want) || one.DroppedStale != stale {
+		t.Fatalf("one part: %d rows (want %d), %d dropped (want %d)", len(got), len(want), one.DroppedStale, stale)
+	}
+	for _, parts := range []int{2, 3, 5} {
+		res := run(parts, false)
+		if !slices.Equal(ids(res.Rows), ids(one.Rows)) || res.DroppedStale != one.DroppedStale {
+			t.Fatalf("%d parts: rows %v, dropped %d; one part: rows %v, dropped %d", parts, ids(res.Rows), res.DroppedStale, ids(one.Rows), one.DroppedStale)
+		}
+	}
+	res := run(3, true)
+	if res.Repaired != stale || !slices.Equal(ids(res.Rows), want) {
+		t.Fatalf("repair in 3 parts: repaired %d of %d, rows %v", res.Repaired, stale, ids(res.Rows))
+	}
+	if res := run(3, false); res.DroppedStale != 0 || !slices.Equal(ids(res.Rows), want) {
+		t.Fatalf("after the repair: %d dropped, rows %v", res.DroppedStale, ids(res.Rows))
+	}
+}
