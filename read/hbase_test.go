@@ -24,3 +24,11 @@ func TestHBaseVerifyPartsAgree(t *testing.T) {
 	plan := testenv.HBaseSchema(t, "../examples/orders.yaml")
 	testVerifyPartsAgree(t, applyStream(t, st, t.TempDir(), plan, partsStream))
 }
+
+// BenchmarkHBaseVerifyParts is BenchmarkVerifyParts on real HBase, where a
+// part is a getMultiple call and the parts are sent at once.
+func BenchmarkHBaseVerifyParts(b *testing.B) {
+	st := testenv.OpenHBase(b, "rb")
+	plan := testenv.HBaseSchema(b, "../examples/orders.yaml")
+	benchVerifyParts(b, applyStream(b, st, b.TempDir(), plan, gen.OrdersOptions{Events: 4000, Seed: 11, Customers: 60}))
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/denorm/denorm/gen"
 	"github.com/denorm/denorm/store"
@@ -85,4 +86,54 @@ func testVerifyPartsAgree(t *testing.T, f *fixture) {
 	if res := run(3, false); res.DroppedStale != 0 || !slices.Equal(ids(res.Rows), want) {
 		t.Fatalf("after the repair: %d dropped, rows %v", res.DroppedStale, ids(res.Rows))
 	}
+}
+
+// benchVerifyParts alternates a thin read of a full page checked in one
+// part and in GOMAXPROCS parts, timing each, and reports the ratio.
+func benchVerifyParts(b *testing.B, f *fixture) {
+	ctx := context.Background()
+	counts := map[string]int{}
+	for _, o := range f.orders {
+		counts[o["status"].(string)]++
+	}
+	status := ""
+	for s, n := range counts {
+		if status == "" || n > counts[status] || (n == counts[status] && s < status) {
+			status = s
+		}
+	}
+	want := min(counts[status], DefaultLimit)
+	if want < 2*minPartHits {
+		b.Fatalf("status %s has %d orders: too few to split a page", status, want)
+	}
+	req := Request{Query: "orders_by_status", Values: map[string]any{"status": status}}
+	one, many := New(f.plan, f.st, Options{}), New(f.plan, f.st, Options{})
+	one.parts = 1
+	var tOne, tMany time.Duration
+	n := 0
+	for b.Loop() {
+		for _, r := range []*Reader{one, many} {
+			start := time.Now()
+			res, err := r.Run(ctx, req)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if len(res.Rows) != want {
+				b.Fatalf("%d rows, want %d", len(res.Rows), want)
+			}
+			if r == one {
+				tOne += time.Since(start)
+			} else {
+				tMany += time.Since(start)
+			}
+		}
+		n++
+	}
+	b.ReportMetric(tOne.Seconds()*1e3/float64(n), "one-part-ms")
+	b.ReportMetric(tMany.Seconds()*1e3/float64(n), "parts-ms")
+	b.ReportMetric(tMany.Seconds()/tOne.Seconds(), "parts/one")
+}
+
+func BenchmarkVerifyParts(b *testing.B) {
+	benchVerifyParts(b, benchFixture(b))
 }
