@@ -25,6 +25,14 @@ func TestHBaseVerifyPartsAgree(t *testing.T) {
 	testVerifyPartsAgree(t, applyStream(t, st, t.TempDir(), plan, partsStream))
 }
 
+// Pages of a salted index read with the buckets opened at once, as on
+// HBase they are, agree with pages read with the buckets opened in turn.
+func TestHBaseOpenAtOnceAgrees(t *testing.T) {
+	st := testenv.OpenHBase(t, "ro")
+	plan := testenv.HBaseSchema(t, "../examples/orders.yaml")
+	testOpenAtOnceAgrees(t, applyStream(t, st, t.TempDir(), plan, partsStream))
+}
+
 // BenchmarkHBaseVerifyParts is BenchmarkVerifyParts on real HBase, where a
 // part is a getMultiple call and the parts are sent at once.
 func BenchmarkHBaseVerifyParts(b *testing.B) {

@@ -38,8 +38,16 @@ type Reader struct {
 	st   store.Store
 	opts Options
 	log  *slog.Logger
-	// parts caps the parts a page's verification runs in; 0 is
-	// GOMAXPROCS. Tests set it to check that the parts agree.
+	// local: a call to the store is work in this process, not a round
+	// trip (the store keeps one local log, store.Syncer, as the writer
+	// tells the two apart). Reads that are independent of each other are
+	// sent at once only to a store that is not local: on the embedded
+	// store the goroutines cost more than they save (docs/BENCHMARKS.md).
+	// Tests clear it to run the concurrent paths on the embedded store.
+	local bool
+	// parts caps the parts a page's verification runs in; 0 is GOMAXPROCS
+	// on a store that is not local, and 1 on one that is. Tests set it to
+	// check that the parts agree.
 	parts int
 }
 
@@ -58,7 +66,8 @@ func New(plan *schema.Plan, st store.Store, opts Options) *Reader {
 	if lg == nil {
 		lg = slog.New(slog.DiscardHandler)
 	}
-	return &Reader{plan: plan, st: st, opts: opts, log: lg}
+	_, local := st.(store.Syncer)
+	return &Reader{plan: plan, st: st, opts: opts, log: lg, local: local}
 }
 
 // Request is one query call.

@@ -149,27 +149,8 @@ func (r *Reader) scan(ctx context.Context, qq *query, vals rowkey.Values, limit 
 			}
 		}
 	}()
-	for i, rg := range ranges {
-		if tok.Done[i] {
-			continue
-		}
-		start := rg.Start
-		if last := tok.Last[i]; last != nil {
-			if bytes.Compare(last, rg.Start) < 0 || (rg.Stop != nil && bytes.Compare(last, rg.Stop) >= 0) {
-				return nil, fmt.Errorf("%w: the resume token is outside the query's range", ErrBadRequest)
-			}
-			start = append(append([]byte(nil), last...), 0)
-		}
-		sc, err := r.st.Scan(ctx, qq.t.Name, store.Scan{Start: start, Stop: rg.Stop, Caching: caching})
-		if err != nil {
-			return nil, fmt.Errorf("read: query %s: scanning %s: %w", qq.q.Name, qq.t.Name, err)
-		}
-		c := &cursor{sc: sc, buckets: buckets, salt: salt}
-		cursors[i] = c
-		c.advance(ctx)
-		if c.err != nil {
-			return nil, fmt.Errorf("read: query %s: scanning %s: %w", qq.q.Name, qq.t.Name, c.err)
-		}
+	if err := r.openCursors(ctx, qq, ranges, tok, caching, cursor{buckets: buckets, salt: salt}, cursors); err != nil {
+		return nil, err
 	}
 	res := &Result{Rows: []map[string]any{}}
 	// For a thin index, the limit counts returned rows: a page whose hits

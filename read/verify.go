@@ -63,15 +63,18 @@ type hitCheck struct {
 // a few dozen rows that is more than the part saves.
 const minPartHits = 32
 
-// checkParts checks the hits in up to GOMAXPROCS parts of consecutive hits
-// at once, each with its own multi-get. On HBase each part is a round trip
-// of its own, and the parts are served side by side: a page of 100 hits
-// took 14% less time in two parts than in one (docs/BENCHMARKS.md). On the
-// embedded store, two cores checked the parts no faster than one part: the
-// split costs goroutines and an iterator a part and buys nothing there yet.
+// checkParts checks the hits in parts of consecutive hits at once, each
+// with its own multi-get, on a store where each part is a round trip of its
+// own (HBase, where a page of 100 hits took 14% less time in two parts than
+// in one). On the embedded store two cores checked two parts no faster than
+// one (docs/BENCHMARKS.md), so a page is one part there.
 func (r *Reader) checkParts(ctx context.Context, qq *query, hits []store.Row, checks []hitCheck) error {
 	parts := r.parts
-	if parts <= 0 {
+	switch {
+	case parts > 0:
+	case r.local:
+		parts = 1
+	default:
 		parts = runtime.GOMAXPROCS(0)
 	}
 	parts = min(parts, len(hits)/minPartHits)
