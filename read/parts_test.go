@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/denorm/denorm/gen"
-	"github.com/denorm/denorm/store"
 )
 
 // TestVerifyPartsAgree checks a page of thin hits, most of them stale, in
@@ -36,18 +35,7 @@ func testVerifyPartsAgree(t *testing.T, f *fixture) {
 		if i%10 == 0 {
 			vals["orderId"] = "ghost-" + o["orderId"].(string)
 		}
-		key, err := idx.Key.Encode(vals)
-		if err != nil {
-			t.Fatal(err)
-		}
-		pk, err := prim.Key.Encode(vals)
-		if err != nil {
-			t.Fatal(err)
-		}
-		m := store.RowMutation{Row: key, Mutations: []store.Mutation{{Kind: store.Put, Family: idx.Ref.Family, Qualifier: []byte(idx.Ref.Qualifier), Timestamp: 1, Value: pk}}}
-		if err := f.st.Mutate(ctx, idx.Name, m); err != nil {
-			t.Fatal(err)
-		}
+		putThinEntry(t, f.st, idx, prim, vals, 1)
 		stale++
 	}
 	want := ids(f.where(func(m map[string]any) bool { return m["status"] == "CANCELLED" }))

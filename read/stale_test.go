@@ -6,6 +6,7 @@ import (
 
 	"github.com/denorm/denorm/gen"
 	"github.com/denorm/denorm/layout"
+	"github.com/denorm/denorm/schema"
 	"github.com/denorm/denorm/store"
 )
 
@@ -53,19 +54,7 @@ func testStaleThinHits(t *testing.T, f *fixture) {
 	put := func(st store.Store, status string, o map[string]any, ts int64) []byte {
 		t.Helper()
 		vals := map[string]any{"orderId": o["orderId"], "status": status, "placedAt": o["placedAt"], "customerId": o["customerId"]}
-		key, err := idx.Key.Encode(vals)
-		if err != nil {
-			t.Fatal(err)
-		}
-		pk, err := prim.Key.Encode(vals)
-		if err != nil {
-			t.Fatal(err)
-		}
-		err = st.Mutate(ctx, idx.Name, store.RowMutation{Row: key, Mutations: []store.Mutation{{Kind: store.Put, Family: idx.Ref.Family, Qualifier: []byte(idx.Ref.Qualifier), Timestamp: ts, Value: pk}}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return key
+		return putThinEntry(t, st, idx, prim, vals, ts)
 	}
 	// An entry left from a status the order had before (it moved on), and
 	// one whose order never reached the primary table or is gone.
@@ -144,4 +133,24 @@ func testStaleThinHits(t *testing.T, f *fixture) {
 	if res.DroppedStale != 1 {
 		t.Fatalf("after repair: dropped %d, want 1 (the newer entry)", res.DroppedStale)
 	}
+}
+
+// putThinEntry writes a thin index entry for vals at ts, pointing at the
+// primary row vals' key names, whether or not that row exists or still
+// derives the entry; it returns the entry's row key.
+func putThinEntry(t testing.TB, st store.Store, idx, prim *schema.Table, vals map[string]any, ts int64) []byte {
+	t.Helper()
+	key, err := idx.Key.Encode(vals)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pk, err := prim.Key.Encode(vals)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := store.RowMutation{Row: key, Mutations: []store.Mutation{{Kind: store.Put, Family: idx.Ref.Family, Qualifier: []byte(idx.Ref.Qualifier), Timestamp: ts, Value: pk}}}
+	if err := st.Mutate(context.Background(), idx.Name, m); err != nil {
+		t.Fatal(err)
+	}
+	return key
 }
