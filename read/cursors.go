@@ -3,7 +3,6 @@ package read
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 
@@ -64,5 +63,17 @@ func (r *Reader) openCursors(ctx context.Context, qq *query, ranges []rowkey.Ran
 		wg.Go(func() { first(i) })
 	}
 	wg.Wait()
-	return errors.Join(errs...)
+	return firstError(errs)
+}
+
+// firstError is the first of errs that is not nil. Reads sent at once
+// often fail for one cause (a cancelled context, a lost server), and one
+// error says it better than the same error joined once per read.
+func firstError(errs []error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }

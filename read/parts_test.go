@@ -2,12 +2,15 @@ package read
 
 import (
 	"context"
+	"errors"
 	"runtime"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/denorm/denorm/gen"
+	"github.com/denorm/denorm/store"
 )
 
 // TestVerifyPartsAgree checks a page of thin hits, most of them stale, in
@@ -177,4 +180,63 @@ func benchVerifyParts(b *testing.B, f *fixture) {
 
 func BenchmarkVerifyParts(b *testing.B) {
 	benchVerifyParts(b, benchFixture(b))
+}
+
+// scanFailing fails its n-th Scan call and counts the scanners still open.
+type scanFailing struct {
+	store.Store
+	mu    sync.Mutex
+	calls int
+	fail  int
+	open  int
+}
+
+var errScan = errors.New("scan refused")
+
+func (s *scanFailing) Scan(ctx context.Context, table string, sc store.Scan) (store.Scanner, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.calls++; s.calls == s.fail {
+		return nil, errScan
+	}
+	in, err := s.Store.Scan(ctx, table, sc)
+	if err != nil {
+		return nil, err
+	}
+	s.open++
+	return &countedScanner{Scanner: in, s: s}, nil
+}
+
+type countedScanner struct {
+	store.Scanner
+	s *scanFailing
+}
+
+func (c *countedScanner) Close() error {
+	c.s.mu.Lock()
+	c.s.open--
+	c.s.mu.Unlock()
+	return c.Scanner.Close()
+}
+
+// A bucket whose scan fails fails the read, whether the buckets are opened
+// in turn or at once, and the buckets opened before or beside it are
+// closed.
+func TestOpenFailureClosesTheRest(t *testing.T) {
+	f := newFixture(t, partsStream)
+	for _, local := range []bool{true, false} {
+		st := &scanFailing{Store: f.st, fail: 3}
+		r := New(f.plan, st, Options{})
+		r.local = local
+		_, err := r.Run(context.Background(), Request{Query: "orders_by_status", Values: map[string]any{"status": "PAID"}})
+		if !errors.Is(err, errScan) {
+			t.Fatalf("local %v: got %v, want the scan's error", local, err)
+		}
+		if st.open != 0 {
+			t.Fatalf("local %v: %d scanners left open", local, st.open)
+		}
+		if st.calls < 3 {
+			t.Fatalf("local %v: %d scans made", local, st.calls)
+		}
+	}
 }

@@ -2,7 +2,6 @@ package read
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"runtime"
 	"sync"
@@ -88,7 +87,7 @@ func (r *Reader) checkParts(ctx context.Context, qq *query, hits []store.Row, ch
 		wg.Go(func() { errs[p] = r.checkHits(ctx, qq, hits[lo:hi], checks[lo:hi]) })
 	}
 	wg.Wait()
-	return errors.Join(errs...)
+	return firstError(errs)
 }
 
 // checkHits checks hits, reading their primary rows with one multi-get, and
