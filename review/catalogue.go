@@ -312,7 +312,15 @@ func Catalogue() []Rule {
 			Symptom: "A covering index keeps answering with entities that have expired; a thin index's hits point at nothing and are dropped at every read; reconcile reports the rows as orphans run after run.",
 			Cause:   "The primary table's TTL expires an entity, but its copies sit in tables that keep cells longer or forever. Nothing writes when a cell expires, so the writer never deletes the copies.",
 			Fix:     "Give the index and lookup tables the primary table's TTL, or a shorter one. Or drop the TTL from the primary table and send delete events for old entities.",
-			Reads:   "the shortest TTL among the primary table's families that drop every version (no min_versions) against every family of the entity's index and lookup tables: one without a TTL, with a longer one, or with min_versions keeps copies longer. Counter tables are left out: totals often outlive what they count on purpose.",
+			Reads:   "the shortest TTL among the primary table's families that drop every version (no min_versions) against every family of the entity's index and lookup tables: one without a TTL, with a longer one, or with min_versions keeps copies longer. Counter tables are left out: totals often outlive what they count on purpose, and reconcile's --since leaves the older days of a counter keyed by day() alone (a bounded counter has a rule of its own, ttl-bounded-counter).",
+		},
+		{
+			ID: "ttl-bounded-counter", Severity: SeverityWarning,
+			Title:   "Bounded counter of an entity whose primary rows expire",
+			Symptom: "A total counts an entity twice once the entity has expired and is written again; reconcile then reports the total drifted and recounts it from the entities still alive.",
+			Cause:   "Mode bounded keeps, in the entity's primary row, what the totals hold of the entity. The TTL expires that record with the row while the totals keep the entity's count, so the entity's next event looks like a new entity's and its count is added again. Mode exact keeps a contribution cell per entity, which the entity's next event overwrites where the entity still counts in the same row.",
+			Fix:     "Use mode exact (with the primary table's TTL on the counter table when the totals should count only entities still alive), or drop the TTL from the primary table and send delete events for old entities.",
+			Reads:   "the shortest TTL among the primary table's families that drop every version (no min_versions), for every counter table of the entity in mode bounded.",
 		},
 		{
 			ID: "ttl-with-version-timestamps", Severity: SeverityError,

@@ -190,6 +190,32 @@ func checkCopiesOutliveTTL(r *reviewer) {
 	}
 }
 
+// checkBoundedCounterTTL: mode bounded remembers what its totals hold of an
+// entity in the entity's primary row, so a TTL that expires the row makes
+// the writer forget the entity was counted. Its next event, if any, is
+// counted on top of the old count (mode exact replaces the old
+// contribution in place).
+func checkBoundedCounterTTL(r *reviewer) {
+	for _, e := range r.plan.Entities {
+		prim := r.plan.Primary(e.Name)
+		if prim == nil {
+			continue
+		}
+		life, fam := shortestTTL(prim)
+		if life == 0 {
+			continue
+		}
+		for _, t := range r.plan.Tables {
+			if t.Role != schema.RoleCounter || t.Entity != e.Name || !t.Counter.Bounded() {
+				continue
+			}
+			r.add("ttl-bounded-counter", at{table: t.Name, line: firstLine(t.Lines["mode"], t.Line)}, fmt.Sprintf(
+				"counter %s is in mode bounded, whose record of what it counted of each %s lives in %s; that table expires rows after %s (family %s): a %s written again after it expired is counted twice",
+				t.Name, e.Name, prim.Name, humanDuration(life), fam, e.Name))
+		}
+	}
+}
+
 // shortestTTL is the shortest TTL among a table's families that expire
 // every version of a cell (no MIN_VERSIONS), and that family; 0 when none.
 func shortestTTL(t *schema.Table) (time.Duration, string) {

@@ -365,6 +365,27 @@ func exampleSections() map[string]sections {
     families:
       d: {compression: SNAPPY}                # no TTL: rows stay after their orders expire
 ` + cleanLocator},
+		"ttl-bounded-counter": {entities: strings.Replace(itemsEntity, "version_kind: event", "version_kind: epoch_ms", 1), tables: `tables:
+  orders:
+    role: primary
+    entity: order
+    rowkey: [customerId, reverse(placedAt), orderId]
+    families:
+      d: {ttl: 30d}
+    columns:
+      d:s: status
+      "d:{line}": items
+  daily_units:
+    role: counter
+    entity: order
+    each: items
+    rowkey: [day(placedAt), items.sku]
+    buckets: 4
+    mode: bounded                    # its record of each order expires with the order
+    add: {c:u: items.quantity}
+    families:
+      c: {}
+`},
 		"ttl-with-version-timestamps": {tables: `tables:
   orders:
     role: primary

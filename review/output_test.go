@@ -177,7 +177,7 @@ func TestCatalogueComplete(t *testing.T) {
 		"fanout-amplification", "key-fields-mutable",
 		// Added with TTLs in the writer's convergence tests (docs/writer.md,
 		// "Time to live").
-		"ttl-copy-outlives-primary"}
+		"ttl-copy-outlives-primary", "ttl-bounded-counter"}
 	cat := Catalogue()
 	have := map[string]Rule{}
 	for _, r := range cat {

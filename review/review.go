@@ -33,6 +33,7 @@ func checkers() []checker {
 		checkCopyIntent,
 		checkTTLWithVersions,
 		checkCopiesOutliveTTL,
+		checkBoundedCounterTTL,
 		checkFanout,
 		checkKeyFieldsMutable,
 	}

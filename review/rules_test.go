@@ -102,6 +102,7 @@ func fixes() map[string]string {
 		"counter-not-idempotent":      fix("counter-not-idempotent", "mode: fast", "mode: exact"),
 		"copy-intent-missing":         fix("copy-intent-missing", "customerName: name ", "customerName: {from: name, intent: snapshot}"),
 		"ttl-with-version-timestamps": fix("ttl-with-version-timestamps", "version_kind: event", "version_kind: epoch_ms"),
+		"ttl-bounded-counter":         fix("ttl-bounded-counter", "mode: bounded ", "mode: exact "),
 		"ttl-copy-outlives-primary":   fix("ttl-copy-outlives-primary", "d: {compression: SNAPPY}", "d: {compression: SNAPPY, ttl: 30d}"),
 		"fanout-amplification":        fix("fanout-amplification", "post: 200/s", "post: 20/s"),
 		"key-fields-mutable":          fix("key-fields-mutable", "      d:s: status\n", "      d:s: status\n"+cleanLocator),
