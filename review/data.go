@@ -158,15 +158,7 @@ func checkTTLWithVersions(r *reviewer) {
 // write, so nothing deletes its copies; those in tables that keep cells
 // longer stay behind.
 func checkCopiesOutliveTTL(r *reviewer) {
-	for _, e := range r.plan.Entities {
-		prim := r.plan.Primary(e.Name)
-		if prim == nil {
-			continue
-		}
-		life, fam := shortestTTL(prim)
-		if life == 0 {
-			continue
-		}
+	eachExpiring(r.plan, func(e *schema.Entity, prim *schema.Table, life time.Duration, fam string) {
 		for _, t := range r.plan.Tables {
 			if !t.HoldsCopiesOf(e.Name) || (t.Role != schema.RoleIndex && t.Role != schema.RoleLookup) {
 				continue
@@ -187,7 +179,7 @@ func checkCopiesOutliveTTL(r *reviewer) {
 				break
 			}
 		}
-	}
+	})
 }
 
 // checkBoundedCounterTTL: mode bounded remembers what its totals hold of an
@@ -196,15 +188,7 @@ func checkCopiesOutliveTTL(r *reviewer) {
 // counted on top of the old count (mode exact replaces the old
 // contribution in place).
 func checkBoundedCounterTTL(r *reviewer) {
-	for _, e := range r.plan.Entities {
-		prim := r.plan.Primary(e.Name)
-		if prim == nil {
-			continue
-		}
-		life, fam := shortestTTL(prim)
-		if life == 0 {
-			continue
-		}
+	eachExpiring(r.plan, func(e *schema.Entity, prim *schema.Table, life time.Duration, fam string) {
 		for _, t := range r.plan.Tables {
 			if t.Role != schema.RoleCounter || t.Entity != e.Name || !t.Counter.Bounded() {
 				continue
@@ -212,6 +196,20 @@ func checkBoundedCounterTTL(r *reviewer) {
 			r.add("ttl-bounded-counter", at{table: t.Name, line: firstLine(t.Lines["mode"], t.Line)}, fmt.Sprintf(
 				"counter %s is in mode bounded, whose record of what it counted of each %s lives in %s; that table expires rows after %s (family %s): a %s written again after it expired is counted twice",
 				t.Name, e.Name, prim.Name, humanDuration(life), fam, e.Name))
+		}
+	})
+}
+
+// eachExpiring calls fn for every entity whose primary table expires its
+// rows, with that table's shortest TTL and the family that has it.
+func eachExpiring(p *schema.Plan, fn func(e *schema.Entity, prim *schema.Table, life time.Duration, fam string)) {
+	for _, e := range p.Entities {
+		prim := p.Primary(e.Name)
+		if prim == nil {
+			continue
+		}
+		if life, fam := shortestTTL(prim); life > 0 {
+			fn(e, prim, life, fam)
 		}
 	}
 }
