@@ -58,8 +58,8 @@ type hitCheck struct {
 }
 
 // minPartHits is the fewest hits a part of a page is checked with. A part
-// costs a goroutine and, on the embedded store, an iterator of its own; below
-// a few dozen rows that is more than the part saves.
+// costs a goroutine and a multi-get of its own; below a few dozen rows that
+// is more than the part saves.
 const minPartHits = 32
 
 // checkParts checks the hits in parts of consecutive hits at once, each

@@ -185,8 +185,8 @@ func checkCopiesOutliveTTL(r *reviewer) {
 // checkBoundedCounterTTL: mode bounded remembers what its totals hold of an
 // entity in the entity's primary row, so a TTL that expires the row makes
 // the writer forget the entity was counted. Its next event, if any, is
-// counted on top of the old count (mode exact replaces the old
-// contribution in place).
+// counted on top of the old count (mode exact overwrites the old
+// contribution where the entity still counts in the same row).
 func checkBoundedCounterTTL(r *reviewer) {
 	eachExpiring(r.plan, func(e *schema.Entity, prim *schema.Table, life time.Duration, fam string) {
 		for _, t := range r.plan.Tables {
