@@ -132,18 +132,25 @@ func (bs *boundedSnap) count(j *job, st *layout.State) {
 		if tg, ok := bs.in[[2]int{ti, ri}]; !ok || !tg.has(c.Row, nil) {
 			continue
 		}
-		k := c.Table + "\x00" + string(c.Row)
-		sr := bs.rows[k]
-		if sr == nil {
-			sr = &snapRow{table: c.Table, row: bytes.Clone(c.Row), base: layout.StateCell{State: &layout.CounterState{}}, state: &layout.CounterState{}, want: map[string]int64{}}
-			bs.rows[k] = sr
-		}
+		sr := bs.row(c.Table, c.Row)
 		v := st.Counted.Included(c.Ref, sr.state.Seq(st.Counted.Stream))
 		if s, ok := bs.settled[st.Counted.Stream]; ok && st.Counted.Offset < s {
 			v = c.Now // settled: in the totals whatever the row says (a lost row)
 		}
 		sr.want[famQual(c.Family, c.Qualifier)] += v
 	}
+}
+
+// row is the snapshot of a bounded row, made empty when the scan met no
+// such row (a row a record counts in that is missing). bs.mu is held.
+func (bs *boundedSnap) row(table string, row []byte) *snapRow {
+	k := table + "\x00" + string(row)
+	sr := bs.rows[k]
+	if sr == nil {
+		sr = &snapRow{table: table, row: bytes.Clone(row), base: layout.StateCell{State: &layout.CounterState{}}, state: &layout.CounterState{}, want: map[string]int64{}}
+		bs.rows[k] = sr
+	}
+	return sr
 }
 
 // diffBounded compares each bounded row with what the records say and

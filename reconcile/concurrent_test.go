@@ -119,6 +119,30 @@ func line(table string, row []byte, fam string, q, v []byte) string {
 	return fmt.Sprintf("%s %s %s:%s = %s", table, store.Printable(row), fam, store.Printable(q), store.Printable(v))
 }
 
+// laterEvents is every order's events after its first, each order's in
+// order, the orders interleaved.
+func laterEvents(r *rand.Rand, hist [][]*event.Event) []*event.Event {
+	var rest []*event.Event
+	next := make([]int, len(hist))
+	for i := range next {
+		next[i] = 1
+	}
+	for {
+		var open []int
+		for i, evs := range hist {
+			if next[i] < len(evs) {
+				open = append(open, i)
+			}
+		}
+		if len(open) == 0 {
+			return rest
+		}
+		i := open[r.Intn(len(open))]
+		rest = append(rest, hist[i][next[i]])
+		next[i]++
+	}
+}
+
 // TestConcurrentWriterAndRepair runs the writer and repair runs at the
 // same time over the same orders: the store must end as the writer alone
 // would leave it, so no repair rolled back a newer write.
@@ -140,27 +164,7 @@ func TestConcurrentWriterAndRepair(t *testing.T) {
 				first = append(first, evs[0])
 			}
 			apply(t, ctx, w, first)
-			// The rest, one order's events in order, orders interleaved,
-			// in small batches.
-			var rest []*event.Event
-			next := make([]int, len(hist))
-			for i := range next {
-				next[i] = 1
-			}
-			for {
-				var open []int
-				for i, evs := range hist {
-					if next[i] < len(evs) {
-						open = append(open, i)
-					}
-				}
-				if len(open) == 0 {
-					break
-				}
-				i := open[r.Intn(len(open))]
-				rest = append(rest, hist[i][next[i]])
-				next[i]++
-			}
+			rest := laterEvents(r, hist)
 			done := make(chan struct{})
 			var wg sync.WaitGroup
 			var runs int

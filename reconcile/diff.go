@@ -85,6 +85,18 @@ func (j *job) diffGroup(ctx context.Context, rep *Report, group []target) error 
 	n := j.workers()
 	items := make([][]*expect, n)
 	incs := make([][]layout.Increment, n)
+	adopts := make([][]adoption, n)
+	book := layout.BookFamily(j.prim)
+	// keptBounded reports whether a bounded increment's row is one the
+	// group diffs, as count does for a record's.
+	keptBounded := func(inc layout.Increment) bool {
+		ti, ri, ok := j.slotOf(inc.Table, inc.Row)
+		if !ok {
+			return false
+		}
+		tg, ok := in[[2]int{ti, ri}]
+		return ok && tg.has(inc.Row, nil)
+	}
 	// Bounded ranges: their state cells first, then the records against
 	// them (bounded.go says why in this order).
 	bs, err := j.snapBounded(ctx, group)
@@ -104,6 +116,11 @@ func (j *job) diffGroup(ctx context.Context, rep *Report, group []target) error 
 			d, err := layout.DeriveCopies(j.sp, j.ent, state.Values)
 			if err != nil {
 				return fmt.Errorf("reconcile: %s row %s: %w", j.prim.Name, store.Printable(row.Key), err)
+			}
+			if len(bs.in) > 0 {
+				if counts := uncounted(state, d.Increments, keptBounded); len(counts) > 0 {
+					adopts[g] = append(adopts[g], newAdoption(row, state, book, counts))
+				}
 			}
 			for _, it := range j.unexpired(d.Items, state.Version) {
 				if ti, ri, ok := j.slotOf(it.Table, it.Row); ok && keeps(ti, ri, it.Row, it.Qualifier) {
@@ -141,7 +158,18 @@ func (j *job) diffGroup(ctx context.Context, rep *Report, group []target) error 
 			}
 			items[g], incs[g] = items[g][:0], incs[g][:0]
 		}
-		return err
+		if err != nil {
+			return err
+		}
+		for g := range adopts {
+			for _, a := range adopts[g] {
+				if err := j.adopt(ctx, rep, bs, a); err != nil {
+					return err
+				}
+			}
+			adopts[g] = adopts[g][:0]
+		}
+		return nil
 	})
 	if err != nil {
 		return err

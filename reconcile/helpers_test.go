@@ -96,8 +96,15 @@ func genEvents(t testing.TB, plan *schema.Plan, opts gen.OrdersOptions) []*event
 
 func apply(t testing.TB, ctx context.Context, w *write.Writer, evs []*event.Event) {
 	t.Helper()
-	if _, rej, err := w.Apply(ctx, evs); err != nil || len(rej) > 0 {
-		t.Fatalf("apply: %v, %d rejected", err, len(rej))
+	_, rej, err := w.Apply(ctx, evs)
+	if err != nil {
+		t.Fatalf("apply: %v", err)
+	}
+	for _, r := range rej {
+		t.Errorf("apply: event %s refused: %v", r.Event.ID, r.Reason)
+	}
+	if len(rej) > 0 {
+		t.FailNow()
 	}
 }
 

@@ -133,6 +133,18 @@ queries:
     fields: {sku: string, name: string}
 tables:
 `, 1)},
+	{"live copy without a lookup table", strings.Replace(strings.Replace(base, "    children:\n", `    references:
+      product: #! no lookup table serves it
+        entity: product
+        key: items.sku
+        copy:
+          items.name: {from: name, intent: live}
+    children:
+`, 1), "tables:\n", `  product:
+    key: sku
+    fields: {sku: string, name: string}
+tables:
+`, 1)},
 	{"thin index with columns", base + `  by_status:
     role: index
     entity: order
@@ -233,6 +245,7 @@ func TestErrorsNameFileLineAndPath(t *testing.T) {
 		"template column mismatch":        {13: "is keyed by {line}", 7: "stored nowhere"},
 		"wrong types":                     {7: "want a whole number"},
 		"yaml syntax":                     {2: "did not find expected"}, // the unclosed [, not the end of the file
+		"reference problems":              {7: "no lookup table serves it"},
 	}
 	for _, c := range errorCases {
 		t.Run(c.name, func(t *testing.T) {

@@ -54,6 +54,25 @@ func (d *decoder) tables(p *Plan, n *yaml.Node) {
 		if primary == nil && len(others) > 0 {
 			d.errLine(others[0].Line, join("tables", others[0].Name), "entity %q has copies but no primary table to be their source of truth", ent.Name)
 		}
+		d.checkLiveLookups(ent, others)
+	}
+}
+
+// checkLiveLookups requires a lookup table for every reference that copies
+// fields live: a change of the referenced entity finds the rows to refresh
+// through it, and without one the writer could not apply that change.
+func (d *decoder) checkLiveLookups(ent *Entity, tables []*Table) {
+	for _, r := range ent.References {
+		if len(r.Live) == 0 {
+			continue
+		}
+		served := false
+		for _, t := range tables {
+			served = served || t.Role == RoleLookup && t.Reference == r.Name
+		}
+		if !served {
+			d.errLine(r.Line, join(join(join("entities", ent.Name), "references"), r.Name), "reference %q copies %v live, and no lookup table serves it: add a table with role: lookup, entity: %s, reference: %s, so that a change of %s can find the rows to refresh", r.Name, r.Live, ent.Name, r.Name, r.Entity)
+		}
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/denorm/denorm/event"
+	"github.com/denorm/denorm/internal/testenv"
 	"github.com/denorm/denorm/layout"
 	"github.com/denorm/denorm/schema"
 	"github.com/denorm/denorm/store"
@@ -34,7 +35,7 @@ func bookkeeping(t testing.TB, ctx context.Context, st store.Store, p *schema.Pl
 		eachRow(t, ctx, st, tbl.Name, func(r store.Row) {
 			var live map[string]bool // the live copies a reader would use
 			if tbl.Role == schema.RolePrimary {
-				live = effectiveLive(t, p, tbl, r)
+				live = testenv.EffectiveLive(t, p, tbl, r)
 			}
 			for _, c := range r.Cells {
 				if bytes.Equal(c.Qualifier, layout.QualPending) || bytes.Equal(c.Qualifier, layout.QualCounted) ||

@@ -313,7 +313,7 @@ func (g *historyGen) referenced(ent *schema.Entity) []map[string]any {
 					if f.Name != ent.Key[0] && g.r.Intn(5) > 0 {
 						// Values repeat across versions now and then: a
 						// change that rewrites no copy.
-						st[f.Name] = fmt.Sprintf("%s %d of %s", f.Name, v/2, key)
+						st[f.Name] = refValue(f, v/2, key)
 					}
 				}
 				ev["state"] = st
@@ -322,6 +322,23 @@ func (g *historyGen) referenced(ent *schema.Entity) []map[string]any {
 		}
 	}
 	return out
+}
+
+// refValue is the n-th value of a field of the referenced entity with key
+// key: a string that names both, or a number that differs by key and n.
+func refValue(f *schema.Field, n int, key string) any {
+	k := int(key[len(key)-1])
+	switch f.Type {
+	case rowkey.Int32:
+		return int32(100*k + n)
+	case rowkey.Int64, rowkey.Timestamp:
+		return int64(1000*k+n) * 7
+	case rowkey.Float64:
+		return float64(k) + float64(n)/4
+	case rowkey.Bool:
+		return n%2 == 1
+	}
+	return fmt.Sprintf("%s %d of %s", f.Name, n, key)
 }
 
 // refKey is the k-th key of a referenced entity (which has one key field,
