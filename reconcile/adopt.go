@@ -18,21 +18,26 @@ import (
 // not count it either: the writer skips the versions it has. So the diff
 // adopts it: where a live entity's state counts in a cell its record does
 // not name, the record gains that count with Base equal to Now (in the
-// totals whatever the row's sequences say) by a check-and-mutate on the
-// record as read, and the diff then expects it in the total, which the
-// bounded repair adds.
+// totals whatever the row's sequences say), by a check-and-mutate on the
+// record as read. The totals are left as they are: the next run finds them
+// short of what the records say and adds the difference, as for any drift.
 //
-// Why this keeps the writer's invariant (docs/writer.md): between the two
-// writes the total lacks what the record says, which is a drift the next
-// run finds if this one stops. A writer that counts the entity meanwhile
-// reads the adopted record, takes the count as what the total holds and
-// adds only its change, so the repair's addition, computed from the totals
-// read before, still completes the total. A writer that wrote a new record
-// before the check-and-mutate counted the entity itself (its record named
-// no such cell, so it added the whole count): the check fails, and nothing
-// is adopted. (Without the check the put, at the old record's timestamp,
-// would lie under the newer record, and the read-back would find it
-// hidden; TestAdoptionWithConcurrentWriter cannot tell the two apart.)
+// Why not add it to the totals in the same run: a writer may have read the
+// entity's record before the adoption and write its batch after it. It
+// took the count for absent from the totals (its record named no such
+// cell), so it adds the whole count itself, and writes a newer record that
+// hides the adopted one. An addition by this run would then be counted
+// twice. By the next run that writer has written (runs are minutes apart, a
+// batch takes seconds), so the records it reads are the ones the totals
+// follow: the hidden adoption counts for nothing, and a writer that read
+// the adopted record added only its change (docs/writer.md, Lemmas 2 and
+// 3). TestAdoptionWithConcurrentWriter caught the same-run version, under
+// -race, counting such entities twice.
+//
+// A writer that wrote a new record before the check-and-mutate counted the
+// entity itself: the check fails, and nothing is adopted. (Without the
+// check the put, at the old record's timestamp, would lie under the newer
+// record, and the read-back would find it hidden.)
 
 // adoption is one live entity with counts no record holds.
 type adoption struct {
@@ -88,8 +93,8 @@ func newAdoption(row store.Row, st *layout.State, book string, counts []layout.C
 }
 
 // adopt reports an entity's uncounted counts as missing and, in a repair,
-// writes its record with them and tells bs to expect them in the totals.
-func (j *job) adopt(ctx context.Context, rep *Report, bs *boundedSnap, a adoption) error {
+// writes its record with them.
+func (j *job) adopt(ctx context.Context, rep *Report, a adoption) error {
 	c := rep.Kinds[KindCounter]
 	c.Missing += int64(len(a.counts))
 	if j.opts.DryRun {
@@ -134,15 +139,5 @@ func (j *job) adopt(ctx context.Context, rep *Report, bs *boundedSnap, a adoptio
 		return nil
 	}
 	c.Fixed++
-	bs.expect(a.counts)
 	return nil
-}
-
-// expect adds adopted counts to what the rows should hold.
-func (bs *boundedSnap) expect(counts []layout.Count) {
-	bs.mu.Lock()
-	defer bs.mu.Unlock()
-	for _, c := range counts {
-		bs.row(c.Table, c.Row).want[famQual(c.Family, c.Qualifier)] += c.Now
-	}
 }

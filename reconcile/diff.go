@@ -163,7 +163,7 @@ func (j *job) diffGroup(ctx context.Context, rep *Report, group []target) error 
 		}
 		for g := range adopts {
 			for _, a := range adopts[g] {
-				if err := j.adopt(ctx, rep, bs, a); err != nil {
+				if err := j.adopt(ctx, rep, a); err != nil {
 					return err
 				}
 			}

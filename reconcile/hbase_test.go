@@ -3,12 +3,16 @@ package reconcile
 import (
 	"context"
 	"fmt"
+	"os"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/denorm/denorm/ddl"
 	"github.com/denorm/denorm/gen"
 	"github.com/denorm/denorm/internal/testenv"
 	"github.com/denorm/denorm/layout"
+	"github.com/denorm/denorm/schema"
 	"github.com/denorm/denorm/store"
 	_ "github.com/denorm/denorm/store/hbase" // the backend behind hbase:// URLs
 	"github.com/denorm/denorm/write"
@@ -89,6 +93,43 @@ func TestHBaseFaultsEveryKind(t *testing.T) {
 				t.Fatal(err)
 			}
 			faultRoundTrip(t, sp, st, false)
+		})
+	}
+}
+
+// TestHBaseSchemaEvolution adds each bounded counter of two schemas to a
+// store on the test HBase that was written without it (TestSchemaEvolution
+// has the property): the adoption's check-and-mutate puts a Counted record
+// over the one read, at its timestamp, which HBase must take as the newer
+// cell.
+func TestHBaseSchemaEvolution(t *testing.T) {
+	now := time.Now().UnixMilli()
+	tickets, err := os.ReadFile("../write/testdata/tickets.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	orders, err := os.ReadFile("../examples/orders.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gz := func(b []byte) string { return strings.ReplaceAll(string(b), "compression: SNAPPY", "compression: GZ") }
+	for _, c := range []struct{ file, text, table string }{
+		{"tickets_bounded.yaml", strings.ReplaceAll(string(tickets), "mode: exact", "mode: bounded"), "daily_counts"},
+		{"tickets_bounded.yaml", strings.ReplaceAll(string(tickets), "mode: exact", "mode: bounded"), "tag_weights"},
+		{"orders.yaml", gz(orders), "daily_units"},
+	} {
+		t.Run(c.file+"/"+c.table, func(t *testing.T) {
+			full, err := schema.Parse(c.file, []byte(c.text))
+			if err != nil {
+				t.Fatal(err)
+			}
+			old, err := withoutTable(c.file, []byte(c.text), c.table)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for h := range 3 {
+				evolveHistory(t, old, full, c.table, int64(20261207+h), now, true)
+			}
 		})
 	}
 }

@@ -213,9 +213,13 @@ func (w *Writer) planBounded(ctx context.Context, plans []*entityPlan, firsts ma
 			// committed position, which only moves past completed ones).
 			br.settled[s] = minOff[s]
 		}
-		if old == nil && len(rec.Counts) == 0 {
-			continue // counts nothing, and never did
+		if old == nil && len(rec.Counts) == 0 && !(ep.writePrimary && ep.key != nil) {
+			continue // counts nothing, never did, and no row is written
 		}
+		// An entity that counts nothing still gets a record (with no
+		// counts) when its primary row is written: every write of the row
+		// then changes the record, which is what reconcile's adoption of
+		// uncounted entities checks before it writes one (reconcile/adopt.go).
 		if !ep.writePrimary && old != nil && old.Stream == s && sameNow(old, rec) {
 			continue // a redo of the record the row holds: nothing to rewrite
 		}
