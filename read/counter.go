@@ -11,8 +11,10 @@ import (
 
 // counterRow sums a counter over its bucket rows. In exact mode each
 // entity's contribution is its own cell (qualifier, a zero byte, the entity
-// key) and the value is their sum, plus any total cell under the bare
-// qualifier; in fast mode the bare cell is the value; in bounded mode the
+// key) and the value is their sum; a total cell under the bare qualifier
+// is what mode fast left behind when the counter moved to exact (the
+// contributions count every entity again) and is ignored, as reconcile
+// deletes it. In fast mode the bare cell is the value; in bounded mode the
 // row's state cells hold the totals.
 func (r *Reader) counterRow(qq *query, it *item) (map[string]any, error) {
 	key := it.last
@@ -40,7 +42,7 @@ func (r *Reader) counterRow(qq *query, it *item) (map[string]any, error) {
 				if c.Family != a.Family {
 					continue
 				}
-				if !bytes.Equal(c.Qualifier, bare) && !(exact && bytes.HasPrefix(c.Qualifier, prefix)) {
+				if exact && !bytes.HasPrefix(c.Qualifier, prefix) || !exact && !bytes.Equal(c.Qualifier, bare) {
 					continue
 				}
 				n, err := layout.CellInt64(c.Value)

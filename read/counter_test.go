@@ -1,6 +1,7 @@
 package read
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -8,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/denorm/denorm/gen"
+	"github.com/denorm/denorm/internal/testenv"
+	"github.com/denorm/denorm/layout"
 	"github.com/denorm/denorm/schema"
 	"github.com/denorm/denorm/store"
 	"github.com/denorm/denorm/store/pebble"
@@ -43,6 +46,50 @@ func TestDailyUnitsFastMode(t *testing.T) {
 	}
 	for k, sum := range want {
 		res, err := r.Run(context.Background(), Request{Query: "daily_units", Values: map[string]any{"items.sku": k.sku, "placedAt": at[k]}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Rows) != 1 || res.Rows[0]["c:u"] != sum {
+			t.Fatalf("%v: got %+v, want %d", k, res.Rows, sum)
+		}
+	}
+}
+
+// A counter moved from mode fast to mode exact keeps, until reconcile
+// deletes it, the total mode fast incremented under the bare qualifier; the
+// contributions count every entity again, so a read must not add it.
+func TestDailyUnitsExactIgnoresFastTotals(t *testing.T) {
+	src, err := os.ReadFile("../examples/orders.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := schema.Parse("orders_exact.yaml", []byte(strings.Replace(string(src), "mode: bounded", "mode: exact", 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	dir := t.TempDir()
+	st, err := pebble.Open(ctx, filepath.Join(dir, "db"), pebble.Options{Durability: store.AsyncWAL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	f := applyStream(t, st, dir, plan, gen.OrdersOptions{Events: 800, Seed: 8, SKUs: 15})
+	var rows [][]byte
+	testenv.EachRow(t, ctx, st, "daily_units", func(r store.Row) { rows = append(rows, bytes.Clone(r.Key)) })
+	for _, row := range rows {
+		m := store.Mutation{Kind: store.Put, Family: "c", Qualifier: []byte("u"), Timestamp: 1, Value: layout.Int64Cell(1000)}
+		if err := st.Mutate(ctx, "daily_units", store.RowMutation{Row: row, Mutations: []store.Mutation{m}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := New(f.plan, f.st, Options{})
+	want, at := f.dailyUnits()
+	if len(want) == 0 || len(rows) == 0 {
+		t.Fatal("no counters in the fixture")
+	}
+	for k, sum := range want {
+		res, err := r.Run(ctx, Request{Query: "daily_units", Values: map[string]any{"items.sku": k.sku, "placedAt": at[k]}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"sync"
 	"time"
@@ -139,6 +140,26 @@ func (bs *boundedSnap) count(j *job, st *layout.State) {
 		}
 		sr.want[famQual(c.Family, c.Qualifier)] += v
 	}
+}
+
+// share is what a bounded cell's total holds of an entity, by its record
+// and the row's state cells as read: Now once the row's sequence for the
+// record's stream has reached the record's offset (or the stream is settled
+// past it), Base while it has not, which is known only when the two are
+// equal; otherwise the batch that wrote the record may still be in flight.
+func (bs *boundedSnap) share(rec *layout.Counted, r layout.Ref) (int64, bool) {
+	if v, ok := rec.Fixed(r); ok {
+		return v, true
+	}
+	bs.mu.Lock()
+	defer bs.mu.Unlock()
+	if s, ok := bs.settled[rec.Stream]; ok && rec.Offset < s {
+		return rec.Included(r, math.MaxInt64), true
+	}
+	if sr := bs.rows[r.Table+"\x00"+string(r.Row)]; sr != nil && sr.state.Seq(rec.Stream) >= rec.Offset {
+		return rec.Included(r, math.MaxInt64), true
+	}
+	return 0, false
 }
 
 // row is the snapshot of a bounded row, made empty when the scan met no

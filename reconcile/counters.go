@@ -21,16 +21,32 @@ func expectExact(a *Acc, h *hasher, it layout.Item) {
 	a.Copies++
 }
 
-// storedExact adds a stored cell of an exact-mode counter table. Cells
-// that are not contributions (a folded total: no 0x00 in the qualifier)
-// are left out, as the job leaves them alone.
-func storedExact(a *Acc, h *hasher, row []byte, c store.Cell) {
-	if _, ok := contributionKey(c.Qualifier); !ok {
+// storedExact adds a stored cell of an exact-mode counter table: a
+// contribution, or a bare total under an add column, which nothing derives
+// (bareTotal), so that a range holding one is diffed. Other cells are left
+// out, as the job leaves them alone.
+func storedExact(a *Acc, h *hasher, t *schema.Table, row []byte, c store.Cell) {
+	if _, ok := contributionKey(c.Qualifier); !ok && !bareTotal(t, c) {
 		return
 	}
 	a.Sum.Add(h.cell(row, c.Family, c.Qualifier, c.Value, true))
 	a.Cells++
 	a.Copies++
+}
+
+// bareTotal reports whether a cell of an exact-mode counter table is a
+// total under one of its add columns, the cell mode fast keeps. The writer
+// never writes one in mode exact: it is what a counter moved from mode fast
+// left behind, and a reader summing it with the contributions would count
+// every entity twice. The job deletes it as an orphan, and readers ignore
+// it.
+func bareTotal(t *schema.Table, c store.Cell) bool {
+	for _, a := range t.Counter.Adds {
+		if c.Family == a.Family && string(c.Qualifier) == a.Qualifier {
+			return true
+		}
+	}
+	return false
 }
 
 // expectFast adds one entity's increment of a fast-mode total: delta x

@@ -89,13 +89,13 @@ func (j *job) diffGroup(ctx context.Context, rep *Report, group []target) error 
 	book := layout.BookFamily(j.prim)
 	// keptBounded reports whether a bounded increment's row is one the
 	// group diffs, as count does for a record's.
-	keptBounded := func(inc layout.Increment) bool {
-		ti, ri, ok := j.slotOf(inc.Table, inc.Row)
-		if !ok {
+	keptBounded := func(table string, row []byte) bool {
+		ti, ri, ok := j.slotOf(table, row)
+		if !ok || !j.derived[ti].bounded() {
 			return false
 		}
 		tg, ok := in[[2]int{ti, ri}]
-		return ok && tg.has(inc.Row, nil)
+		return ok && tg.has(row, nil)
 	}
 	// Bounded ranges: their state cells first, then the records against
 	// them (bounded.go says why in this order).
@@ -118,8 +118,8 @@ func (j *job) diffGroup(ctx context.Context, rep *Report, group []target) error 
 				return fmt.Errorf("reconcile: %s row %s: %w", j.prim.Name, store.Printable(row.Key), err)
 			}
 			if len(bs.in) > 0 {
-				if counts := uncounted(state, d.Increments, keptBounded); len(counts) > 0 {
-					adopts[g] = append(adopts[g], newAdoption(row, state, book, counts))
+				if counts, missing, stale := recount(state, d.Increments, keptBounded, bs.share); len(counts) > 0 {
+					adopts[g] = append(adopts[g], newAdoption(row, state, book, counts, missing, stale))
 				}
 			}
 			for _, it := range j.unexpired(d.Items, state.Version) {
@@ -270,10 +270,15 @@ func (j *job) diffRange(ctx context.Context, rep *Report, tg target, want map[st
 					continue
 				}
 				ek, ok := contributionKey(cell.Qualifier)
-				if !ok {
-					continue // not a contribution: a folded total, left alone
-				}
 				ref := layout.Ref{Table: t.Name, Row: row.Key, Family: cell.Family, Qualifier: cell.Qualifier}
+				if !ok {
+					if bareTotal(t, cell) { // no entity's: an orphan whatever the primary rows hold
+						if err := j.orphan(ctx, rep, KindCounter, ref, nil, cell.Timestamp, deleteCell(cell)); err != nil {
+							return err
+						}
+					}
+					continue
+				}
 				if e := want[ref.ID()]; e != nil {
 					if !e.done {
 						e.done = true

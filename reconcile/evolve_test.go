@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -24,17 +25,16 @@ import (
 	"github.com/denorm/denorm/write"
 )
 
-// TestSchemaEvolution holds reconcile to what a team adding a table to a
-// running schema relies on: the log's first part applied under the old
-// schema, the new table created, one repair, and the rest of the log
-// applied under the new schema must leave the store the whole log applied
-// under the new schema leaves. A table nothing fills is the one case the
-// other tests cannot make: every other copy was written by a writer that
-// knew of it, so the bookkeeping in the primary rows (what a bounded
-// counter counted, which live copies a row holds) always matched the
-// tables. Every derived table of each schema is left out in turn; the
-// rest of the log then exercises the writer on rows whose bookkeeping
-// the repair wrote, or did not.
+// TestSchemaEvolution holds reconcile to what a team changing the tables
+// of a running schema relies on: the log's first part applied under the
+// old schema, the writers moved to the new one (which creates new tables),
+// repairs, and the rest of the log applied under the new schema must leave
+// the store the whole log applied under the new schema leaves. No other
+// test can make these stores: every copy they hold was written by a writer
+// that knew of its table as it is, so the bookkeeping in the primary rows
+// (what a bounded counter counted, which live copies a row holds) always
+// matched the tables. Each derived table of four schemas is changed in
+// turn, in each way a team changes one (schemaChanges).
 func TestSchemaEvolution(t *testing.T) {
 	now := time.Now().UnixMilli()
 	tickets, err := os.ReadFile("../write/testdata/tickets.yaml")
@@ -54,6 +54,7 @@ func TestSchemaEvolution(t *testing.T) {
 	if raceEnabled {
 		n = 4
 	}
+	tried := 0
 	for _, src := range []struct{ name, text string }{
 		{"device_events.yaml", string(device)},
 		{"tickets.yaml", string(tickets)},
@@ -64,28 +65,83 @@ func TestSchemaEvolution(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, tbl := range full.Tables {
-			if tbl.Role == schema.RolePrimary || tbl.Role == schema.RoleLocator {
-				continue // locators: reconcile/locator_test.go
-			}
-			t.Run(src.name+"/"+tbl.Name, func(t *testing.T) {
-				old, err := withoutTable(src.name, []byte(src.text), tbl.Name)
-				if err != nil {
-					t.Skipf("the schema without %s: %v", tbl.Name, err)
-				}
+		for _, c := range schemaChanges(t, src.name, []byte(src.text), full) {
+			tried++
+			t.Run(src.name+"/"+c.name, func(t *testing.T) {
+				found := 0
 				for h := range n {
-					evolveHistory(t, old, full, tbl.Name, int64(20261207+h), now, false)
+					if evolveHistory(t, c.old, full, c, int64(20261207+h), now, false) > 0 {
+						found++
+					}
+				}
+				// Else the histories never gave the change anything to do.
+				if n >= 40 && found < n/10 {
+					t.Errorf("the first repair found differences in %d of %d histories", found, n)
 				}
 			})
 		}
 	}
+	if tried < 40 {
+		t.Errorf("only %d schema changes tried", tried)
+	}
+}
+
+// schemaChange is an old schema that the new one changes a table of.
+type schemaChange struct {
+	name  string // what the new schema changes
+	table string
+	old   *schema.Plan
+	// replay: the change needs the log replayed from its start (a live
+	// copy added with its lookup table), not only the repairs.
+	replay bool
+}
+
+// schemaChanges lists, for every derived table but locators (their own
+// test: reconcile/locator_test.go), the old schemas a team moves from to
+// full: without the table (it is added); a partial table (when) that was
+// whole; a counter in another mode; an index that covered one field less.
+func schemaChanges(t *testing.T, file string, text []byte, full *schema.Plan) []schemaChange {
+	var out []schemaChange
+	add := func(name string, tbl *schema.Table, replay bool, edit func(root, table *yaml.Node)) {
+		old, err := editSchema(file, text, tbl.Name, edit)
+		if err != nil {
+			t.Fatalf("%s, %s: the old schema: %v", file, name, err)
+		}
+		out = append(out, schemaChange{name: name, table: tbl.Name, old: old, replay: replay})
+	}
+	for _, tbl := range full.Tables {
+		if tbl.Role == schema.RolePrimary || tbl.Role == schema.RoleLocator {
+			continue
+		}
+		add(tbl.Name+" added", tbl, tbl.Role == schema.RoleLookup, func(root, _ *yaml.Node) { dropTable(root, tbl.Name) })
+		// A when on a row key field made partial what could not have been
+		// whole: the old schema's writer refuses an entity without the field.
+		if tbl.When != "" && !slices.Contains(tbl.Key.Fields(), tbl.When) {
+			add(tbl.Name+" made partial", tbl, false, func(_, table *yaml.Node) { dropKey(table, "when") })
+		}
+		if tbl.Role == schema.RoleCounter {
+			for _, mode := range []string{"exact", "bounded", "fast"} {
+				if mode != string(tbl.Counter.Mode) {
+					add(fmt.Sprintf("%s from mode %s", tbl.Name, mode), tbl, false, func(_, table *yaml.Node) { setKey(table, "mode", mode) })
+				}
+			}
+		}
+		if tbl.Role == schema.RoleIndex && len(tbl.Covering) > 0 {
+			last := tbl.Covering[len(tbl.Covering)-1]
+			add(fmt.Sprintf("%s covering %s", tbl.Name, last), tbl, false, func(_, table *yaml.Node) { uncover(table, last) })
+		}
+	}
+	return out
 }
 
 // evolveHistory checks one history of TestSchemaEvolution, with the store
 // that evolves on the test HBase if onHBase. The stores it is compared
 // with are embedded; with HBase's clock running, every clock is the wall
 // clock and no version comes near a TTL.
-func evolveHistory(t *testing.T, old, full *schema.Plan, added string, seed, now int64, onHBase bool) {
+//
+// It returns the differences the first repair found.
+func evolveHistory(t *testing.T, old, full *schema.Plan, c schemaChange, seed, now int64, onHBase bool) int64 {
+	added := c.name
 	ctx := context.Background()
 	clock := func() int64 { return now }
 	if onHBase {
@@ -137,7 +193,21 @@ func evolveHistory(t *testing.T, old, full *schema.Plan, added string, seed, now
 	}
 	applyAll(write.New(old, got, write.Options{Clock: clock}), first)
 	create(got, full)
+	// mid is the first part of the log under the new schema: what the
+	// repairs must make of got, except live copies added with their lookup
+	// table, whose source the old schema kept nowhere.
+	var mid store.Store
+	if !c.replay {
+		mid = open()
+		create(mid, full)
+		applyAll(write.New(full, mid, write.Options{Clock: clock}), evs[:cut])
+	}
 	dry := run(t, ctx, full, got, Options{DryRun: true, Clock: clock})
+	if mid != nil && dry.Differences() == 0 {
+		if d := diffLines(evolvedView(t, ctx, got, full), evolvedView(t, ctx, mid, full)); d != "" {
+			t.Fatalf("%s seed %d: %s added after %d of %d events; a dry run found nothing, and the store differs from that part of the log applied under the new schema (- got, + want):\n%s", full.Name, seed, added, cut, len(evs), d)
+		}
+	}
 	rep := run(t, ctx, full, got, Options{PurgeMarkers: true, Clock: clock})
 	if (dry.Differences() == 0) != (rep.Differences() == 0) {
 		t.Fatalf("%s seed %d: %s added after %d of %d events; a dry run found %d differences, the repair %d:\n%s", full.Name, seed, added, cut, len(evs), dry.Differences(), rep.Differences(), reportText(t, dry))
@@ -153,14 +223,8 @@ func evolveHistory(t *testing.T, old, full *schema.Plan, added string, seed, now
 	if rep := run(t, ctx, full, got, Options{DryRun: true, Clock: clock}); rep.Differences() != 0 {
 		t.Fatalf("%s seed %d: %s added after %d of %d events; differences after the repair:\n%s", full.Name, seed, added, cut, len(evs), reportText(t, rep))
 	}
-	// Right after the repair, before later events could mend anything, the
-	// store must be what the first part of the log makes under the new
-	// schema: except for live copies, whose source the old schema kept
-	// nowhere.
-	if full.Table(added).Role != schema.RoleLookup {
-		mid := open()
-		create(mid, full)
-		applyAll(write.New(full, mid, write.Options{Clock: clock}), evs[:cut])
+	// Right after the repairs, before later events could mend anything.
+	if mid != nil {
 		if d := diffLines(evolvedView(t, ctx, got, full), evolvedView(t, ctx, mid, full)); d != "" {
 			t.Fatalf("%s seed %d: %s added after %d of %d events and repaired; the store differs from that part of the log applied under the new schema (- got, + want):\n%s", full.Name, seed, added, cut, len(evs), d)
 		}
@@ -170,7 +234,7 @@ func evolveHistory(t *testing.T, old, full *schema.Plan, added string, seed, now
 	// log from its start (docs/reconcile.md); anything else from where the
 	// old schema's writer stopped.
 	rest := evs[cut:]
-	if full.Table(added).Role == schema.RoleLookup {
+	if c.replay {
 		rest = evs
 	}
 	applyAll(write.New(full, got, write.Options{Clock: clock}), rest)
@@ -182,6 +246,7 @@ func evolveHistory(t *testing.T, old, full *schema.Plan, added string, seed, now
 	if rep := run(t, ctx, full, got, Options{DryRun: true, Clock: clock}); rep.Differences() != 0 {
 		t.Fatalf("%s seed %d: %s added after %d of %d events; differences at the end:\n%s", full.Name, seed, added, cut, len(evs), reportText(t, rep))
 	}
+	return rep.Differences()
 }
 
 // evolvedView is what two stores of TestSchemaEvolution must agree on:
@@ -238,15 +303,40 @@ func evolvedView(t *testing.T, ctx context.Context, st store.Store, p *schema.Pl
 	return out
 }
 
-// withoutTable is the schema text with table name left out, and every
-// query of it. Leaving out a lookup table leaves out the live copies it
-// serves (a live copy needs one): the team adds both at once.
-func withoutTable(file string, text []byte, name string) (*schema.Plan, error) {
+// editSchema is the schema text with edit applied to its root mapping and
+// to table name's mapping.
+func editSchema(file string, text []byte, name string, edit func(root, table *yaml.Node)) (*schema.Plan, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(text, &doc); err != nil {
 		return nil, err
 	}
 	root := doc.Content[0]
+	var table *yaml.Node
+	for _, e := range section(root, "tables") {
+		if e.name == name {
+			table = e.node
+		}
+	}
+	if table == nil {
+		return nil, fmt.Errorf("no table %s", name)
+	}
+	edit(root, table)
+	out, err := yaml.Marshal(&doc)
+	if err != nil {
+		return nil, err
+	}
+	return schema.Parse(file, out)
+}
+
+// withoutTable is the schema text with table name left out (editSchema).
+func withoutTable(file string, text []byte, name string) (*schema.Plan, error) {
+	return editSchema(file, text, name, func(root, _ *yaml.Node) { dropTable(root, name) })
+}
+
+// dropTable leaves table name out of the schema at root, with every query
+// of it. Leaving out a lookup table leaves out the live copies it serves
+// (a live copy needs one): a team adds both at once.
+func dropTable(root *yaml.Node, name string) {
 	dropKeys(root, "tables", func(k string, v *yaml.Node) bool {
 		if k != name {
 			return false
@@ -266,19 +356,40 @@ func withoutTable(file string, text []byte, name string) (*schema.Plan, error) {
 		}
 		return true
 	})
-	dropKeys(root, "queries", func(_ string, v *yaml.Node) bool {
-		for i := 0; i+1 < len(v.Content); i += 2 {
-			if v.Content[i].Value == "table" && v.Content[i+1].Value == name {
-				return true
-			}
+	dropKeys(root, "queries", func(_ string, v *yaml.Node) bool { return mapValue(v, "table") == name })
+}
+
+// uncover leaves field out of a table's covering list and its columns.
+func uncover(table *yaml.Node, field string) {
+	for i := 0; i+1 < len(table.Content); i += 2 {
+		if table.Content[i].Value != "covering" {
+			continue
 		}
-		return false
-	})
-	out, err := yaml.Marshal(&doc)
-	if err != nil {
-		return nil, err
+		list := table.Content[i+1]
+		list.Content = slices.DeleteFunc(list.Content, func(n *yaml.Node) bool { return n.Value == field })
 	}
-	return schema.Parse(file, out)
+	dropKeys(table, "columns", func(_ string, v *yaml.Node) bool { return v.Value == field })
+}
+
+// dropKey removes key from mapping m.
+func dropKey(m *yaml.Node, key string) {
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			m.Content = slices.Delete(m.Content, i, i+2)
+			return
+		}
+	}
+}
+
+// setKey sets key of mapping m to a scalar.
+func setKey(m *yaml.Node, key, value string) {
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			m.Content[i+1] = &yaml.Node{Kind: yaml.ScalarNode, Value: value}
+			return
+		}
+	}
+	m.Content = append(m.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: key}, &yaml.Node{Kind: yaml.ScalarNode, Value: value})
 }
 
 // dropKeys removes from the mapping under key section of root the entries

@@ -302,7 +302,7 @@ func (j *job) storedRow(d *derivedTable, a *Acc, h *hasher, row store.Row) {
 	for _, c := range row.Cells {
 		switch {
 		case d.exact:
-			storedExact(a, h, row.Key, c)
+			storedExact(a, h, d.t, row.Key, c)
 		case d.fast:
 			storedFast(a, h, row.Key, c)
 		case lookup && notDerived(c.Qualifier):
