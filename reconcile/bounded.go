@@ -116,6 +116,46 @@ func (j *job) snapBounded(ctx context.Context, group []target) (*boundedSnap, er
 	return bs, nil
 }
 
+// superseded reports whether a primary row's Counted record is not its
+// entity's newest, which alone says what the totals hold of it (the
+// writer's invariant takes each entity's newest record). An entity that
+// moves (a change of a primary key field, followed by its locator) leaves
+// its record in the row it left, under the tombstone the move puts there,
+// and writes a newer one in the row it moves to; the rows it left are
+// unlisted from its locator row. So a row without a live state is checked
+// against the rows its locator lists: one holding a newer record makes its
+// record a leftover. Live rows hold their entity's newest record (a record
+// is written with the state), and so does the row of an entity that was
+// deleted where it stood, which its locator still lists.
+func (j *job) superseded(ctx context.Context, pk []byte, st *layout.State) (bool, error) {
+	if j.loc == nil || st.Counted == nil || st.Exists() {
+		return false, nil
+	}
+	lrow, err := layout.LocatorRow(j.prim, j.loc, pk)
+	if err != nil {
+		return false, fmt.Errorf("reconcile: locator row of %s row %s: %w", j.prim.Name, store.Printable(pk), err)
+	}
+	loc, err := j.st.Get(ctx, j.loc.Name, store.Get{Row: lrow, Columns: []store.Column{{Family: layout.BookFamily(j.loc)}}})
+	if err != nil {
+		return false, fmt.Errorf("reconcile: read locator row of %s row %s: %w", j.prim.Name, store.Printable(pk), err)
+	}
+	at, _ := layout.ReadLocation(j.loc, loc)
+	book := layout.BookFamily(j.prim)
+	for _, x := range at {
+		if bytes.Equal(x.Key, pk) {
+			continue
+		}
+		r, err := j.st.Get(ctx, j.prim.Name, store.Get{Row: x.Key, Columns: []store.Column{{Family: book, Qualifier: layout.QualCounted}}})
+		if err != nil {
+			return false, fmt.Errorf("reconcile: read %s row %s: %w", j.prim.Name, store.Printable(x.Key), err)
+		}
+		if c, ok := r.Latest(book, layout.QualCounted); ok && c.Timestamp > st.CountedAt {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
 // count adds what one primary row's Counted record says the group's
 // bounded rows hold of its entity. Deleted entities count too: a delete
 // whose batch crashed is still in the totals until it is replayed.

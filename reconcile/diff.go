@@ -109,7 +109,15 @@ func (j *job) diffGroup(ctx context.Context, rep *Report, group []target) error 
 			if err != nil {
 				return fmt.Errorf("reconcile: %w", err)
 			}
-			bs.count(j, state)
+			if len(bs.in) > 0 {
+				old, err := j.superseded(ctx, row.Key, state)
+				if err != nil {
+					return err
+				}
+				if !old {
+					bs.count(j, state)
+				}
+			}
 			if !state.Exists() {
 				return nil
 			}
