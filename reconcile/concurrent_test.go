@@ -143,6 +143,46 @@ func laterEvents(r *rand.Rand, hist [][]*event.Event) []*event.Event {
 	}
 }
 
+// repairWhileApplying runs repairs back to back, each report given to
+// seen (when not nil), while w applies evs in batches of one to four, and
+// returns how many runs finished.
+func repairWhileApplying(t *testing.T, ctx context.Context, plan *schema.Plan, st store.Store, w *write.Writer, r *rand.Rand, evs []*event.Event, seen func(*Report)) int {
+	t.Helper()
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	var runs int
+	var repErr error
+	wg.Go(func() {
+		for {
+			rep, err := Run(ctx, plan, st, Options{})
+			if err != nil {
+				repErr = err
+				return
+			}
+			runs++
+			if seen != nil {
+				seen(rep)
+			}
+			select {
+			case <-done:
+				return
+			default:
+			}
+		}
+	})
+	for len(evs) > 0 {
+		n := min(len(evs), 1+r.Intn(4))
+		apply(t, ctx, w, evs[:n])
+		evs = evs[n:]
+	}
+	close(done)
+	wg.Wait()
+	if repErr != nil {
+		t.Fatal(repErr)
+	}
+	return runs
+}
+
 // TestConcurrentWriterAndRepair runs the writer and repair runs at the
 // same time over the same orders: the store must end as the writer alone
 // would leave it, so no repair rolled back a newer write.
@@ -165,36 +205,7 @@ func TestConcurrentWriterAndRepair(t *testing.T) {
 			}
 			apply(t, ctx, w, first)
 			rest := laterEvents(r, hist)
-			done := make(chan struct{})
-			var wg sync.WaitGroup
-			var runs int
-			var repErr error
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for {
-					if _, err := Run(ctx, plan, st, Options{}); err != nil {
-						repErr = err
-						return
-					}
-					runs++
-					select {
-					case <-done:
-						return
-					default:
-					}
-				}
-			}()
-			for len(rest) > 0 {
-				n := min(len(rest), 1+r.Intn(4))
-				apply(t, ctx, w, rest[:n])
-				rest = rest[n:]
-			}
-			close(done)
-			wg.Wait()
-			if repErr != nil {
-				t.Fatal(repErr)
-			}
+			runs := repairWhileApplying(t, ctx, plan, st, w, r, rest, nil)
 			if runs == 0 {
 				t.Fatal("no repair run finished while the writer ran")
 			}

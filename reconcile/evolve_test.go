@@ -9,7 +9,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -38,19 +37,10 @@ import (
 // turn, in each way a team changes one (schemaChanges).
 func TestSchemaEvolution(t *testing.T) {
 	now := time.Now().UnixMilli()
-	tickets, err := os.ReadFile("../write/testdata/tickets.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
+	tickets := readFile(t, "../write/testdata/tickets.yaml")
 	bounded := strings.ReplaceAll(string(tickets), "mode: exact", "mode: bounded")
-	device, err := os.ReadFile("../examples/device_events.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	orders, err := os.ReadFile("../examples/orders.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
+	device := readFile(t, "../examples/device_events.yaml")
+	orders := readFile(t, "../examples/orders.yaml")
 	n := 40
 	if raceEnabled {
 		n = 4
@@ -482,10 +472,7 @@ func section(m *yaml.Node, key string) []entry {
 // the totals as the whole log under the new schema makes them.
 func TestAdoptionWithConcurrentWriter(t *testing.T) {
 	ctx := context.Background()
-	text, err := os.ReadFile("../examples/orders.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
+	text := readFile(t, "../examples/orders.yaml")
 	full, err := schema.Parse("orders.yaml", text)
 	if err != nil {
 		t.Fatal(err)
@@ -520,38 +507,8 @@ func TestAdoptionWithConcurrentWriter(t *testing.T) {
 			if _, err := ddl.Create(ctx, got, full); err != nil {
 				t.Fatal(err)
 			}
-			w := write.New(full, got, write.Options{})
-			done := make(chan struct{})
-			var runs int
 			var missing int64
-			var repErr error
-			var wg sync.WaitGroup
-			wg.Go(func() {
-				for {
-					rep, err := Run(ctx, full, got, Options{})
-					if err != nil {
-						repErr = err
-						return
-					}
-					runs++
-					missing += rep.Kinds[KindCounter].Missing
-					select {
-					case <-done:
-						return
-					default:
-					}
-				}
-			})
-			for len(rest) > 0 {
-				n := min(len(rest), 1+r.Intn(4))
-				apply(t, ctx, w, rest[:n])
-				rest = rest[n:]
-			}
-			close(done)
-			wg.Wait()
-			if repErr != nil {
-				t.Fatal(repErr)
-			}
+			runs := repairWhileApplying(t, ctx, full, got, write.New(full, got, write.Options{}), r, rest, func(rep *Report) { missing += rep.Kinds[KindCounter].Missing })
 			if missing == 0 {
 				t.Fatalf("%d repair runs adopted nothing: the test raced nothing", runs)
 			}
@@ -598,10 +555,7 @@ func (h *adoptHook) CheckAndMutate(ctx context.Context, table string, cond store
 // such an order an empty record, so the check on the record catches it.
 func TestAdoptionRacedByWriter(t *testing.T) {
 	ctx := context.Background()
-	text, err := os.ReadFile("../examples/orders.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
+	text := readFile(t, "../examples/orders.yaml")
 	full, err := schema.Parse("orders.yaml", text)
 	if err != nil {
 		t.Fatal(err)
@@ -723,4 +677,14 @@ func TestBoundedMovedEntities(t *testing.T) {
 	if n >= 60 && moved < n/10 {
 		t.Errorf("only %d of %d histories left a record under a tombstone", moved, n)
 	}
+}
+
+// readFile is a file's bytes; it fails the test when it cannot read them.
+func readFile(t testing.TB, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

@@ -3,7 +3,6 @@ package reconcile
 import (
 	"context"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -106,14 +105,8 @@ func TestHBaseFaultsEveryKind(t *testing.T) {
 // when it moves to mode exact.
 func TestHBaseSchemaEvolution(t *testing.T) {
 	now := time.Now().UnixMilli()
-	tickets, err := os.ReadFile("../write/testdata/tickets.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	orders, err := os.ReadFile("../examples/orders.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
+	tickets := readFile(t, "../write/testdata/tickets.yaml")
+	orders := readFile(t, "../examples/orders.yaml")
 	bounded := strings.ReplaceAll(string(tickets), "mode: exact", "mode: bounded")
 	for _, c := range []struct{ file, text, change string }{
 		{"tickets_bounded.yaml", bounded, "daily_counts added"},
