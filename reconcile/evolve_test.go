@@ -629,54 +629,60 @@ func TestBoundedMovedEntities(t *testing.T) {
 	}
 	moved := 0
 	for h := range n {
-		seed := int64(20261207 + h)
-		r := rand.New(rand.NewSource(seed))
-		evs := testenv.Interleave(r, testenv.History(t, r, plan, testenv.HistoryOptions{Entities: 1 + r.Intn(4), Now: now}), testenv.EntityOf(plan))
 		st, err := pebble.Open(ctx, t.TempDir(), pebble.Options{Durability: store.AsyncWAL, Clock: func() int64 { return now }, MemTableSize: 1 << 20})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := ddl.Create(ctx, st, plan); err != nil {
-			t.Fatal(err)
-		}
-		w := write.New(plan, st, write.Options{Clock: func() int64 { return now }})
-		for off := 0; off < len(evs); {
-			end := min(off+1+r.Intn(6), len(evs))
-			apply(t, ctx, w, evs[off:end])
-			off = end
-		}
-		tombs := 0
-		testenv.EachRow(t, ctx, st, "orders", func(row store.Row) {
-			s, err := layout.ReadState(plan, plan.Entity("order"), plan.Primary("order"), row)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !s.Exists() && s.Counted != nil && len(s.Counted.Counts) > 0 {
-				tombs++
-			}
-		})
-		if tombs > 0 {
+		if movedHistory(t, plan, st, int64(20261207+h), now) > 0 {
 			moved++
-		}
-		want := evolvedView(t, ctx, st, plan)
-		var rows [][]byte
-		testenv.EachRow(t, ctx, st, "daily_units", func(row store.Row) { rows = append(rows, bytes.Clone(row.Key)) })
-		for _, row := range rows {
-			wrong := &layout.CounterState{}
-			wrong.Add("c", []byte("u"), 5)
-			setCells(t, ctx, st, row, map[string][]byte{string(layout.QualCounterState): layout.EncodeCounterState(wrong)})
-		}
-		if rep := run(t, ctx, plan, st, Options{}); rep.Failed() != 0 {
-			t.Fatalf("seed %d: the repair failed:\n%s", seed, reportText(t, rep))
-		}
-		if d := diffLines(evolvedView(t, ctx, st, plan), want); d != "" {
-			t.Fatalf("seed %d: %d rows holding a moved or deleted order's counts; after drifts in %d counter rows and a repair, the store differs from the writer's (- got, + want):\n%s", seed, tombs, len(rows), d)
 		}
 		st.Close()
 	}
 	if n >= 60 && moved < n/10 {
 		t.Errorf("only %d of %d histories left a record under a tombstone", moved, n)
 	}
+}
+
+// movedHistory checks one history of TestBoundedMovedEntities on st and
+// returns how many primary rows hold a record under a tombstone.
+func movedHistory(t *testing.T, plan *schema.Plan, st store.Store, seed, now int64) int {
+	ctx := context.Background()
+	r := rand.New(rand.NewSource(seed))
+	evs := testenv.Interleave(r, testenv.History(t, r, plan, testenv.HistoryOptions{Entities: 1 + r.Intn(4), Now: now}), testenv.EntityOf(plan))
+	if _, err := ddl.Create(ctx, st, plan); err != nil {
+		t.Fatal(err)
+	}
+	w := write.New(plan, st, write.Options{Clock: func() int64 { return now }})
+	for off := 0; off < len(evs); {
+		end := min(off+1+r.Intn(6), len(evs))
+		apply(t, ctx, w, evs[off:end])
+		off = end
+	}
+	tombs := 0
+	testenv.EachRow(t, ctx, st, "orders", func(row store.Row) {
+		s, err := layout.ReadState(plan, plan.Entity("order"), plan.Primary("order"), row)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !s.Exists() && s.Counted != nil && len(s.Counted.Counts) > 0 {
+			tombs++
+		}
+	})
+	want := evolvedView(t, ctx, st, plan)
+	var rows [][]byte
+	testenv.EachRow(t, ctx, st, "daily_units", func(row store.Row) { rows = append(rows, bytes.Clone(row.Key)) })
+	for _, row := range rows {
+		wrong := &layout.CounterState{}
+		wrong.Add("c", []byte("u"), 5)
+		setCells(t, ctx, st, row, map[string][]byte{string(layout.QualCounterState): layout.EncodeCounterState(wrong)})
+	}
+	if rep := run(t, ctx, plan, st, Options{}); rep.Failed() != 0 {
+		t.Fatalf("seed %d: the repair failed:\n%s", seed, reportText(t, rep))
+	}
+	if d := diffLines(evolvedView(t, ctx, st, plan), want); d != "" {
+		t.Fatalf("seed %d: %d rows holding a moved or deleted order's counts; after drifts in %d counter rows and a repair, the store differs from the writer's (- got, + want):\n%s", seed, tombs, len(rows), d)
+	}
+	return tombs
 }
 
 // readFile is a file's bytes; it fails the test when it cannot read them.

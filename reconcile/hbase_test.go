@@ -14,6 +14,7 @@ import (
 	"github.com/denorm/denorm/layout"
 	"github.com/denorm/denorm/schema"
 	"github.com/denorm/denorm/store"
+	"github.com/denorm/denorm/store/pebble"
 	_ "github.com/denorm/denorm/store/hbase" // the backend behind hbase:// URLs
 	"github.com/denorm/denorm/write"
 )
@@ -142,5 +143,34 @@ func TestHBaseSchemaEvolution(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestHBaseBoundedMovedEntities runs TestBoundedMovedEntities's check on
+// the test HBase, for histories that left records under tombstones (picked
+// on the embedded store, as an HBase history costs seconds of table
+// creation).
+func TestHBaseBoundedMovedEntities(t *testing.T) {
+	ctx := context.Background()
+	now := time.Now().UnixMilli()
+	plan := testenv.HBaseSchema(t, "../examples/orders.yaml")
+	var seeds []int64
+	for h := int64(0); h < 60 && len(seeds) < 3; h++ {
+		st, err := pebble.Open(ctx, t.TempDir(), pebble.Options{Durability: store.AsyncWAL, MemTableSize: 1 << 20})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if movedHistory(t, plan, st, 20261207+h, now) > 0 {
+			seeds = append(seeds, 20261207+h)
+		}
+		st.Close()
+	}
+	if len(seeds) == 0 {
+		t.Fatal("no history left a record under a tombstone")
+	}
+	for _, seed := range seeds {
+		if movedHistory(t, plan, testenv.OpenHBase(t, "mv"), seed, now) == 0 {
+			t.Errorf("seed %d: on HBase no record under a tombstone", seed)
+		}
 	}
 }
