@@ -14,8 +14,8 @@ import (
 	"github.com/denorm/denorm/layout"
 	"github.com/denorm/denorm/schema"
 	"github.com/denorm/denorm/store"
-	"github.com/denorm/denorm/store/pebble"
 	_ "github.com/denorm/denorm/store/hbase" // the backend behind hbase:// URLs
+	"github.com/denorm/denorm/store/pebble"
 	"github.com/denorm/denorm/write"
 )
 
