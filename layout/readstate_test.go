@@ -1,8 +1,11 @@
 package layout
 
 import (
+	"bytes"
 	"math/rand"
 	"reflect"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/denorm/denorm/store"
@@ -104,5 +107,60 @@ func TestLiveCells(t *testing.T) {
 	}
 	if !reflect.DeepEqual(st.Live, live) {
 		t.Fatalf("ReadState live cells %+v, want %+v", st.Live, live)
+	}
+}
+
+// A primary row holds one state's columns, all at its version. A column
+// at an older version is one a writer of an older state put while the row
+// was written from a state that never had it (two writers on one entity):
+// it is no part of the state.
+func TestReadStateLeavesOutOlderColumns(t *testing.T) {
+	p := ordersPlan(t)
+	ent, prim := p.Entity("order"), p.Primary("order")
+	r := rand.New(rand.NewSource(7))
+	left := 0
+	for i := 0; i < 300; i++ {
+		newer := randomOrder(r, i)
+		older := randomOrder(r, i)
+		older["orderId"], older["customerId"], older["placedAt"] = newer["orderId"], newer["customerId"], newer["placedAt"]
+		dn, err := Derive(p, ent, newer)
+		if err != nil {
+			t.Fatal(err)
+		}
+		do, err := Derive(p, ent, older)
+		if err != nil {
+			t.Fatal(err)
+		}
+		clean := store.Row{Key: dn.PrimaryKey}
+		for _, c := range dn.Primary {
+			clean.Cells = append(clean.Cells, store.Cell{Row: clean.Key, Family: c.Family, Qualifier: c.Qualifier, Timestamp: 5, Value: c.Value})
+		}
+		mixed := store.Row{Key: dn.PrimaryKey, Cells: append([]store.Cell(nil), clean.Cells...)}
+		for _, c := range do.Primary {
+			if !slices.ContainsFunc(clean.Cells, func(x store.Cell) bool { return x.Family == c.Family && bytes.Equal(x.Qualifier, c.Qualifier) }) {
+				mixed.Cells = append(mixed.Cells, store.Cell{Row: mixed.Key, Family: c.Family, Qualifier: c.Qualifier, Timestamp: 3, Value: c.Value})
+				left++
+			}
+		}
+		slices.SortFunc(mixed.Cells, func(a, b store.Cell) int {
+			if c := strings.Compare(a.Family, b.Family); c != 0 {
+				return c
+			}
+			return bytes.Compare(a.Qualifier, b.Qualifier)
+		})
+		want, err := ReadState(p, ent, prim, clean)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := ReadState(p, ent, prim, mixed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(want.Values, got.Values) || got.Version != 5 {
+			t.Fatalf("row %d: with the older state's other columns at 3:\nwant %v\ngot  %v (version %d)", i, want.Values, got.Values, got.Version)
+		}
+	}
+	if left < 100 {
+		t.Fatalf("only %d older columns tried", left)
 	}
 }

@@ -289,13 +289,20 @@ func evolvedView(t *testing.T, ctx context.Context, st store.Store, p *schema.Pl
 				return
 			}
 			var live map[string]bool
+			var dataAt int64 // a primary row's data cells below it belong to no state
 			if tbl.Role == schema.RolePrimary {
 				if live = testenv.EffectiveLive(t, p, tbl, row); live == nil {
 					return
 				}
+				for _, c := range row.Cells {
+					if len(c.Qualifier) == 0 || c.Qualifier[0] > 1 {
+						dataAt = max(dataAt, c.Timestamp)
+					}
+				}
 			}
 			for _, c := range row.Cells {
-				if tbl.Role == schema.RolePrimary && (layout.IsBookkeeping(c.Qualifier) || layout.IsLive(c.Qualifier) && !live[string(c.Qualifier)]) {
+				if tbl.Role == schema.RolePrimary && (layout.IsBookkeeping(c.Qualifier) || layout.IsLive(c.Qualifier) && !live[string(c.Qualifier)] ||
+					!layout.IsLive(c.Qualifier) && c.Timestamp < dataAt) {
 					continue
 				}
 				line(c.Family, c.Qualifier, store.Printable(c.Value))

@@ -1,6 +1,7 @@
 package reconcile
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 
@@ -79,6 +80,12 @@ func (w *worker) locators(ctx context.Context) error {
 			ok := len(at) > 0 || tomb > 0
 			if n.live {
 				ok = layout.Listed(at, n.pk)
+				if ok && len(at) > 1 {
+					left, err := w.leftBehind(ctx, n, at, gets[lo+k].Row)
+					if err != nil || left {
+						return err
+					}
+				}
 			}
 			// A cell newer than the state read means the writer moved or
 			// deleted the entity since: it owns the row (the row it left
@@ -100,3 +107,45 @@ func (w *worker) locators(ctx context.Context) error {
 
 // locatorChunk is the locator rows one multi-get reads.
 const locatorChunk = 128
+
+// leftBehind checks a live primary row whose locator row lists others too.
+// The writer keeps one live row per entity: a move writes the row moved to
+// and empties the row left. Two writers applying one entity's events at
+// once (its events in two log streams, as when partitions are added to a
+// keyed topic: docs/kafka.md) can each move it from the row it read, and
+// leave it live in two rows. The row with the newer state is the entity;
+// a row with an older one is left behind, and the repair does what the
+// move would have: a tombstone at the newer state's version, and the row
+// unlisted below it. Its copies are then orphans, which the next run
+// deletes (this run derived them from the live state it read). It reports
+// whether n's row was left behind (counted stale).
+func (w *worker) leftBehind(ctx context.Context, n locNeed, at []layout.Location, locRow []byte) (bool, error) {
+	j := w.j
+	var newest int64
+	for _, x := range at {
+		if bytes.Equal(x.Key, n.pk) {
+			continue
+		}
+		row, err := j.st.Get(ctx, j.prim.Name, store.Get{Row: x.Key})
+		if err != nil {
+			return false, fmt.Errorf("reconcile: read %s row %s: %w", j.prim.Name, store.Printable(x.Key), err)
+		}
+		st, err := layout.ReadStateSkipping(j.sp, j.ent, j.prim, row, layout.SkipBookkeeping)
+		if err != nil {
+			return false, fmt.Errorf("reconcile: %w", err)
+		}
+		if st.Exists() && st.Version > n.v {
+			newest = max(newest, st.Version)
+		}
+	}
+	if newest == 0 {
+		return false, nil
+	}
+	w.rep.kind(KindLocator).Stale++
+	tomb := []store.Mutation{{Kind: store.Put, Family: layout.BookFamily(j.prim), Qualifier: layout.QualTombstone, Timestamp: newest}}
+	if err := j.fix(ctx, w.rep, KindLocator, j.prim.Name, n.pk, tomb); err != nil {
+		return true, err
+	}
+	unlist := []store.Mutation{{Kind: store.DeleteColumn, Family: layout.BookFamily(j.loc), Qualifier: layout.LocationQualifier(n.pk), Timestamp: newest - 1}}
+	return true, j.fix(ctx, w.rep, KindLocator, j.loc.Name, locRow, unlist)
+}
