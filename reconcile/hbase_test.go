@@ -174,3 +174,18 @@ func TestHBaseBoundedMovedEntities(t *testing.T) {
 		}
 	}
 }
+
+// TestHBasePartitionsAdded runs TestPartitionsAdded's check with the two
+// writers on the test HBase, whose round trips make them overlap more
+// than on the embedded store.
+func TestHBasePartitionsAdded(t *testing.T) {
+	now := time.Now().UnixMilli()
+	plan := testenv.HBaseSchema(t, "../examples/orders.yaml")
+	differed := 0
+	for h := range int64(4) {
+		if _, d := partitionsHistory(t, plan, testenv.OpenHBase(t, "pa"), 20261207+h, now); d {
+			differed++
+		}
+	}
+	t.Logf("%d of 4 histories left differences for the repair", differed)
+}

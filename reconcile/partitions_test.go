@@ -43,65 +43,77 @@ func TestPartitionsAdded(t *testing.T) {
 	}
 	split, differed := 0, 0
 	for h := range n {
-		seed := int64(20261207 + h)
-		r := rand.New(rand.NewSource(seed))
-		evs := testenv.Interleave(r, testenv.History(t, r, plan, testenv.HistoryOptions{Entities: 2 + r.Intn(4), Now: now}), testenv.EntityOf(plan))
-		streams := repartition(evs, r.Intn(len(evs)+1), testenv.EntityOf(plan))
-		if len(streams[1]) > 0 {
+		st, err := pebble.Open(ctx, t.TempDir(), pebble.Options{Durability: store.AsyncWAL, Clock: func() int64 { return now }, MemTableSize: 1 << 20})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, d := partitionsHistory(t, plan, st, int64(20261207+h), now)
+		st.Close()
+		if s {
 			split++
 		}
-		open := func() store.Store {
-			st, err := pebble.Open(ctx, t.TempDir(), pebble.Options{Durability: store.AsyncWAL, Clock: func() int64 { return now }, MemTableSize: 1 << 20})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { st.Close() })
-			if _, err := ddl.Create(ctx, st, plan); err != nil {
-				t.Fatal(err)
-			}
-			return st
-		}
-		want := open()
-		apply(t, ctx, write.New(plan, want, write.Options{Clock: func() int64 { return now }}), evs)
-
-		got := open()
-		var wg sync.WaitGroup
-		for _, s := range streams {
-			w := write.New(plan, got, write.Options{Clock: func() int64 { return now }})
-			b := rand.New(rand.NewSource(seed + int64(len(s))))
-			wg.Go(func() {
-				for off := 0; off < len(s); {
-					end := min(off+1+b.Intn(4), len(s))
-					apply(t, ctx, w, s[off:end])
-					off = end
-				}
-			})
-		}
-		wg.Wait()
-		if t.Failed() {
-			t.FailNow()
-		}
-		if rep := run(t, ctx, plan, got, Options{DryRun: true}); rep.Differences() > 0 {
+		if d {
 			differed++
-		}
-		// The first repair empties a primary row the entity was left live
-		// in (locator.go); the second deletes that row's copies.
-		for range 2 {
-			if rep := run(t, ctx, plan, got, Options{}); rep.Failed() != 0 {
-				t.Fatalf("seed %d: the repair failed:\n%s", seed, reportText(t, rep))
-			}
-		}
-		if d := diffLines(evolvedView(t, ctx, got, plan), evolvedView(t, ctx, want, plan)); d != "" {
-			t.Fatalf("seed %d: two partitions applied at once, then two repairs; the store differs from the log in order (- got, + want):\n%s", seed, d)
-		}
-		if rep := run(t, ctx, plan, got, Options{DryRun: true}); rep.Differences() != 0 {
-			t.Fatalf("seed %d: differences after the repair:\n%s", seed, reportText(t, rep))
 		}
 	}
 	if split < n/2 {
 		t.Errorf("only %d of %d histories gave the new partition events", split, n)
 	}
 	t.Logf("%d of %d histories split an entity's events over two partitions; %d left differences for the repair", split, n, differed)
+}
+
+// partitionsHistory checks one history of TestPartitionsAdded, the two
+// writers writing to got; it reports whether the history gave the new
+// partition events and whether the writers left differences.
+func partitionsHistory(t *testing.T, plan *schema.Plan, got store.Store, seed, now int64) (split, differed bool) {
+	ctx := context.Background()
+	clock := func() int64 { return now }
+	r := rand.New(rand.NewSource(seed))
+	evs := testenv.Interleave(r, testenv.History(t, r, plan, testenv.HistoryOptions{Entities: 2 + r.Intn(4), Now: now}), testenv.EntityOf(plan))
+	streams := repartition(evs, r.Intn(len(evs)+1), testenv.EntityOf(plan))
+	want, err := pebble.Open(ctx, t.TempDir(), pebble.Options{Durability: store.AsyncWAL, Clock: clock, MemTableSize: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer want.Close()
+	for _, st := range []store.Store{want, got} {
+		if _, err := ddl.Create(ctx, st, plan); err != nil {
+			t.Fatal(err)
+		}
+	}
+	apply(t, ctx, write.New(plan, want, write.Options{Clock: clock}), evs)
+
+	var wg sync.WaitGroup
+	for _, s := range streams {
+		w := write.New(plan, got, write.Options{Clock: clock})
+		b := rand.New(rand.NewSource(seed + int64(len(s))))
+		wg.Go(func() {
+			for off := 0; off < len(s); {
+				end := min(off+1+b.Intn(4), len(s))
+				apply(t, ctx, w, s[off:end])
+				off = end
+			}
+		})
+	}
+	wg.Wait()
+	if t.Failed() {
+		t.FailNow()
+	}
+	differed = run(t, ctx, plan, got, Options{DryRun: true}).Differences() > 0
+	// The first repair empties a primary row the entity was left live in
+	// (locator.go); the second deletes that row's copies.
+	for range 2 {
+		if rep := run(t, ctx, plan, got, Options{}); rep.Failed() != 0 {
+			t.Fatalf("seed %d: the repair failed:\n%s", seed, reportText(t, rep))
+		}
+	}
+	if d := diffLines(evolvedView(t, ctx, got, plan), evolvedView(t, ctx, want, plan)); d != "" {
+		t.Fatalf("seed %d: two partitions applied at once, then two repairs; the store differs from the log in order (- got, + want):\n%s", seed, d)
+	}
+	if rep := run(t, ctx, plan, got, Options{DryRun: true}); rep.Differences() != 0 {
+		t.Fatalf("seed %d: differences after the repair:\n%s", seed, reportText(t, rep))
+	}
+	return len(streams[1]) > 0, differed
 }
 
 // repartition gives the events log positions as a topic of one partition
