@@ -166,20 +166,43 @@ func (bs *boundedSnap) count(j *job, st *layout.State) {
 	bs.mu.Lock()
 	defer bs.mu.Unlock()
 	for _, c := range st.Counted.Counts {
-		ti, ri, ok := j.slotOf(c.Table, c.Row)
-		if !ok {
-			continue
-		}
-		if tg, ok := bs.in[[2]int{ti, ri}]; !ok || !tg.has(c.Row, nil) {
+		if !bs.covers(j, c.Table, c.Row) {
 			continue
 		}
 		sr := bs.row(c.Table, c.Row)
-		v := st.Counted.Included(c.Ref, sr.state.Seq(st.Counted.Stream))
-		if s, ok := bs.settled[st.Counted.Stream]; ok && st.Counted.Offset < s {
-			v = c.Now // settled: in the totals whatever the row says (a lost row)
+		v := c.Base
+		if bs.reached(st.Counted, sr) {
+			v = c.Now
 		}
 		sr.want[famQual(c.Family, c.Qualifier)] += v
 	}
+}
+
+// covers reports whether a bounded counter row is in one of the ranges the
+// group diffs (bs.in is set before the scan and only read after it).
+func (bs *boundedSnap) covers(j *job, table string, row []byte) bool {
+	ti, ri, ok := j.slotOf(table, row)
+	if !ok {
+		return false
+	}
+	tg, ok := bs.in[[2]int{ti, ri}]
+	return ok && tg.has(row, nil)
+}
+
+// names reports whether a record counts in a row the group diffs.
+func (bs *boundedSnap) names(j *job, rec *layout.Counted) bool {
+	return rec != nil && slices.ContainsFunc(rec.Counts, func(c layout.Count) bool { return bs.covers(j, c.Table, c.Row) })
+}
+
+// reached reports whether a row's totals hold Now of a record rather than
+// Base: the row's sequence for the record's stream has reached the
+// record's offset, or the stream is settled past it, whatever the row says
+// (which finds a lost row). bs.mu is held.
+func (bs *boundedSnap) reached(rec *layout.Counted, sr *snapRow) bool {
+	if s, ok := bs.settled[rec.Stream]; ok && rec.Offset < s {
+		return true
+	}
+	return sr != nil && sr.state.Seq(rec.Stream) >= rec.Offset
 }
 
 // share is what a bounded cell's total holds of an entity, by its record
@@ -193,10 +216,7 @@ func (bs *boundedSnap) share(rec *layout.Counted, r layout.Ref) (int64, bool) {
 	}
 	bs.mu.Lock()
 	defer bs.mu.Unlock()
-	if s, ok := bs.settled[rec.Stream]; ok && rec.Offset < s {
-		return rec.Included(r, math.MaxInt64), true
-	}
-	if sr := bs.rows[r.Table+"\x00"+string(r.Row)]; sr != nil && sr.state.Seq(rec.Stream) >= rec.Offset {
+	if bs.reached(rec, bs.rows[r.Table+"\x00"+string(r.Row)]) {
 		return rec.Included(r, math.MaxInt64), true
 	}
 	return 0, false

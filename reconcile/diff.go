@@ -87,29 +87,22 @@ func (j *job) diffGroup(ctx context.Context, rep *Report, group []target) error 
 	incs := make([][]layout.Increment, n)
 	adopts := make([][]adoption, n)
 	book := layout.BookFamily(j.prim)
-	// keptBounded reports whether a bounded increment's row is one the
-	// group diffs, as count does for a record's.
-	keptBounded := func(table string, row []byte) bool {
-		ti, ri, ok := j.slotOf(table, row)
-		if !ok || !j.derived[ti].bounded() {
-			return false
-		}
-		tg, ok := in[[2]int{ti, ri}]
-		return ok && tg.has(row, nil)
-	}
 	// Bounded ranges: their state cells first, then the records against
 	// them (bounded.go says why in this order).
 	bs, err := j.snapBounded(ctx, group)
 	if err != nil {
 		return err
 	}
+	covered := func(table string, row []byte) bool { return bs.covers(j, table, row) }
 	err = j.scanChunks(ctx, keyRange{}, func(rows []store.Row) error {
 		err := forEachRow(ctx, n, rows, func(g int, row store.Row) error {
 			state, err := layout.ReadStateSkipping(j.sp, j.ent, j.prim, row, layout.SkipPending)
 			if err != nil {
 				return fmt.Errorf("reconcile: %w", err)
 			}
-			if len(bs.in) > 0 {
+			// Only a record the group's rows count is worth the reads that
+			// tell a moved entity's leftover.
+			if bs.names(j, state.Counted) {
 				old, err := j.superseded(ctx, row.Key, state)
 				if err != nil {
 					return err
@@ -126,7 +119,7 @@ func (j *job) diffGroup(ctx context.Context, rep *Report, group []target) error 
 				return fmt.Errorf("reconcile: %s row %s: %w", j.prim.Name, store.Printable(row.Key), err)
 			}
 			if len(bs.in) > 0 {
-				if counts, missing, stale := recount(state, d.Increments, keptBounded, bs.share); len(counts) > 0 {
+				if counts, missing, stale := recount(state, d.Increments, covered, bs.share); len(counts) > 0 {
 					adopts[g] = append(adopts[g], newAdoption(row, state, book, counts, missing, stale))
 				}
 			}

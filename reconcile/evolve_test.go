@@ -295,7 +295,7 @@ func evolvedView(t *testing.T, ctx context.Context, st store.Store, p *schema.Pl
 					return
 				}
 				for _, c := range row.Cells {
-					if len(c.Qualifier) == 0 || c.Qualifier[0] > 1 {
+					if !layout.IsBookkeeping(c.Qualifier) && !layout.IsLive(c.Qualifier) {
 						dataAt = max(dataAt, c.Timestamp)
 					}
 				}
