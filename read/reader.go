@@ -38,12 +38,9 @@ type Reader struct {
 	st   store.Store
 	opts Options
 	log  *slog.Logger
-	// local: a call to the store is work in this process, not a round
-	// trip (the store keeps one local log, store.Syncer, as the writer
-	// tells the two apart). Reads that are independent of each other are
-	// sent at once only to a store that is not local: on the embedded
-	// store the goroutines cost more than they save (docs/BENCHMARKS.md).
-	// Tests clear it to run the concurrent paths on the embedded store.
+	// local is store.Local of the store: reads that are independent of
+	// each other are sent at once only when it is false. Tests clear it to
+	// run the concurrent paths on the embedded store.
 	local bool
 	// parts caps the parts a page's verification runs in; 0 is GOMAXPROCS
 	// on a store that is not local, and 1 on one that is. Tests set it to
@@ -66,8 +63,7 @@ func New(plan *schema.Plan, st store.Store, opts Options) *Reader {
 	if lg == nil {
 		lg = slog.New(slog.DiscardHandler)
 	}
-	_, local := st.(store.Syncer)
-	return &Reader{plan: plan, st: st, opts: opts, log: lg, local: local}
+	return &Reader{plan: plan, st: st, opts: opts, log: lg, local: store.Local(st)}
 }
 
 // Request is one query call.

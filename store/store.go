@@ -76,3 +76,13 @@ type Scanner interface {
 type Syncer interface {
 	Sync(ctx context.Context) error
 }
+
+// Local reports whether a call to st is work in this process rather than a
+// round trip to a server: a store whose one ordered log is local (Syncer),
+// the embedded store. Callers send independent calls at once only to a
+// store that is not local, where each call waits on the network; on a
+// local one the goroutines cost more than they save (docs/BENCHMARKS.md).
+func Local(st Store) bool {
+	_, ok := st.(Syncer)
+	return ok
+}

@@ -40,7 +40,7 @@ func (w *Writer) send(ctx context.Context, table string, ms []store.RowMutation,
 		ms[i].Durability = dur
 	}
 	rows := w.opts.BatchRows
-	if _, local := w.st.(store.Syncer); local && width > 1 {
+	if store.Local(w.st) && width > 1 {
 		rows = min(rows, max(minCallRows, (len(ms)+width-1)/width))
 	}
 	var cuts []int
