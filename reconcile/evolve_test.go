@@ -3,6 +3,7 @@ package reconcile
 import (
 	"bytes"
 	"context"
+	"flag"
 	"fmt"
 	"math/rand"
 	"os"
@@ -25,6 +26,8 @@ import (
 	"github.com/denorm/denorm/write"
 )
 
+var evolveHistories = flag.Int("evolve-histories", 40, "histories TestSchemaEvolution runs for each schema change")
+
 // TestSchemaEvolution holds reconcile to what a team changing the tables
 // of a running schema relies on: the log's first part applied under the
 // old schema, the writers moved to the new one (which creates new tables),
@@ -41,9 +44,9 @@ func TestSchemaEvolution(t *testing.T) {
 	bounded := strings.ReplaceAll(string(tickets), "mode: exact", "mode: bounded")
 	device := readFile(t, "../examples/device_events.yaml")
 	orders := readFile(t, "../examples/orders.yaml")
-	n := 40
+	n := *evolveHistories
 	if raceEnabled {
-		n = 4
+		n = min(n, 4)
 	}
 	tried := 0
 	for _, src := range []struct{ name, text string }{
@@ -59,15 +62,18 @@ func TestSchemaEvolution(t *testing.T) {
 		for _, c := range schemaChanges(t, src.name, []byte(src.text), full) {
 			tried++
 			t.Run(src.name+"/"+c.name, func(t *testing.T) {
-				found := 0
+				var found [2]int // in log order, shuffled
 				for h := range n {
-					if evolveHistory(t, c.old, full, c, int64(20261207+h), now, false, false) > 0 {
-						found++
+					// Every other history arrives shuffled, with duplicates.
+					if evolveHistory(t, c.old, full, c, int64(20261207+h), now, evolveOptions{shuffle: h%2 == 1}) > 0 {
+						found[h%2]++
 					}
 				}
 				// Else the histories never gave the change anything to do.
-				if n >= 40 && found < n/10 {
-					t.Errorf("the first repair found differences in %d of %d histories", found, n)
+				for i, kind := range []string{"in log order", "shuffled"} {
+					if n >= 40 && found[i] < n/20 {
+						t.Errorf("the first repair found differences in %d of %d histories %s", found[i], n/2, kind)
+					}
 				}
 			})
 		}
@@ -128,21 +134,35 @@ func schemaChanges(t *testing.T, file string, text []byte, full *schema.Plan) []
 	return out
 }
 
-// evolveHistory checks one history of TestSchemaEvolution, with the store
-// that evolves on the test HBase if hb. The stores it is compared with are
-// embedded. With wall (which HBase needs: its clock runs), every clock is
-// the wall clock and no version comes near a TTL.
-//
-// It returns the differences the first repair found.
-func evolveHistory(t *testing.T, old, full *schema.Plan, c schemaChange, seed, now int64, wall, hb bool) int64 {
+// evolveOptions are how evolveHistory runs a history.
+type evolveOptions struct {
+	// wall: every clock is the wall clock (HBase's runs), so no version
+	// comes near a TTL.
+	wall bool
+	// hb: the store that evolves is on the test HBase; the stores it is
+	// compared with are embedded.
+	hb bool
+	// shuffle: the log arrives in no order, with duplicates, each event at
+	// its own position of one stream, as a topic a producer wrote out of
+	// order and a consumer redelivered. The cut falls anywhere in it.
+	shuffle bool
+}
+
+// evolveHistory checks one history of TestSchemaEvolution. It returns the
+// differences the first repair found.
+func evolveHistory(t *testing.T, old, full *schema.Plan, c schemaChange, seed, now int64, o evolveOptions) int64 {
 	added := c.name
 	ctx := context.Background()
 	clock := func() int64 { return now }
-	if wall {
+	if o.wall {
 		clock = func() int64 { return time.Now().UnixMilli() }
 	}
 	r := rand.New(rand.NewSource(seed))
-	evs := testenv.Interleave(r, testenv.History(t, r, full, testenv.HistoryOptions{Entities: 1 + r.Intn(4), Now: now, WallClock: wall}), testenv.EntityOf(full))
+	evs := testenv.Interleave(r, testenv.History(t, r, full, testenv.HistoryOptions{Entities: 1 + r.Intn(4), Now: now, WallClock: o.wall}), testenv.EntityOf(full))
+	if o.shuffle {
+		evs = shuffledLog(r, evs)
+		added += ", shuffled"
+	}
 	cut := r.Intn(len(evs) + 1)
 	open := func() store.Store {
 		st, err := pebble.Open(ctx, t.TempDir(), pebble.Options{Durability: store.AsyncWAL, Clock: clock, MemTableSize: 1 << 20})
@@ -170,7 +190,7 @@ func evolveHistory(t *testing.T, old, full *schema.Plan, c schemaChange, seed, n
 	applyAll(write.New(full, want, write.Options{Clock: clock}), evs)
 
 	var got store.Store
-	if hb {
+	if o.hb {
 		got = testenv.OpenHBase(t, "ev")
 	} else {
 		got = open()
@@ -197,6 +217,15 @@ func evolveHistory(t *testing.T, old, full *schema.Plan, c schemaChange, seed, n
 		applyAll(write.New(full, mid, write.Options{Clock: clock}), evs[:cut])
 	}
 	dry := run(t, ctx, full, got, Options{DryRun: true, Clock: clock})
+	// Split over parts, each way the job runs split, it finds the same.
+	for _, way := range splitWays[1:] {
+		if d := findings(way.run(t, ctx, full, got, Options{DryRun: true, Clock: clock})); d != findings(dry) {
+			t.Fatalf("%s seed %d: %s after %d of %d events; a dry run %s found %s, in one process %s", full.Name, seed, added, cut, len(evs), way.name, d, findings(dry))
+		}
+	}
+	// The repairs run one way of the three, in turn by seed.
+	repair := splitWays[seed%int64(len(splitWays))]
+	added += ", repaired " + repair.name
 	// The stores the writer made under the new schema alone are clean.
 	for _, st := range []store.Store{mid, want} {
 		if st == nil {
@@ -211,7 +240,7 @@ func evolveHistory(t *testing.T, old, full *schema.Plan, c schemaChange, seed, n
 			t.Fatalf("%s seed %d: %s after %d of %d events; a dry run found nothing, and the store differs from that part of the log applied under the new schema (- got, + want):\n%s", full.Name, seed, added, cut, len(evs), d)
 		}
 	}
-	rep := run(t, ctx, full, got, Options{PurgeMarkers: true, Clock: clock})
+	rep := repair.run(t, ctx, full, got, Options{PurgeMarkers: true, Clock: clock})
 	if (dry.Differences() == 0) != (rep.Differences() == 0) {
 		t.Fatalf("%s seed %d: %s after %d of %d events; a dry run found %d differences, the repair %d:\n%s", full.Name, seed, added, cut, len(evs), dry.Differences(), rep.Differences(), reportText(t, dry))
 	}
@@ -220,7 +249,7 @@ func evolveHistory(t *testing.T, old, full *schema.Plan, c schemaChange, seed, n
 	}
 	// What the first repair adopted into records the second adds to the
 	// totals (adopt.go says why not the first).
-	if rep := run(t, ctx, full, got, Options{PurgeMarkers: true, Clock: clock}); rep.Failed() != 0 || rep.Kinds[KindCounter].Missing != 0 {
+	if rep := repair.run(t, ctx, full, got, Options{PurgeMarkers: true, Clock: clock}); rep.Failed() != 0 || rep.Kinds[KindCounter].Missing != 0 {
 		t.Fatalf("%s seed %d: %s after %d of %d events; the second repair failed %d, found %d counts to adopt:\n%s", full.Name, seed, added, cut, len(evs), rep.Failed(), rep.Kinds[KindCounter].Missing, reportText(t, rep))
 	}
 	if rep := run(t, ctx, full, got, Options{DryRun: true, Clock: clock}); rep.Differences() != 0 {
@@ -250,6 +279,63 @@ func evolveHistory(t *testing.T, old, full *schema.Plan, c schemaChange, seed, n
 		t.Fatalf("%s seed %d: %s after %d of %d events; differences at the end:\n%s", full.Name, seed, added, cut, len(evs), reportText(t, rep))
 	}
 	return rep.Differences()
+}
+
+// splitWays are the ways a team runs the job: in one process, planned in
+// parts run apart and merged (an Indexed Job), and as shards that each
+// keep the ranges dealt to them. The last two report what they found, or
+// repaired, summed.
+var splitWays = []struct {
+	name string
+	run  func(t *testing.T, ctx context.Context, sp *schema.Plan, st store.Store, opts Options) *Report
+}{
+	{"in one process", func(t *testing.T, ctx context.Context, sp *schema.Plan, st store.Store, opts Options) *Report {
+		return run(t, ctx, sp, st, opts)
+	}},
+	{"in 2 parts merged", func(t *testing.T, ctx context.Context, sp *schema.Plan, st store.Store, opts Options) *Report {
+		return runParts(t, ctx, sp, st, 2, opts)
+	}},
+	{"as shards 0/2 and 1/2", func(t *testing.T, ctx context.Context, sp *schema.Plan, st store.Store, opts Options) *Report {
+		sum := newReport(opts.DryRun)
+		for i := range 2 {
+			o := opts
+			o.Shard = Shard{I: i, N: 2}
+			sum.Add(run(t, ctx, sp, st, o))
+		}
+		return sum
+	}},
+}
+
+// findings is what a report found, kind by kind, as text to compare.
+func findings(r *Report) string {
+	var b strings.Builder
+	for _, k := range []string{KindIndex, KindLookup, KindCounter, KindLive, KindLocator} {
+		if c := r.Kinds[k]; c != nil && c.Differences() != 0 {
+			fmt.Fprintf(&b, "%s missing %d stale %d orphaned %d drifted %d; ", k, c.Missing, c.Stale, c.Orphaned, c.Drifted)
+		}
+	}
+	if b.Len() == 0 {
+		return "nothing"
+	}
+	return b.String()
+}
+
+// shuffledLog is evs with duplicates of half of them, in a random order,
+// at rising offsets of one stream.
+func shuffledLog(r *rand.Rand, evs []*event.Event) []*event.Event {
+	log := slices.Clone(evs)
+	for range len(evs)/2 + 1 {
+		if len(evs) > 0 {
+			log = append(log, evs[r.Intn(len(evs))])
+		}
+	}
+	r.Shuffle(len(log), func(i, j int) { log[i], log[j] = log[j], log[i] })
+	for i, e := range log {
+		c := *e
+		c.Stream, c.Offset = "log", int64(i)*10
+		log[i] = &c
+	}
+	return log
 }
 
 // evolvedView is what two stores of TestSchemaEvolution must agree on:

@@ -130,7 +130,7 @@ func TestHBaseSchemaEvolution(t *testing.T) {
 			// of table creation), then run on HBase.
 			var seeds []int64
 			for h := int64(0); h < 60 && len(seeds) < 2; h++ {
-				if evolveHistory(t, sc.old, full, sc, 20261207+h, now, true, false) > 0 {
+				if evolveHistory(t, sc.old, full, sc, 20261207+h, now, evolveOptions{wall: true}) > 0 {
 					seeds = append(seeds, 20261207+h)
 				}
 			}
@@ -138,7 +138,7 @@ func TestHBaseSchemaEvolution(t *testing.T) {
 				t.Fatal("no history gave the repairs anything to do")
 			}
 			for _, seed := range seeds {
-				if evolveHistory(t, sc.old, full, sc, seed, now, true, true) == 0 {
+				if evolveHistory(t, sc.old, full, sc, seed, now, evolveOptions{wall: true, hb: true}) == 0 {
 					t.Errorf("seed %d: on HBase the first repair found nothing", seed)
 				}
 			}
