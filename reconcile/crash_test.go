@@ -1,0 +1,291 @@
+package reconcile
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"math/rand"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/denorm/denorm/ddl"
+	"github.com/denorm/denorm/event"
+	"github.com/denorm/denorm/internal/testenv"
+	"github.com/denorm/denorm/schema"
+	"github.com/denorm/denorm/store"
+	"github.com/denorm/denorm/store/pebble"
+	"github.com/denorm/denorm/write"
+)
+
+var crashHistories = flag.Int("crash-histories", 60, "histories TestRepairBeforeReplay runs for each schema")
+
+// TestRepairBeforeReplay runs the job where a schedule puts it sooner or
+// later: while a writer that died in the middle of a batch has not come
+// back yet. Its store then holds a batch in part: a primary row without its
+// copies, copies of a state whose primary row was never written, an entity
+// moved into its new row and still live in the old one, a Counted record
+// ahead of the totals. The repair must take none of that for a difference
+// it may undo in a way the replay cannot mend (a delete marker over a copy
+// the replay writes again at the same version, a total that counts the
+// batch twice), and the restarted writer, replaying the log from the batch
+// it died in, must leave the store as the log applied without a crash,
+// with nothing left for a dry run to find.
+//
+// Each history runs the job one of the three ways (in one process, in
+// parts, as shards), with or without purging delete markers, and arrives
+// in log order or shuffled with duplicates.
+func TestRepairBeforeReplay(t *testing.T) {
+	now := time.Now().UnixMilli()
+	tickets := readFile(t, "../write/testdata/tickets.yaml")
+	n := *crashHistories
+	if raceEnabled {
+		n = min(n, 6)
+	}
+	for _, src := range []struct{ name, text string }{
+		{"device_events.yaml", string(readFile(t, "../examples/device_events.yaml"))},
+		{"tickets.yaml", string(tickets)},
+		{"tickets_bounded.yaml", strings.ReplaceAll(string(tickets), "mode: exact", "mode: bounded")},
+		{"orders.yaml", string(readFile(t, "../examples/orders.yaml"))},
+	} {
+		p, err := schema.Parse(src.name, []byte(src.text))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Run(src.name, func(t *testing.T) {
+			found := 0
+			for h := range n {
+				if crashRepairHistory(t, p, int64(20261207+h), now, h%2 == 1, h%4 >= 2) {
+					found++
+				}
+			}
+			// Else no crash left the job anything to see.
+			if n >= 60 && found < n/10 {
+				t.Errorf("the job found differences after %d of %d crashes", found, n)
+			}
+		})
+	}
+}
+
+// crashRepairHistory checks one history of TestRepairBeforeReplay; it
+// reports whether the job found differences after the crash.
+func crashRepairHistory(t *testing.T, p *schema.Plan, seed, now int64, shuffle, purge bool) bool {
+	ctx := context.Background()
+	clock := func() int64 { return now }
+	r := rand.New(rand.NewSource(seed))
+	evs := testenv.Interleave(r, testenv.History(t, r, p, testenv.HistoryOptions{Entities: 1 + r.Intn(4), Now: now}), testenv.EntityOf(p))
+	how := "in log order"
+	if shuffle {
+		evs, how = shuffledLog(r, evs), "shuffled"
+	} else {
+		evs = streamed(evs)
+	}
+	var ends []int // the batches, as consumed from the log
+	for off := 0; off < len(evs); {
+		off = min(off+1+r.Intn(6), len(evs))
+		ends = append(ends, off)
+	}
+	open := func() store.Store {
+		st, err := pebble.Open(ctx, t.TempDir(), pebble.Options{Durability: store.AsyncWAL, Clock: clock, MemTableSize: 1 << 20})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		if _, err := ddl.Create(ctx, st, p); err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	want := open()
+	counted := &crashingStore{Store: want, budget: -1}
+	w := write.New(p, counted, write.Options{Clock: clock})
+	for b := range ends {
+		apply(t, ctx, w, evs[start(ends, b):ends[b]])
+	}
+	if counted.writes == 0 {
+		return false
+	}
+
+	got := open()
+	cs := &crashingStore{Store: got, budget: r.Intn(counted.writes), r: r}
+	w = write.New(p, cs, write.Options{Clock: clock})
+	died := -1 // the batch the writer died in
+	for b := range ends {
+		_, rej, err := w.Apply(ctx, evs[start(ends, b):ends[b]])
+		if errors.Is(err, errCrashed) {
+			died = b
+			break
+		}
+		if err != nil || len(rej) > 0 {
+			t.Fatalf("seed %d: apply of batch %d: %v, refused %v", seed, b, err, rej)
+		}
+	}
+	if died < 0 {
+		t.Fatalf("seed %d: no crash after %d of %d row writes", seed, cs.budget, counted.writes)
+	}
+	way := splitWays[seed%int64(len(splitWays))]
+	what := func() string {
+		return fmt.Sprintf("%s, the writer dead in batch %d of %d after %d of %d row writes, the job %s (purging markers: %v)", how, died, len(ends), cs.writes, counted.writes, way.name, purge)
+	}
+	dry := way.run(t, ctx, p, got, Options{DryRun: true, Clock: clock})
+	rep := way.run(t, ctx, p, got, Options{PurgeMarkers: purge, Clock: clock})
+	if rep.Failed() != 0 {
+		t.Fatalf("seed %d, %s: the repair failed:\n%s", seed, what(), reportText(t, rep))
+	}
+	// The restarted writer resumes at the batch it died in: its position
+	// in the log was never committed.
+	w = write.New(p, got, write.Options{Clock: clock})
+	for b := died; b < len(ends); b++ {
+		apply(t, ctx, w, evs[start(ends, b):ends[b]])
+	}
+	if d := diffLines(evolvedView(t, ctx, got, p), evolvedView(t, ctx, want, p)); d != "" {
+		t.Fatalf("seed %d, %s, then the log replayed from that batch; the store differs from the log applied without a crash (- got, + want):\nthe job found: %s\n%s", seed, what(), findings(dry), d)
+	}
+	if rep := run(t, ctx, p, got, Options{DryRun: true, Clock: clock}); rep.Differences() != 0 {
+		t.Fatalf("seed %d, %s, then the log replayed; differences:\n%s", seed, what(), reportText(t, rep))
+	}
+	return dry.Differences() > 0
+}
+
+// start is where batch b of a log cut at ends begins.
+func start(ends []int, b int) int {
+	if b == 0 {
+		return 0
+	}
+	return ends[b-1]
+}
+
+// streamed is evs at rising offsets of one stream, as read from a log.
+func streamed(evs []*event.Event) []*event.Event {
+	out := make([]*event.Event, len(evs))
+	for i, e := range evs {
+		c := *e
+		c.Stream, c.Offset = "log", int64(i)*10
+		out[i] = &c
+	}
+	return out
+}
+
+var errCrashed = errors.New("injected crash")
+
+// crashingStore is a writer's process that dies after a budget of row
+// writes (< 0: never), in the middle of the call that uses the budget up:
+// of a Batch, a random part of the rows the budget allows lands. After
+// that every call fails, reads too. It counts the row writes that landed.
+type crashingStore struct {
+	store.Store
+	r      *rand.Rand
+	mu     sync.Mutex
+	budget int
+	writes int
+	dead   bool
+}
+
+// take reserves up to n row writes; it reports how many may land and
+// whether the process dies in this call.
+func (c *crashingStore) take(n int) (int, bool, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.dead {
+		return 0, false, errCrashed
+	}
+	if c.budget < 0 {
+		c.writes += n
+		return n, false, nil
+	}
+	if n <= c.budget {
+		c.budget -= n
+		c.writes += n
+		return n, false, nil
+	}
+	land := c.r.Intn(c.budget + 1)
+	c.budget, c.dead = 0, true
+	c.writes += land
+	return land, true, nil
+}
+
+func (c *crashingStore) alive() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.dead {
+		return errCrashed
+	}
+	return nil
+}
+
+// Sync keeps the wrapped store local to the writer (store.Local): the
+// writer sends and syncs as it does on the embedded store.
+func (c *crashingStore) Sync(ctx context.Context) error {
+	if err := c.alive(); err != nil {
+		return err
+	}
+	return c.Store.(store.Syncer).Sync(ctx)
+}
+
+func (c *crashingStore) Get(ctx context.Context, table string, g store.Get) (store.Row, error) {
+	if err := c.alive(); err != nil {
+		return store.Row{}, err
+	}
+	return c.Store.Get(ctx, table, g)
+}
+
+func (c *crashingStore) GetMany(ctx context.Context, table string, gets []store.Get) ([]store.Row, error) {
+	if err := c.alive(); err != nil {
+		return nil, err
+	}
+	return store.GetMany(ctx, c.Store, table, gets)
+}
+
+func (c *crashingStore) Scan(ctx context.Context, table string, s store.Scan) (store.Scanner, error) {
+	if err := c.alive(); err != nil {
+		return nil, err
+	}
+	return c.Store.Scan(ctx, table, s)
+}
+
+func (c *crashingStore) Batch(ctx context.Context, table string, ms []store.RowMutation) ([]error, error) {
+	land, dies, err := c.take(len(ms))
+	if err != nil {
+		return nil, err
+	}
+	errs, err := c.Store.Batch(ctx, table, ms[:land])
+	if err != nil || !dies {
+		return errs, err
+	}
+	return nil, errCrashed
+}
+
+func (c *crashingStore) Mutate(ctx context.Context, table string, m store.RowMutation) error {
+	land, _, err := c.take(1)
+	if err != nil {
+		return err
+	}
+	if land == 0 {
+		return errCrashed
+	}
+	return c.Store.Mutate(ctx, table, m)
+}
+
+func (c *crashingStore) CheckAndMutate(ctx context.Context, table string, cond store.Condition, m store.RowMutation) (bool, error) {
+	land, _, err := c.take(1)
+	if err != nil {
+		return false, err
+	}
+	if land == 0 {
+		return false, errCrashed
+	}
+	return c.Store.CheckAndMutate(ctx, table, cond, m)
+}
+
+func (c *crashingStore) Increment(ctx context.Context, table string, inc store.Increment) ([]int64, error) {
+	land, _, err := c.take(1)
+	if err != nil {
+		return nil, err
+	}
+	if land == 0 {
+		return nil, errCrashed
+	}
+	return c.Store.Increment(ctx, table, inc)
+}
