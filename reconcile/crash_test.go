@@ -36,7 +36,8 @@ var crashHistories = flag.Int("crash-histories", 60, "histories TestRepairBefore
 //
 // Each history runs the job one of the three ways (in one process, in
 // parts, as shards), with or without purging delete markers, and arrives
-// in log order or shuffled with duplicates.
+// in log order or shuffled with duplicates. In some the job dies as well,
+// in the middle of its repairs, and runs again.
 func TestRepairBeforeReplay(t *testing.T) {
 	now := time.Now().UnixMilli()
 	tickets := readFile(t, "../write/testdata/tickets.yaml")
@@ -126,10 +127,20 @@ func crashRepairHistory(t *testing.T, p *schema.Plan, seed, now int64, shuffle, 
 		t.Fatalf("seed %d: no crash after %d of %d row writes", seed, cs.budget, counted.writes)
 	}
 	way := splitWays[seed%int64(len(splitWays))]
+	jobDied := "" // what became of the job, when it died
 	what := func() string {
-		return fmt.Sprintf("%s, the writer dead in batch %d of %d after %d of %d row writes, the job %s (purging markers: %v)", how, died, len(ends), cs.writes, counted.writes, way.name, purge)
+		return fmt.Sprintf("%s, the writer dead in batch %d of %d after %d of %d row writes, the job %s (purging markers: %v)%s", how, died, len(ends), cs.writes, counted.writes, way.name, purge, jobDied)
 	}
 	dry := way.run(t, ctx, p, got, Options{DryRun: true, Clock: clock})
+	// In a third of the histories the job dies too, in the middle of its
+	// repairs, and is started again.
+	if dry.Differences() > 0 && r.Intn(3) == 0 {
+		js := &crashingStore{Store: got, budget: r.Intn(int(dry.Differences())), r: r}
+		if _, err := Run(ctx, p, js, Options{PurgeMarkers: purge, Clock: clock}); err != nil && !errors.Is(err, errCrashed) {
+			t.Fatalf("seed %d: the job that dies: %v", seed, err)
+		}
+		jobDied = fmt.Sprintf(", the job dead after %d row writes and started again", js.writes)
+	}
 	rep := way.run(t, ctx, p, got, Options{PurgeMarkers: purge, Clock: clock})
 	if rep.Failed() != 0 {
 		t.Fatalf("seed %d, %s: the repair failed:\n%s", seed, what(), reportText(t, rep))
