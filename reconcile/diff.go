@@ -358,11 +358,21 @@ func deleteCell(c store.Cell) []store.Mutation {
 // contributions the re-derivation did not meet. The writer writes a
 // primary row before its contributions, so an entity absent from this
 // later scan has no primary row, and its contributions are orphans.
+//
+// An entity that moved (a change of a primary-key field) can have a row at
+// each key it held, all but one under a tombstone: its contributions are
+// judged by the row of its newest version. Judged by an older row, whose
+// version is below the contribution's, one its current state no longer
+// derives would pass for a write in flight and stay.
 func (j *job) resolveUnknown(ctx context.Context, rep *Report, unknown []unknownContribution) error {
 	if len(unknown) == 0 {
 		return nil
 	}
-	pks := map[string][]byte{}
+	type found struct {
+		pk []byte
+		v  int64 // the state's version in row pk
+	}
+	pks := map[string]*found{}
 	for _, u := range unknown {
 		pks[u.ek] = nil
 	}
@@ -371,10 +381,22 @@ func (j *job) resolveUnknown(ctx context.Context, rep *Report, unknown []unknown
 		return fmt.Errorf("reconcile: scan %s: %w", j.prim.Name, err)
 	}
 	for sc.Next(ctx) {
-		if ek, err := j.entityKey(sc.Row().Key); err == nil {
-			if _, ok := pks[string(ek)]; ok {
-				pks[string(ek)] = append([]byte(nil), sc.Row().Key...)
-			}
+		row := sc.Row()
+		ek, err := j.entityKey(row.Key)
+		if err != nil {
+			continue
+		}
+		f, ok := pks[string(ek)]
+		if !ok {
+			continue
+		}
+		state, err := layout.ReadStateSkipping(j.sp, j.ent, j.prim, row, layout.SkipBookkeeping)
+		if err != nil {
+			sc.Close()
+			return fmt.Errorf("reconcile: %w", err)
+		}
+		if f == nil || state.Version > f.v {
+			pks[string(ek)] = &found{pk: bytes.Clone(row.Key), v: state.Version}
 		}
 	}
 	err = sc.Err()
@@ -384,8 +406,12 @@ func (j *job) resolveUnknown(ctx context.Context, rep *Report, unknown []unknown
 	}
 	slices.SortFunc(unknown, func(a, b unknownContribution) int { return strings.Compare(a.ref.ID(), b.ref.ID()) })
 	for _, u := range unknown {
+		var pk []byte
+		if f := pks[u.ek]; f != nil {
+			pk = f.pk
+		}
 		ms := []store.Mutation{{Kind: store.DeleteColumn, Family: u.ref.Family, Qualifier: u.ref.Qualifier, Timestamp: u.ts}}
-		if err := j.orphan(ctx, rep, KindCounter, u.ref, pks[u.ek], u.ts, ms); err != nil {
+		if err := j.orphan(ctx, rep, KindCounter, u.ref, pk, u.ts, ms); err != nil {
 			return err
 		}
 	}
