@@ -58,7 +58,7 @@ func TestRepairBeforeReplay(t *testing.T) {
 		t.Run(src.name, func(t *testing.T) {
 			found := 0
 			for h := range n {
-				if crashRepairHistory(t, p, int64(20261207+h), now, h%2 == 1, h%4 >= 2) {
+				if crashRepairHistory(t, p, int64(20261207+h), now, crashOptions{shuffle: h%2 == 1, purge: h%4 >= 2}) {
 					found++
 				}
 			}
@@ -70,15 +70,32 @@ func TestRepairBeforeReplay(t *testing.T) {
 	}
 }
 
+// crashOptions are how crashRepairHistory runs a history.
+type crashOptions struct {
+	shuffle bool // the log arrives shuffled, with duplicates
+	purge   bool // the job purges delete markers
+	// wall: every clock is the wall clock (HBase's runs), so no version
+	// comes near a TTL.
+	wall bool
+	// hb: the store that crashes is on the test HBase (and wall is taken
+	// as set). The store it is compared with is embedded.
+	hb bool
+}
+
 // crashRepairHistory checks one history of TestRepairBeforeReplay; it
 // reports whether the job found differences after the crash.
-func crashRepairHistory(t *testing.T, p *schema.Plan, seed, now int64, shuffle, purge bool) bool {
+func crashRepairHistory(t *testing.T, p *schema.Plan, seed, now int64, o crashOptions) bool {
 	ctx := context.Background()
 	clock := func() int64 { return now }
+	o.wall = o.wall || o.hb
+	if o.wall {
+		clock = func() int64 { return time.Now().UnixMilli() }
+	}
+	purge := o.purge
 	r := rand.New(rand.NewSource(seed))
-	evs := testenv.Interleave(r, testenv.History(t, r, p, testenv.HistoryOptions{Entities: 1 + r.Intn(4), Now: now}), testenv.EntityOf(p))
+	evs := testenv.Interleave(r, testenv.History(t, r, p, testenv.HistoryOptions{Entities: 1 + r.Intn(4), Now: now, WallClock: o.wall}), testenv.EntityOf(p))
 	how := "in log order"
-	if shuffle {
+	if o.shuffle {
 		evs, how = shuffledLog(r, evs), "shuffled"
 	} else {
 		evs = streamed(evs)
@@ -88,20 +105,25 @@ func crashRepairHistory(t *testing.T, p *schema.Plan, seed, now int64, shuffle, 
 		off = min(off+1+r.Intn(6), len(evs))
 		ends = append(ends, off)
 	}
-	open := func() store.Store {
-		st, err := pebble.Open(ctx, t.TempDir(), pebble.Options{Durability: store.AsyncWAL, Clock: clock, MemTableSize: 1 << 20})
-		if err != nil {
-			t.Fatal(err)
+	open := func(hb bool) store.Store {
+		var st store.Store
+		if hb {
+			st = testenv.OpenHBase(t, "cr")
+		} else {
+			var err error
+			if st, err = pebble.Open(ctx, t.TempDir(), pebble.Options{Durability: store.AsyncWAL, Clock: clock, MemTableSize: 1 << 20}); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { st.Close() })
 		}
-		t.Cleanup(func() { st.Close() })
 		if _, err := ddl.Create(ctx, st, p); err != nil {
 			t.Fatal(err)
 		}
 		return st
 	}
-	want := open()
-	counted := &crashingStore{Store: want, budget: -1}
-	w := write.New(p, counted, write.Options{Clock: clock})
+	want := open(false)
+	wc, counted := crashing(want, -1, nil)
+	w := write.New(p, wc, write.Options{Clock: clock})
 	for b := range ends {
 		apply(t, ctx, w, evs[start(ends, b):ends[b]])
 	}
@@ -109,9 +131,9 @@ func crashRepairHistory(t *testing.T, p *schema.Plan, seed, now int64, shuffle, 
 		return false
 	}
 
-	got := open()
-	cs := &crashingStore{Store: got, budget: r.Intn(counted.writes), r: r}
-	w = write.New(p, cs, write.Options{Clock: clock})
+	got := open(o.hb)
+	gc, cs := crashing(got, r.Intn(counted.writes), r)
+	w = write.New(p, gc, write.Options{Clock: clock})
 	died := -1 // the batch the writer died in
 	for b := range ends {
 		_, rej, err := w.Apply(ctx, evs[start(ends, b):ends[b]])
@@ -135,8 +157,8 @@ func crashRepairHistory(t *testing.T, p *schema.Plan, seed, now int64, shuffle, 
 	// In a third of the histories the job dies too, in the middle of its
 	// repairs, and is started again.
 	if dry.Differences() > 0 && r.Intn(3) == 0 {
-		js := &crashingStore{Store: got, budget: r.Intn(int(dry.Differences())), r: r}
-		if _, err := Run(ctx, p, js, Options{PurgeMarkers: purge, Clock: clock}); err != nil && !errors.Is(err, errCrashed) {
+		jc, js := crashing(got, r.Intn(int(dry.Differences())), r)
+		if _, err := Run(ctx, p, jc, Options{PurgeMarkers: purge, Clock: clock}); err != nil && !errors.Is(err, errCrashed) {
 			t.Fatalf("seed %d: the job that dies: %v", seed, err)
 		}
 		jobDied = fmt.Sprintf(", the job dead after %d row writes and started again", js.writes)
@@ -226,9 +248,22 @@ func (c *crashingStore) alive() error {
 	return nil
 }
 
-// Sync keeps the wrapped store local to the writer (store.Local): the
-// writer sends and syncs as it does on the embedded store.
-func (c *crashingStore) Sync(ctx context.Context) error {
+// crashing wraps st in a crashingStore with budget, which draws from r
+// what lands of the call that uses the budget up. The store it returns is
+// local (store.Local) when st is, so that a writer sends and syncs through
+// it as through st.
+func crashing(st store.Store, budget int, r *rand.Rand) (store.Store, *crashingStore) {
+	c := &crashingStore{Store: st, budget: budget, r: r}
+	if store.Local(st) {
+		return crashingSyncer{c}, c
+	}
+	return c, c
+}
+
+// crashingSyncer is a crashingStore over a local store.
+type crashingSyncer struct{ *crashingStore }
+
+func (c crashingSyncer) Sync(ctx context.Context) error {
 	if err := c.alive(); err != nil {
 		return err
 	}

@@ -189,3 +189,46 @@ func TestHBasePartitionsAdded(t *testing.T) {
 	}
 	t.Logf("%d of 4 histories left differences for the repair", differed)
 }
+
+// TestHBaseRepairBeforeReplay runs TestRepairBeforeReplay's check with the
+// writer that dies, the job and the replay on the test HBase, whose Batch
+// lands row by row and whose delete markers mask puts at their timestamp
+// until a major compaction. Histories are picked on the embedded store
+// where the job found something after the crash (an HBase history costs
+// seconds of table creation).
+func TestHBaseRepairBeforeReplay(t *testing.T) {
+	now := time.Now().UnixMilli()
+	tickets := readFile(t, "../write/testdata/tickets.yaml")
+	orders := readFile(t, "../examples/orders.yaml")
+	for _, c := range []struct{ file, text string }{
+		{"tickets_bounded.yaml", strings.ReplaceAll(string(tickets), "mode: exact", "mode: bounded")},
+		{"orders.yaml", strings.ReplaceAll(string(orders), "compression: SNAPPY", "compression: GZ")},
+	} {
+		t.Run(c.file, func(t *testing.T) {
+			p, err := schema.Parse(c.file, []byte(c.text))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var picked []crashOptions
+			var seeds []int64
+			for h := int64(0); h < 60 && len(seeds) < 2; h++ {
+				o := crashOptions{shuffle: h%2 == 1, purge: h%4 >= 2, wall: true}
+				if crashRepairHistory(t, p, 20261207+h, now, o) {
+					seeds, picked = append(seeds, 20261207+h), append(picked, o)
+				}
+			}
+			if len(seeds) == 0 {
+				t.Fatal("no crash left the job anything to see")
+			}
+			found := 0
+			for i, seed := range seeds {
+				o := picked[i]
+				o.hb = true
+				if crashRepairHistory(t, p, seed, now, o) {
+					found++
+				}
+			}
+			t.Logf("on HBase the job found differences after %d of %d crashes", found, len(seeds))
+		})
+	}
+}
