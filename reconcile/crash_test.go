@@ -37,7 +37,8 @@ var crashHistories = flag.Int("crash-histories", 60, "histories TestRepairBefore
 // Each history runs the job one of the three ways (in one process, in
 // parts, as shards), with or without purging delete markers, and arrives
 // in log order or shuffled with duplicates. In some the job dies as well,
-// in the middle of its repairs, and runs again.
+// in the middle of its repairs, and runs again; in some the restarted
+// writer dies once more before the end of the log.
 func TestRepairBeforeReplay(t *testing.T) {
 	now := time.Now().UnixMilli()
 	tickets := readFile(t, "../write/testdata/tickets.yaml")
@@ -132,49 +133,64 @@ func crashRepairHistory(t *testing.T, p *schema.Plan, seed, now int64, o crashOp
 	}
 
 	got := open(o.hb)
-	gc, cs := crashing(got, r.Intn(counted.writes), r)
-	w = write.New(p, gc, write.Options{Clock: clock})
-	died := -1 // the batch the writer died in
-	for b := range ends {
-		_, rej, err := w.Apply(ctx, evs[start(ends, b):ends[b]])
-		if errors.Is(err, errCrashed) {
-			died = b
-			break
+	// writeFrom runs a writer process from batch from, until it dies after
+	// budget row writes; it returns the batch it died in, or -1 when it
+	// got to the end of the log.
+	writeFrom := func(from, budget int) int {
+		gc, _ := crashing(got, budget, r)
+		w := write.New(p, gc, write.Options{Clock: clock})
+		for b := from; b < len(ends); b++ {
+			_, rej, err := w.Apply(ctx, evs[start(ends, b):ends[b]])
+			if errors.Is(err, errCrashed) {
+				return b
+			}
+			if err != nil || len(rej) > 0 {
+				t.Fatalf("seed %d: apply of batch %d: %v, refused %v", seed, b, err, rej)
+			}
 		}
-		if err != nil || len(rej) > 0 {
-			t.Fatalf("seed %d: apply of batch %d: %v, refused %v", seed, b, err, rej)
-		}
-	}
-	if died < 0 {
-		t.Fatalf("seed %d: no crash after %d of %d row writes", seed, cs.budget, counted.writes)
+		return -1
 	}
 	way := splitWays[seed%int64(len(splitWays))]
-	jobDied := "" // what became of the job, when it died
+	var story []string // what happened, for a failure message
 	what := func() string {
-		return fmt.Sprintf("%s, the writer dead in batch %d of %d after %d of %d row writes, the job %s (purging markers: %v)%s", how, died, len(ends), cs.writes, counted.writes, way.name, purge, jobDied)
-	}
-	dry := way.run(t, ctx, p, got, Options{DryRun: true, Clock: clock})
-	// In a third of the histories the job dies too, in the middle of its
-	// repairs, and is started again.
-	if dry.Differences() > 0 && r.Intn(3) == 0 {
-		jc, js := crashing(got, r.Intn(int(dry.Differences())), r)
-		if _, err := Run(ctx, p, jc, Options{PurgeMarkers: purge, Clock: clock}); err != nil && !errors.Is(err, errCrashed) {
-			t.Fatalf("seed %d: the job that dies: %v", seed, err)
-		}
-		jobDied = fmt.Sprintf(", the job dead after %d row writes and started again", js.writes)
-	}
-	rep := way.run(t, ctx, p, got, Options{PurgeMarkers: purge, Clock: clock})
-	if rep.Failed() != 0 {
-		t.Fatalf("seed %d, %s: the repair failed:\n%s", seed, what(), reportText(t, rep))
+		return fmt.Sprintf("%s, %d events in %d batches, the job %s (purging markers: %v): %s", how, len(evs), len(ends), way.name, purge, strings.Join(story, ", "))
 	}
 	// The restarted writer resumes at the batch it died in: its position
-	// in the log was never committed.
-	w = write.New(p, got, write.Options{Clock: clock})
-	for b := died; b < len(ends); b++ {
-		apply(t, ctx, w, evs[start(ends, b):ends[b]])
+	// in the log was never committed. In half the histories it dies once
+	// more before the end, and the job runs again before the next start.
+	died := writeFrom(0, r.Intn(counted.writes))
+	if died < 0 {
+		t.Fatalf("seed %d: no crash within %d row writes", seed, counted.writes)
+	}
+	var dry *Report
+	for crashes := 1 + r.Intn(2); died >= 0; crashes-- {
+		story = append(story, fmt.Sprintf("the writer dead in batch %d", died))
+		d := way.run(t, ctx, p, got, Options{DryRun: true, Clock: clock})
+		if dry == nil {
+			dry = d
+		}
+		// In a third of the histories the job dies too, in the middle of
+		// its repairs, and is started again.
+		if d.Differences() > 0 && r.Intn(3) == 0 {
+			jc, js := crashing(got, r.Intn(int(d.Differences())), r)
+			if _, err := Run(ctx, p, jc, Options{PurgeMarkers: purge, Clock: clock}); err != nil && !errors.Is(err, errCrashed) {
+				t.Fatalf("seed %d: the job that dies: %v", seed, err)
+			}
+			story = append(story, fmt.Sprintf("the job dead after %d row writes", js.writes))
+		}
+		rep := way.run(t, ctx, p, got, Options{PurgeMarkers: purge, Clock: clock})
+		story = append(story, fmt.Sprintf("the job found %s", findings(d)))
+		if rep.Failed() != 0 {
+			t.Fatalf("seed %d, %s: the repair failed:\n%s", seed, what(), reportText(t, rep))
+		}
+		budget := -1
+		if crashes > 1 {
+			budget = r.Intn(counted.writes)
+		}
+		died = writeFrom(died, budget)
 	}
 	if d := diffLines(evolvedView(t, ctx, got, p), evolvedView(t, ctx, want, p)); d != "" {
-		t.Fatalf("seed %d, %s, then the log replayed from that batch; the store differs from the log applied without a crash (- got, + want):\nthe job found: %s\n%s", seed, what(), findings(dry), d)
+		t.Fatalf("seed %d, %s, then the log replayed from that batch; the store differs from the log applied without a crash (- got, + want):\n%s", seed, what(), d)
 	}
 	if rep := run(t, ctx, p, got, Options{DryRun: true, Clock: clock}); rep.Differences() != 0 {
 		t.Fatalf("seed %d, %s, then the log replayed; differences:\n%s", seed, what(), reportText(t, rep))
