@@ -16,7 +16,6 @@ import (
 	"github.com/denorm/denorm/internal/testenv"
 	"github.com/denorm/denorm/schema"
 	"github.com/denorm/denorm/store"
-	"github.com/denorm/denorm/store/pebble"
 	"github.com/denorm/denorm/write"
 )
 
@@ -106,16 +105,14 @@ func crashRepairHistory(t *testing.T, p *schema.Plan, seed, now int64, o crashOp
 		off = min(off+1+r.Intn(6), len(evs))
 		ends = append(ends, off)
 	}
+	stores := &historyStores{t: t, clock: clock}
+	defer stores.close()
 	open := func(hb bool) store.Store {
 		var st store.Store
 		if hb {
 			st = testenv.OpenHBase(t, "cr")
 		} else {
-			var err error
-			if st, err = pebble.Open(ctx, t.TempDir(), pebble.Options{Durability: store.AsyncWAL, Clock: clock, MemTableSize: 1 << 20}); err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { st.Close() })
+			st = stores.open()
 		}
 		if _, err := ddl.Create(ctx, st, p); err != nil {
 			t.Fatal(err)

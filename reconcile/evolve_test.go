@@ -164,14 +164,9 @@ func evolveHistory(t *testing.T, old, full *schema.Plan, c schemaChange, seed, n
 		added += ", shuffled"
 	}
 	cut := r.Intn(len(evs) + 1)
-	open := func() store.Store {
-		st, err := pebble.Open(ctx, t.TempDir(), pebble.Options{Durability: store.AsyncWAL, Clock: clock, MemTableSize: 1 << 20})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { st.Close() })
-		return st
-	}
+	stores := &historyStores{t: t, clock: clock}
+	defer stores.close()
+	open := stores.open
 	create := func(st store.Store, p *schema.Plan) {
 		if _, err := ddl.Create(ctx, st, p); err != nil {
 			t.Fatal(err)

@@ -205,3 +205,37 @@ func run(t testing.TB, ctx context.Context, plan *schema.Plan, st store.Store, o
 	}
 	return rep
 }
+
+// historyStores opens the embedded stores of one history, and closes and
+// removes them all when the history ends (close): a soak of thousands of
+// histories must not hold every history's store open until its test ends.
+type historyStores struct {
+	t     testing.TB
+	clock func() int64
+	done  []func()
+}
+
+func (h *historyStores) open() store.Store {
+	h.t.Helper()
+	dir, err := os.MkdirTemp("", "history")
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	st, err := pebble.Open(context.Background(), dir, pebble.Options{Durability: store.AsyncWAL, Clock: h.clock, MemTableSize: 1 << 20})
+	if err != nil {
+		os.RemoveAll(dir)
+		h.t.Fatal(err)
+	}
+	h.done = append(h.done, func() {
+		st.Close()
+		os.RemoveAll(dir)
+	})
+	return st
+}
+
+func (h *historyStores) close() {
+	for _, f := range h.done {
+		f()
+	}
+	h.done = nil
+}
