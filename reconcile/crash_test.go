@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math/rand"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -120,12 +119,12 @@ func crashRepairHistory(t *testing.T, p *schema.Plan, seed, now int64, o crashOp
 		return st
 	}
 	want := open(false)
-	wc, counted := crashing(want, -1, nil)
+	wc, counted := testenv.Crashing(want, -1, nil)
 	w := write.New(p, wc, write.Options{Clock: clock})
 	for b := range ends {
 		apply(t, ctx, w, evs[start(ends, b):ends[b]])
 	}
-	if counted.writes == 0 {
+	if counted.Writes() == 0 {
 		return false
 	}
 
@@ -134,11 +133,11 @@ func crashRepairHistory(t *testing.T, p *schema.Plan, seed, now int64, o crashOp
 	// budget row writes; it returns the batch it died in, or -1 when it
 	// got to the end of the log.
 	writeFrom := func(from, budget int) int {
-		gc, _ := crashing(got, budget, r)
+		gc, _ := testenv.Crashing(got, budget, r)
 		w := write.New(p, gc, write.Options{Clock: clock})
 		for b := from; b < len(ends); b++ {
 			_, rej, err := w.Apply(ctx, evs[start(ends, b):ends[b]])
-			if errors.Is(err, errCrashed) {
+			if errors.Is(err, testenv.ErrCrashed) {
 				return b
 			}
 			if err != nil || len(rej) > 0 {
@@ -155,9 +154,9 @@ func crashRepairHistory(t *testing.T, p *schema.Plan, seed, now int64, o crashOp
 	// The restarted writer resumes at the batch it died in: its position
 	// in the log was never committed. In half the histories it dies once
 	// more before the end, and the job runs again before the next start.
-	died := writeFrom(0, r.Intn(counted.writes))
+	died := writeFrom(0, r.Intn(counted.Writes()))
 	if died < 0 {
-		t.Fatalf("seed %d: no crash within %d row writes", seed, counted.writes)
+		t.Fatalf("seed %d: no crash within %d row writes", seed, counted.Writes())
 	}
 	var dry *Report
 	for crashes := 1 + r.Intn(2); died >= 0; crashes-- {
@@ -169,11 +168,11 @@ func crashRepairHistory(t *testing.T, p *schema.Plan, seed, now int64, o crashOp
 		// In a third of the histories the job dies too, in the middle of
 		// its repairs, and is started again.
 		if d.Differences() > 0 && r.Intn(3) == 0 {
-			jc, js := crashing(got, r.Intn(int(d.Differences())), r)
-			if _, err := Run(ctx, p, jc, Options{PurgeMarkers: purge, Clock: clock}); err != nil && !errors.Is(err, errCrashed) {
+			jc, js := testenv.Crashing(got, r.Intn(int(d.Differences())), r)
+			if _, err := Run(ctx, p, jc, Options{PurgeMarkers: purge, Clock: clock}); err != nil && !errors.Is(err, testenv.ErrCrashed) {
 				t.Fatalf("seed %d: the job that dies: %v", seed, err)
 			}
-			story = append(story, fmt.Sprintf("the job dead after %d row writes", js.writes))
+			story = append(story, fmt.Sprintf("the job dead after %d row writes", js.Writes()))
 		}
 		rep := way.run(t, ctx, p, got, Options{PurgeMarkers: purge, Clock: clock})
 		story = append(story, fmt.Sprintf("the job found %s", findings(d)))
@@ -182,7 +181,7 @@ func crashRepairHistory(t *testing.T, p *schema.Plan, seed, now int64, o crashOp
 		}
 		budget := -1
 		if crashes > 1 {
-			budget = r.Intn(counted.writes)
+			budget = r.Intn(counted.Writes())
 		}
 		died = writeFrom(died, budget)
 	}
@@ -212,139 +211,4 @@ func streamed(evs []*event.Event) []*event.Event {
 		out[i] = &c
 	}
 	return out
-}
-
-var errCrashed = errors.New("injected crash")
-
-// crashingStore is a writer's process that dies after a budget of row
-// writes (< 0: never), in the middle of the call that uses the budget up:
-// of a Batch, a random part of the rows the budget allows lands. After
-// that every call fails, reads too. It counts the row writes that landed.
-type crashingStore struct {
-	store.Store
-	r      *rand.Rand
-	mu     sync.Mutex
-	budget int
-	writes int
-	dead   bool
-}
-
-// take reserves up to n row writes; it reports how many may land and
-// whether the process dies in this call.
-func (c *crashingStore) take(n int) (int, bool, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.dead {
-		return 0, false, errCrashed
-	}
-	if c.budget < 0 {
-		c.writes += n
-		return n, false, nil
-	}
-	if n <= c.budget {
-		c.budget -= n
-		c.writes += n
-		return n, false, nil
-	}
-	land := c.r.Intn(c.budget + 1)
-	c.budget, c.dead = 0, true
-	c.writes += land
-	return land, true, nil
-}
-
-func (c *crashingStore) alive() error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.dead {
-		return errCrashed
-	}
-	return nil
-}
-
-// crashing wraps st in a crashingStore with budget, which draws from r
-// what lands of the call that uses the budget up. The store it returns is
-// local (store.Local) when st is, so that a writer sends and syncs through
-// it as through st.
-func crashing(st store.Store, budget int, r *rand.Rand) (store.Store, *crashingStore) {
-	c := &crashingStore{Store: st, budget: budget, r: r}
-	if store.Local(st) {
-		return crashingSyncer{c}, c
-	}
-	return c, c
-}
-
-// crashingSyncer is a crashingStore over a local store.
-type crashingSyncer struct{ *crashingStore }
-
-func (c crashingSyncer) Sync(ctx context.Context) error {
-	if err := c.alive(); err != nil {
-		return err
-	}
-	return c.Store.(store.Syncer).Sync(ctx)
-}
-
-func (c *crashingStore) Get(ctx context.Context, table string, g store.Get) (store.Row, error) {
-	if err := c.alive(); err != nil {
-		return store.Row{}, err
-	}
-	return c.Store.Get(ctx, table, g)
-}
-
-func (c *crashingStore) GetMany(ctx context.Context, table string, gets []store.Get) ([]store.Row, error) {
-	if err := c.alive(); err != nil {
-		return nil, err
-	}
-	return store.GetMany(ctx, c.Store, table, gets)
-}
-
-func (c *crashingStore) Scan(ctx context.Context, table string, s store.Scan) (store.Scanner, error) {
-	if err := c.alive(); err != nil {
-		return nil, err
-	}
-	return c.Store.Scan(ctx, table, s)
-}
-
-func (c *crashingStore) Batch(ctx context.Context, table string, ms []store.RowMutation) ([]error, error) {
-	land, dies, err := c.take(len(ms))
-	if err != nil {
-		return nil, err
-	}
-	errs, err := c.Store.Batch(ctx, table, ms[:land])
-	if err != nil || !dies {
-		return errs, err
-	}
-	return nil, errCrashed
-}
-
-func (c *crashingStore) Mutate(ctx context.Context, table string, m store.RowMutation) error {
-	land, _, err := c.take(1)
-	if err != nil {
-		return err
-	}
-	if land == 0 {
-		return errCrashed
-	}
-	return c.Store.Mutate(ctx, table, m)
-}
-
-func (c *crashingStore) CheckAndMutate(ctx context.Context, table string, cond store.Condition, m store.RowMutation) (bool, error) {
-	land, _, err := c.take(1)
-	if err != nil {
-		return false, err
-	}
-	if land == 0 {
-		return false, errCrashed
-	}
-	return c.Store.CheckAndMutate(ctx, table, cond, m)
-}
-
-func (c *crashingStore) Increment(ctx context.Context, table string, inc store.Increment) ([]int64, error) {
-	land, _, err := c.take(1)
-	if err != nil {
-		return nil, err
-	}
-	if land == 0 {
-		return nil, errCrashed
-	}
-	return c.Store.Increment(ctx, table, inc)
 }
