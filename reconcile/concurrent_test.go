@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/denorm/denorm/event"
+	"github.com/denorm/denorm/internal/testenv"
 	"github.com/denorm/denorm/layout"
 	"github.com/denorm/denorm/schema"
 	"github.com/denorm/denorm/store"
@@ -209,7 +210,7 @@ func TestConcurrentWriterAndRepair(t *testing.T) {
 			if runs == 0 {
 				t.Fatal("no repair run finished while the writer ran")
 			}
-			if d := diffLines(visible(t, ctx, st, plan), expected(t, plan, hist)); d != "" {
+			if d := testenv.DiffLines(visible(t, ctx, st, plan), expected(t, plan, hist)); d != "" {
 				t.Fatalf("after %d concurrent repair runs the store differs from the model:\n%s", runs, d)
 			}
 			if rep := run(t, ctx, plan, st, Options{DryRun: true}); rep.Differences() != 0 {

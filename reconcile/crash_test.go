@@ -185,7 +185,7 @@ func crashRepairHistory(t *testing.T, p *schema.Plan, seed, now int64, o crashOp
 		}
 		died = writeFrom(died, budget)
 	}
-	if d := diffLines(evolvedView(t, ctx, got, p), evolvedView(t, ctx, want, p)); d != "" {
+	if d := testenv.DiffLines(testenv.View(t, ctx, got, p), testenv.View(t, ctx, want, p)); d != "" {
 		t.Fatalf("seed %d, %s, then the log replayed from that batch; the store differs from the log applied without a crash (- got, + want):\n%s", seed, what(), d)
 	}
 	if rep := run(t, ctx, p, got, Options{DryRun: true, Clock: clock}); rep.Differences() != 0 {

@@ -8,7 +8,6 @@ import (
 	"math/rand"
 	"os"
 	"slices"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -231,7 +230,7 @@ func evolveHistory(t *testing.T, old, full *schema.Plan, c schemaChange, seed, n
 		}
 	}
 	if mid != nil && dry.Differences() == 0 {
-		if d := diffLines(evolvedView(t, ctx, got, full), evolvedView(t, ctx, mid, full)); d != "" {
+		if d := testenv.DiffLines(testenv.View(t, ctx, got, full), testenv.View(t, ctx, mid, full)); d != "" {
 			t.Fatalf("%s seed %d: %s after %d of %d events; a dry run found nothing, and the store differs from that part of the log applied under the new schema (- got, + want):\n%s", full.Name, seed, added, cut, len(evs), d)
 		}
 	}
@@ -252,7 +251,7 @@ func evolveHistory(t *testing.T, old, full *schema.Plan, c schemaChange, seed, n
 	}
 	// Right after the repairs, before later events could mend anything.
 	if mid != nil {
-		if d := diffLines(evolvedView(t, ctx, got, full), evolvedView(t, ctx, mid, full)); d != "" {
+		if d := testenv.DiffLines(testenv.View(t, ctx, got, full), testenv.View(t, ctx, mid, full)); d != "" {
 			t.Fatalf("%s seed %d: %s after %d of %d events and repaired; the store differs from that part of the log applied under the new schema (- got, + want):\n%s", full.Name, seed, added, cut, len(evs), d)
 		}
 	}
@@ -266,8 +265,8 @@ func evolveHistory(t *testing.T, old, full *schema.Plan, c schemaChange, seed, n
 	}
 	applyAll(write.New(full, got, write.Options{Clock: clock}), rest)
 
-	a, b := evolvedView(t, ctx, got, full), evolvedView(t, ctx, want, full)
-	if d := diffLines(a, b); d != "" {
+	a, b := testenv.View(t, ctx, got, full), testenv.View(t, ctx, want, full)
+	if d := testenv.DiffLines(a, b); d != "" {
 		t.Fatalf("%s seed %d: %s after %d of %d events, repaired, the rest applied; the store differs from the log applied under the new schema (- got, + want):\n%s", full.Name, seed, added, cut, len(evs), d)
 	}
 	if rep := run(t, ctx, full, got, Options{DryRun: true, Clock: clock}); rep.Differences() != 0 {
@@ -331,67 +330,6 @@ func shuffledLog(r *rand.Rand, evs []*event.Event) []*event.Event {
 		log[i] = &c
 	}
 	return log
-}
-
-// evolvedView is what two stores of TestSchemaEvolution must agree on:
-// what a reader sees. Every visible cell without its timestamp (a repair
-// writes at the entity's version, where the writer may have left an
-// unchanged copy at the version that first wrote it); of a primary row,
-// nothing of a deleted entity and neither the writer's bookkeeping (it
-// records the order events came in) nor the live copies of references the
-// entity dropped; of a locator, the locations of live entities; and of a
-// bounded counter, its totals rather than its cells, which also hold each
-// log stream's sequence.
-func evolvedView(t *testing.T, ctx context.Context, st store.Store, p *schema.Plan) []string {
-	t.Helper()
-	var out []string
-	for _, tbl := range p.Tables {
-		eachRow(t, ctx, st, tbl.Name, func(row store.Row) {
-			line := func(fam string, q []byte, v string) {
-				out = append(out, fmt.Sprintf("%s %s %s:%s = %s", tbl.Name, store.Printable(row.Key), fam, store.Printable(q), v))
-			}
-			switch {
-			case tbl.Role == schema.RoleLocator:
-				for _, q := range testenv.LocatedAlive(t, ctx, st, p, tbl, row) {
-					line(layout.BookFamily(tbl), q, "")
-				}
-				return
-			case tbl.Counter.Bounded():
-				cc, err := layout.ReadCounterCells(row, layout.CounterStateFamily(tbl))
-				if err != nil {
-					t.Fatal(err)
-				}
-				cs := cc.Merged()
-				for _, a := range tbl.Counter.Adds {
-					if v := cs.Total(a.Family, []byte(a.Qualifier)); v != 0 {
-						line(a.Family, []byte(a.Qualifier), fmt.Sprintf("total %d", v))
-					}
-				}
-				return
-			}
-			var live map[string]bool
-			var dataAt int64 // a primary row's data cells below it belong to no state
-			if tbl.Role == schema.RolePrimary {
-				if live = testenv.EffectiveLive(t, p, tbl, row); live == nil {
-					return
-				}
-				for _, c := range row.Cells {
-					if !layout.IsBookkeeping(c.Qualifier) && !layout.IsLive(c.Qualifier) {
-						dataAt = max(dataAt, c.Timestamp)
-					}
-				}
-			}
-			for _, c := range row.Cells {
-				if tbl.Role == schema.RolePrimary && (layout.IsBookkeeping(c.Qualifier) || layout.IsLive(c.Qualifier) && !live[string(c.Qualifier)] ||
-					!layout.IsLive(c.Qualifier) && c.Timestamp < dataAt) {
-					continue
-				}
-				line(c.Family, c.Qualifier, store.Printable(c.Value))
-			}
-		})
-	}
-	sort.Strings(out)
-	return out
 }
 
 // editSchema is the schema text with edit applied to its root mapping and
@@ -607,7 +545,7 @@ func TestAdoptionWithConcurrentWriter(t *testing.T) {
 			if rep := run(t, ctx, full, got, Options{}); rep.Failed() != 0 {
 				t.Fatalf("the repair after the writer stopped failed:\n%s", reportText(t, rep))
 			}
-			if d := diffLines(evolvedView(t, ctx, got, full), evolvedView(t, ctx, want, full)); d != "" {
+			if d := testenv.DiffLines(testenv.View(t, ctx, got, full), testenv.View(t, ctx, want, full)); d != "" {
 				t.Fatalf("after %d repair runs beside the writer (%d counts adopted), the store differs from the log under the new schema (- got, + want):\n%s", runs, missing, d)
 			}
 			if rep := run(t, ctx, full, got, Options{DryRun: true}); rep.Differences() != 0 {
@@ -688,7 +626,7 @@ func TestAdoptionRacedByWriter(t *testing.T) {
 			if rep := run(t, ctx, full, raw, Options{}); rep.Failed() != 0 {
 				t.Fatalf("the next repair failed:\n%s", reportText(t, rep))
 			}
-			if d := diffLines(evolvedView(t, ctx, raw, full), evolvedView(t, ctx, want, full)); d != "" {
+			if d := testenv.DiffLines(testenv.View(t, ctx, raw, full), testenv.View(t, ctx, want, full)); d != "" {
 				t.Fatalf("the store differs from both events under the new schema (- got, + want):\n%s", d)
 			}
 			if rep := run(t, ctx, full, raw, Options{DryRun: true}); rep.Differences() != 0 {
@@ -756,7 +694,7 @@ func movedHistory(t *testing.T, plan *schema.Plan, st store.Store, seed, now int
 			tombs++
 		}
 	})
-	want := evolvedView(t, ctx, st, plan)
+	want := testenv.View(t, ctx, st, plan)
 	var rows [][]byte
 	testenv.EachRow(t, ctx, st, "daily_units", func(row store.Row) { rows = append(rows, bytes.Clone(row.Key)) })
 	for _, row := range rows {
@@ -767,7 +705,7 @@ func movedHistory(t *testing.T, plan *schema.Plan, st store.Store, seed, now int
 	if rep := run(t, ctx, plan, st, Options{}); rep.Failed() != 0 {
 		t.Fatalf("seed %d: the repair failed:\n%s", seed, reportText(t, rep))
 	}
-	if d := diffLines(evolvedView(t, ctx, st, plan), want); d != "" {
+	if d := testenv.DiffLines(testenv.View(t, ctx, st, plan), want); d != "" {
 		t.Fatalf("seed %d: %d rows holding a moved or deleted order's counts; after drifts in %d counter rows and a repair, the store differs from the writer's (- got, + want):\n%s", seed, tombs, len(rows), d)
 	}
 	return tombs

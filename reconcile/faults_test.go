@@ -9,6 +9,7 @@ import (
 
 	"github.com/denorm/denorm/gen"
 	"github.com/denorm/denorm/internal/faults"
+	"github.com/denorm/denorm/internal/testenv"
 	"github.com/denorm/denorm/layout"
 	"github.com/denorm/denorm/schema"
 	"github.com/denorm/denorm/store"
@@ -151,7 +152,7 @@ func faultRoundTrip(t *testing.T, sp *schema.Plan, st store.Store, purges bool) 
 		// Increments and sets stamp totals with the store's clock.
 		before, after = untimed(before, "daily_units "), untimed(after, "daily_units ")
 	}
-	if d := diffLines(before, after); d != "" {
+	if d := testenv.DiffLines(before, after); d != "" {
 		t.Fatalf("the repaired store differs from the writer's:\n%s", d)
 	}
 }

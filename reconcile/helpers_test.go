@@ -132,32 +132,6 @@ func snapshot(t testing.TB, ctx context.Context, st store.Store, plan *schema.Pl
 	return out
 }
 
-func diffLines(a, b []string) string {
-	in := func(xs []string) map[string]bool {
-		m := map[string]bool{}
-		for _, x := range xs {
-			m[x] = true
-		}
-		return m
-	}
-	ma, mb := in(a), in(b)
-	var out []string
-	for _, x := range a {
-		if !mb[x] {
-			out = append(out, "- "+x)
-		}
-	}
-	for _, x := range b {
-		if !ma[x] {
-			out = append(out, "+ "+x)
-		}
-	}
-	if len(out) > 20 {
-		out = append(out[:20], fmt.Sprintf("... %d more", len(out)-20))
-	}
-	return strings.Join(out, "\n")
-}
-
 // primaries lists the live entities of the primary table with their rows.
 type entityRow struct {
 	row   store.Row

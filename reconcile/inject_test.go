@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/denorm/denorm/gen"
+	"github.com/denorm/denorm/internal/testenv"
 	"github.com/denorm/denorm/layout"
 	"github.com/denorm/denorm/store"
 	"github.com/denorm/denorm/write"
@@ -146,7 +147,7 @@ func TestInjectedFailures(t *testing.T) {
 	if again.Differences() != 0 {
 		t.Fatalf("differences after the repair:\n%s", text(again))
 	}
-	if d := diffLines(before, snapshot(t, ctx, st, plan)); d != "" {
+	if d := testenv.DiffLines(before, snapshot(t, ctx, st, plan)); d != "" {
 		t.Fatalf("the repaired store differs from the writer's:\n%s", d)
 	}
 }

@@ -107,7 +107,7 @@ func partitionsHistory(t *testing.T, plan *schema.Plan, got store.Store, seed, n
 			t.Fatalf("seed %d: the repair failed:\n%s", seed, reportText(t, rep))
 		}
 	}
-	if d := diffLines(evolvedView(t, ctx, got, plan), evolvedView(t, ctx, want, plan)); d != "" {
+	if d := testenv.DiffLines(testenv.View(t, ctx, got, plan), testenv.View(t, ctx, want, plan)); d != "" {
 		t.Fatalf("seed %d: two partitions applied at once, then two repairs; the store differs from the log in order (- got, + want):\n%s", seed, d)
 	}
 	if rep := run(t, ctx, plan, got, Options{DryRun: true}); rep.Differences() != 0 {

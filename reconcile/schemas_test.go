@@ -117,7 +117,7 @@ func reconcileHistory(t *testing.T, p *schema.Plan, seed, now int64, at *atomic.
 	// A repair puts a cell at the entity's version, where the writer may
 	// have left an unchanged copy at the version that first wrote it: the
 	// values must be back, not the timestamps.
-	if d := diffLines(untimed(snapshot(t, ctx, st, p), ""), untimed(before, "")); d != "" {
+	if d := testenv.DiffLines(untimed(snapshot(t, ctx, st, p), ""), untimed(before, "")); d != "" {
 		t.Fatalf("%s seed %d: row %s of %s deleted and repaired; the store differs from before:\n%s", p.Name, seed, store.Printable(row.Key), tbl.Name, d)
 	}
 	if rep := run(t, ctx, p, st, Options{DryRun: true, Clock: clock}); rep.Differences() != 0 {

@@ -1,0 +1,5 @@
+//go:build !race
+
+package read
+
+const raceEnabled = false
