@@ -122,13 +122,20 @@ func (j *job) snapBounded(ctx context.Context, group []target) (*boundedSnap, er
 // moves (a change of a primary key field, followed by its locator) leaves
 // its record in the row it left, under the tombstone the move puts there,
 // and writes a newer one in the row it moves to; the rows it left are
-// unlisted from its locator row. So a row without a live state is checked
-// against the rows its locator lists: one holding a newer record makes its
-// record a leftover. Live rows hold their entity's newest record (a record
-// is written with the state), and so does the row of an entity that was
-// deleted where it stood, which its locator still lists.
+// unlisted from its locator row. So a row is checked against the rows its
+// locator lists: one holding a newer record makes its record a leftover.
+//
+// A live row is a leftover too while a move is half done: a writer that
+// died between writing the new row and putting the tombstone in the old
+// one (or two writers that each moved the entity from the row it read)
+// leaves the entity live in both, and the new row's record already counts
+// what the old row's does, as its Base. Counted both, a repair in that
+// window set a total to the entity counted twice, which the replay of the
+// move then left wrong. A live row is checked only against rows its
+// locator lists at a newer version, so an entity that never moved costs
+// the one read of its locator row.
 func (j *job) superseded(ctx context.Context, pk []byte, st *layout.State) (bool, error) {
-	if j.loc == nil || st.Counted == nil || st.Exists() {
+	if j.loc == nil || st.Counted == nil {
 		return false, nil
 	}
 	lrow, err := layout.LocatorRow(j.prim, j.loc, pk)
@@ -142,7 +149,7 @@ func (j *job) superseded(ctx context.Context, pk []byte, st *layout.State) (bool
 	at, _ := layout.ReadLocation(j.loc, loc)
 	book := layout.BookFamily(j.prim)
 	for _, x := range at {
-		if bytes.Equal(x.Key, pk) {
+		if bytes.Equal(x.Key, pk) || st.Exists() && x.Version <= st.Version {
 			continue
 		}
 		r, err := j.st.Get(ctx, j.prim.Name, store.Get{Row: x.Key, Columns: []store.Column{{Family: book, Qualifier: layout.QualCounted}}})

@@ -18,7 +18,10 @@ import (
 	"github.com/denorm/denorm/write"
 )
 
-var crashHistories = flag.Int("crash-histories", 60, "histories TestRepairBeforeReplay runs for each schema")
+var (
+	crashHistories = flag.Int("crash-histories", 60, "histories TestRepairBeforeReplay runs for each schema")
+	crashFrom      = flag.Int("crash-from", 0, "the first history TestRepairBeforeReplay runs (to rerun one that failed)")
+)
 
 // TestRepairBeforeReplay runs the job where a schedule puts it sooner or
 // later: while a writer that died in the middle of a batch has not come
@@ -56,7 +59,7 @@ func TestRepairBeforeReplay(t *testing.T) {
 		}
 		t.Run(src.name, func(t *testing.T) {
 			found := 0
-			for h := range n {
+			for h := *crashFrom; h < *crashFrom+n; h++ {
 				if crashRepairHistory(t, p, int64(20261207+h), now, crashOptions{shuffle: h%2 == 1, purge: h%4 >= 2}) {
 					found++
 				}

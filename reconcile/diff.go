@@ -102,9 +102,9 @@ func (j *job) diffGroup(ctx context.Context, rep *Report, group []target) error 
 			}
 			// Only a record the group's rows count is worth the reads that
 			// tell a moved entity's leftover.
+			old := false
 			if bs.names(j, state.Counted) {
-				old, err := j.superseded(ctx, row.Key, state)
-				if err != nil {
+				if old, err = j.superseded(ctx, row.Key, state); err != nil {
 					return err
 				}
 				if !old {
@@ -118,7 +118,9 @@ func (j *job) diffGroup(ctx context.Context, rep *Report, group []target) error 
 			if err != nil {
 				return fmt.Errorf("reconcile: %s row %s: %w", j.prim.Name, store.Printable(row.Key), err)
 			}
-			if len(bs.in) > 0 {
+			// A live row a move left behind is not re-recorded: its
+			// entity's newest record is in another row.
+			if len(bs.in) > 0 && !old {
 				if counts, missing, stale := recount(state, d.Increments, covered, bs.share); len(counts) > 0 {
 					adopts[g] = append(adopts[g], newAdoption(row, state, book, counts, missing, stale))
 				}
