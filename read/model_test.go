@@ -134,6 +134,14 @@ func readHistory(t *testing.T, p *schema.Plan, seed, now int64, how arrival) (dr
 		off = min(off+1+r.Intn(5), len(evs))
 		ends = append(ends, off)
 	}
+	// A history's stores are closed when it ends, not with its test: a
+	// soak of thousands of histories must not hold them all open.
+	var closers []func()
+	defer func() {
+		for _, c := range closers {
+			c()
+		}
+	}()
 	open := func() store.Store {
 		dir, err := os.MkdirTemp("", "readhistory")
 		if err != nil {
@@ -143,7 +151,7 @@ func readHistory(t *testing.T, p *schema.Plan, seed, now int64, how arrival) (dr
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() {
+		closers = append(closers, func() {
 			st.Close()
 			os.RemoveAll(dir)
 		})
