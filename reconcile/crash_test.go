@@ -109,19 +109,7 @@ func crashRepairHistory(t *testing.T, p *schema.Plan, seed, now int64, o crashOp
 	}
 	stores := &historyStores{t: t, clock: clock}
 	defer stores.close()
-	open := func(hb bool) store.Store {
-		var st store.Store
-		if hb {
-			st = testenv.OpenHBase(t, "cr")
-		} else {
-			st = stores.open()
-		}
-		if _, err := ddl.Create(ctx, st, p); err != nil {
-			t.Fatal(err)
-		}
-		return st
-	}
-	want := open(false)
+	want := stores.create(p)
 	wc, counted := testenv.Crashing(want, -1, nil)
 	w := write.New(p, wc, write.Options{Clock: clock})
 	for b := range ends {
@@ -131,7 +119,15 @@ func crashRepairHistory(t *testing.T, p *schema.Plan, seed, now int64, o crashOp
 		return false
 	}
 
-	got := open(o.hb)
+	var got store.Store
+	if o.hb {
+		got = testenv.OpenHBase(t, "cr")
+		if _, err := ddl.Create(ctx, got, p); err != nil {
+			t.Fatal(err)
+		}
+	} else {
+		got = stores.create(p)
+	}
 	// writeFrom runs a writer process from batch from, until it dies after
 	// budget row writes; it returns the batch it died in, or -1 when it
 	// got to the end of the log.

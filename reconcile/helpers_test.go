@@ -207,6 +207,16 @@ func (h *historyStores) open() store.Store {
 	return st
 }
 
+// create opens a store with the tables of p.
+func (h *historyStores) create(p *schema.Plan) store.Store {
+	h.t.Helper()
+	st := h.open()
+	if _, err := ddl.Create(context.Background(), st, p); err != nil {
+		h.t.Fatal(err)
+	}
+	return st
+}
+
 func (h *historyStores) close() {
 	for _, f := range h.done {
 		f()

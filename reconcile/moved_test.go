@@ -17,7 +17,6 @@ import (
 	"github.com/denorm/denorm/layout"
 	"github.com/denorm/denorm/schema"
 	"github.com/denorm/denorm/store"
-	"github.com/denorm/denorm/store/pebble"
 	"github.com/denorm/denorm/write"
 )
 
@@ -63,14 +62,9 @@ func TestContributionOfAMovedEntity(t *testing.T) {
 	// first, so that the first life's row keeps its tombstone.
 	for _, order := range [][]int{{0, 1, 2}, {0, 2, 1}, {1, 0, 2}, {1, 2, 0}, {2, 0, 1}, {2, 1, 0}} {
 		t.Run(fmt.Sprint(order), func(t *testing.T) {
-			st, err := pebble.Open(ctx, t.TempDir(), pebble.Options{Durability: store.AsyncWAL, Clock: clock, MemTableSize: 1 << 20})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer st.Close()
-			if _, err := ddl.Create(ctx, st, old); err != nil {
-				t.Fatal(err)
-			}
+			stores := &historyStores{t: t, clock: clock}
+			defer stores.close()
+			st := stores.create(old)
 			w := write.New(old, st, write.Options{Clock: clock})
 			for _, i := range order {
 				apply(t, ctx, w, evs[i:i+1])
@@ -125,10 +119,7 @@ func TestEveryCrashPointOfAMove(t *testing.T) {
 	stores := &historyStores{t: t, clock: clock}
 	defer stores.close()
 	fresh := func() store.Store {
-		st := stores.open()
-		if _, err := ddl.Create(ctx, st, p); err != nil {
-			t.Fatal(err)
-		}
+		st := stores.create(p)
 		apply(t, ctx, write.New(p, st, write.Options{Clock: clock}), first)
 		return st
 	}
