@@ -1,10 +1,13 @@
 package read
 
 import (
+	"os"
 	"testing"
+	"time"
 
 	"github.com/denorm/denorm/gen"
 	"github.com/denorm/denorm/internal/testenv"
+	"github.com/denorm/denorm/schema"
 	_ "github.com/denorm/denorm/store/hbase" // the backend behind hbase:// URLs
 )
 
@@ -39,4 +42,29 @@ func BenchmarkHBaseVerifyParts(b *testing.B) {
 	st := testenv.OpenHBase(b, "rb")
 	plan := testenv.HBaseSchema(b, "../examples/orders.yaml")
 	benchVerifyParts(b, applyStream(b, st, b.TempDir(), plan, gen.OrdersOptions{Events: 4000, Seed: 11, Customers: 60}))
+}
+
+// TestHBaseReadRepairConverges runs histories of TestReadRepairConverges
+// with the store that is read, and its writer that dies, on the test
+// HBase: the reads there check a page's hits in parts sent at once, and
+// open a salted key's buckets at once.
+func TestHBaseReadRepairConverges(t *testing.T) {
+	now := time.Now().UnixMilli()
+	tickets, err := os.ReadFile("../write/testdata/tickets.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := schema.Parse("tickets.yaml", append(tickets, ticketQueries...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	orders := testenv.HBaseSchema(t, "../examples/orders.yaml")
+	rows := 0
+	for _, p := range []*schema.Plan{p, orders} {
+		_, r := readHistory(t, p, 20261207, now, crashed, true)
+		rows += r
+	}
+	if rows == 0 {
+		t.Fatal("no read returned a row")
+	}
 }

@@ -88,7 +88,7 @@ func TestReadRepairConverges(t *testing.T) {
 		t.Run(src.name, func(t *testing.T) {
 			var dropped, rows int
 			for h := range n {
-				d, r := readHistory(t, p, int64(20261207+h), now, arrival(h%3))
+				d, r := readHistory(t, p, int64(20261207+h), now, arrival(h%3), false)
 				dropped, rows = dropped+d, rows+r
 			}
 			// Else the histories never gave a read anything to return or
@@ -111,13 +111,18 @@ const (
 
 func (a arrival) String() string { return [...]string{"in order", "shuffled", "with a crash"}[a] }
 
-// readHistory checks one history of TestReadRepairConverges; it returns
-// the stale hits the reads with repairs dropped and the rows they read.
-func readHistory(t *testing.T, p *schema.Plan, seed, now int64, how arrival) (dropped, rows int) {
+// readHistory checks one history of TestReadRepairConverges, with the
+// store that is read on the test HBase if hb (every clock then the wall
+// clock, as HBase's runs); it returns the stale hits the reads with
+// repairs dropped and the rows they read.
+func readHistory(t *testing.T, p *schema.Plan, seed, now int64, how arrival, hb bool) (dropped, rows int) {
 	ctx := context.Background()
 	clock := func() int64 { return now }
+	if hb {
+		clock = func() int64 { return time.Now().UnixMilli() }
+	}
 	r := rand.New(rand.NewSource(seed))
-	evs := testenv.Interleave(r, testenv.History(t, r, p, testenv.HistoryOptions{Entities: 2 + r.Intn(4), Now: now}), testenv.EntityOf(p))
+	evs := testenv.Interleave(r, testenv.History(t, r, p, testenv.HistoryOptions{Entities: 2 + r.Intn(4), Now: now, WallClock: hb}), testenv.EntityOf(p))
 	if how == shuffled {
 		for range len(evs)/2 + 1 {
 			evs = append(evs, evs[r.Intn(len(evs))])
@@ -161,6 +166,12 @@ func readHistory(t *testing.T, p *schema.Plan, seed, now int64, how arrival) (dr
 		return st
 	}
 	got, shadow := open(), open()
+	if hb {
+		got = testenv.OpenHBase(t, "rm")
+		if _, err := ddl.Create(ctx, got, p); err != nil {
+			t.Fatal(err)
+		}
+	}
 	wShadow := write.New(p, shadow, write.Options{Clock: clock})
 	wGot := write.New(p, got, write.Options{Clock: clock})
 	rGot, rShadow := New(p, got, Options{}), New(p, shadow, Options{})

@@ -211,7 +211,7 @@ func TestHBaseRepairBeforeReplay(t *testing.T) {
 			}
 			var picked []crashOptions
 			var seeds []int64
-			for h := int64(0); h < 60 && len(seeds) < 2; h++ {
+			for h := int64(0); h < 60 && len(seeds) < 1; h++ {
 				o := crashOptions{shuffle: h%2 == 1, purge: h%4 >= 2, wall: true}
 				if crashRepairHistory(t, p, 20261207+h, now, o) {
 					seeds, picked = append(seeds, 20261207+h), append(picked, o)
