@@ -2,6 +2,7 @@ package reconcile
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"hash/fnv"
 	"math/rand"
@@ -17,6 +18,8 @@ import (
 	"github.com/denorm/denorm/store/pebble"
 	"github.com/denorm/denorm/write"
 )
+
+var partitionsHistories = flag.Int("partitions-histories", 60, "histories TestPartitionsAdded runs")
 
 // TestPartitionsAdded breaks the writer's assumption that an entity's
 // events come from one log stream at a time (docs/writer.md, A3), the way a
@@ -37,35 +40,43 @@ func TestPartitionsAdded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := 60
+	n := *partitionsHistories
 	if raceEnabled {
-		n = 6
+		n = min(n, 6)
 	}
-	split, differed := 0, 0
+	split := 0
+	var differed [2]int // at once, scheduled
 	for h := range n {
 		st, err := pebble.Open(ctx, t.TempDir(), pebble.Options{Durability: store.AsyncWAL, Clock: func() int64 { return now }, MemTableSize: 1 << 20})
 		if err != nil {
 			t.Fatal(err)
 		}
-		s, d := partitionsHistory(t, plan, st, int64(20261207+h), now)
+		// Every other history runs the writers in a seeded schedule.
+		s, d := partitionsHistory(t, plan, st, int64(20261207+h), now, h%2 == 1)
 		st.Close()
 		if s {
 			split++
 		}
 		if d {
-			differed++
+			differed[h%2]++
 		}
 	}
 	if split < n/2 {
 		t.Errorf("only %d of %d histories gave the new partition events", split, n)
 	}
-	t.Logf("%d of %d histories split an entity's events over two partitions; %d left differences for the repair", split, n, differed)
+	// The schedule holds one writer at its first write while the other
+	// writes, in half its turns: it must leave the repairs something.
+	if n >= 60 && differed[1] < n/20 {
+		t.Errorf("the scheduled writers left differences in %d of %d histories", differed[1], n/2)
+	}
+	t.Logf("%d of %d histories split an entity's events over two partitions; %d at once and %d scheduled left differences for the repair", split, n, differed[0], differed[1])
 }
 
 // partitionsHistory checks one history of TestPartitionsAdded, the two
-// writers writing to got; it reports whether the history gave the new
-// partition events and whether the writers left differences.
-func partitionsHistory(t *testing.T, plan *schema.Plan, got store.Store, seed, now int64) (split, differed bool) {
+// writers writing to got at once, or if scheduled in the turns a seeded
+// schedule gives them (applyScheduled); it reports whether the history
+// gave the new partition events and whether the writers left differences.
+func partitionsHistory(t *testing.T, plan *schema.Plan, got store.Store, seed, now int64, scheduled bool) (split, differed bool) {
 	ctx := context.Background()
 	clock := func() int64 { return now }
 	r := rand.New(rand.NewSource(seed))
@@ -83,21 +94,25 @@ func partitionsHistory(t *testing.T, plan *schema.Plan, got store.Store, seed, n
 	}
 	apply(t, ctx, write.New(plan, want, write.Options{Clock: clock}), evs)
 
-	var wg sync.WaitGroup
-	for _, s := range streams {
-		w := write.New(plan, got, write.Options{Clock: clock})
-		b := rand.New(rand.NewSource(seed + int64(len(s))))
-		wg.Go(func() {
-			for off := 0; off < len(s); {
-				end := min(off+1+b.Intn(4), len(s))
-				apply(t, ctx, w, s[off:end])
-				off = end
-			}
-		})
-	}
-	wg.Wait()
-	if t.Failed() {
-		t.FailNow()
+	if scheduled {
+		applyScheduled(t, ctx, plan, got, clock, r, streams)
+	} else {
+		var wg sync.WaitGroup
+		for _, s := range streams {
+			w := write.New(plan, got, write.Options{Clock: clock})
+			b := rand.New(rand.NewSource(seed + int64(len(s))))
+			wg.Go(func() {
+				for off := 0; off < len(s); {
+					end := min(off+1+b.Intn(4), len(s))
+					apply(t, ctx, w, s[off:end])
+					off = end
+				}
+			})
+		}
+		wg.Wait()
+		if t.Failed() {
+			t.FailNow()
+		}
 	}
 	differed = run(t, ctx, plan, got, Options{DryRun: true}).Differences() > 0
 	// The first repair empties a primary row the entity was left live in
@@ -114,6 +129,58 @@ func partitionsHistory(t *testing.T, plan *schema.Plan, got store.Store, seed, n
 		t.Fatalf("seed %d: differences after the repair:\n%s", seed, reportText(t, rep))
 	}
 	return len(streams[1]) > 0, differed
+}
+
+// applyScheduled applies the two streams, each cut into batches, by two
+// writers in turns a seeded schedule picks: a writer's batch alone, or
+// held at its first write (its reads done) while the other writer's next
+// batch runs to its end, then let go. The second is the lost update two
+// partitions of one entity make; the schedule makes it reproducible, where
+// goroutines make it when the scheduler happens to.
+func applyScheduled(t *testing.T, ctx context.Context, plan *schema.Plan, got store.Store, clock func() int64, r *rand.Rand, streams [2][]*event.Event) {
+	var batches [2][][]*event.Event
+	var ws [2]*write.Writer
+	var gates [2]*testenv.GateStore
+	for i, s := range streams {
+		for off := 0; off < len(s); {
+			end := min(off+1+r.Intn(4), len(s))
+			batches[i] = append(batches[i], s[off:end])
+			off = end
+		}
+		var gs store.Store
+		gs, gates[i] = testenv.Gate(got)
+		ws[i] = write.New(plan, gs, write.Options{Clock: clock})
+	}
+	var next [2]int
+	for next[0] < len(batches[0]) || next[1] < len(batches[1]) {
+		a := r.Intn(2)
+		if next[a] == len(batches[a]) {
+			a = 1 - a
+		}
+		o := 1 - a
+		if next[o] == len(batches[o]) || r.Intn(2) == 0 {
+			apply(t, ctx, ws[a], batches[a][next[a]])
+			next[a]++
+			continue
+		}
+		gates[a].Arm()
+		done := make(chan struct{})
+		var rej []write.Rejected
+		var err error
+		go func() {
+			defer close(done)
+			_, rej, err = ws[a].Apply(ctx, batches[a][next[a]])
+		}()
+		gates[a].Held(done)
+		apply(t, ctx, ws[o], batches[o][next[o]])
+		gates[a].Release()
+		<-done
+		if err != nil || len(rej) > 0 {
+			t.Fatalf("apply of stream %d, batch %d: %v, refused %v", a, next[a], err, rej)
+		}
+		next[a]++
+		next[o]++
+	}
 }
 
 // repartition gives the events log positions as a topic of one partition
