@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math/rand"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -199,4 +200,83 @@ func repartition(evs []*event.Event, cut int, entityOf func(*event.Event) string
 		out[p] = append(out[p], e)
 	}
 	return out
+}
+
+// TestDeleteBeforeTheOtherWriterWrote is the history of TestPartitionsAdded
+// that left an order live after its delete (seed 20261420): the writer of
+// the new partition reads the order's empty locator row and is held at its
+// first write, with the order moved and deleted in its batch; the writer of
+// the old partition writes the order's first state in a row the first
+// never read; the first then writes its move and delete. The second skips
+// the order's later events (a delete, a move) as older than the delete it
+// finds recorded, so nothing empties the row it wrote. The job must take
+// that row as left behind by the delete, and the store end as the log in
+// order leaves it.
+func TestDeleteBeforeTheOtherWriterWrote(t *testing.T) {
+	ctx := context.Background()
+	plan, err := schema.Load("../examples/orders.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 12, 7, 12, 0, 0, 0, time.UTC).UnixMilli()
+	clock := func() int64 { return now }
+	order := func(v int64, customer string, placed int64, stream string, offset int64) *event.Event {
+		e, err := event.Decode(plan, []byte(fmt.Sprintf(`{"entity":"order","key":{"orderId":"o1"},"version":%d,"state":{"orderId":"o1","customerId":%q,"status":"OPEN","placedAt":%d,"totalCents":5,"items":[]}}`, v, customer, placed)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.Stream, e.Offset = stream, offset
+		return e
+	}
+	del := func(v int64, stream string, offset int64) *event.Event {
+		e, err := event.Decode(plan, []byte(fmt.Sprintf(`{"entity":"order","op":"delete","key":{"orderId":"o1"},"version":%d}`, v)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.Stream, e.Offset = stream, offset
+		return e
+	}
+	p1, p2 := now-5000, now-4000
+	old := []*event.Event{order(1, "c3", p1, "orders-0", 0), del(2, "orders-0", 1), order(3, "c1", p2, "orders-0", 2)}
+	moved := []*event.Event{order(4, "c3", p2, "orders-1", 0), del(5, "orders-1", 1)}
+
+	stores := &historyStores{t: t, clock: clock}
+	defer stores.close()
+	want := stores.create(plan)
+	apply(t, ctx, write.New(plan, want, write.Options{Clock: clock}), append(slices.Clone(old), moved...))
+
+	got := stores.create(plan)
+	gs, gate := testenv.Gate(got)
+	held := write.New(plan, gs, write.Options{Clock: clock})
+	other := write.New(plan, got, write.Options{Clock: clock})
+	gate.Arm()
+	finished := make(chan struct{})
+	var err2 error
+	go func() {
+		defer close(finished)
+		_, _, err2 = held.Apply(ctx, moved)
+	}()
+	if !gate.Held(finished) {
+		t.Fatal("the writer of the new partition wrote nothing")
+	}
+	apply(t, ctx, other, old[:1])
+	gate.Release()
+	<-finished
+	if err2 != nil {
+		t.Fatal(err2)
+	}
+	apply(t, ctx, other, old[1:])
+
+	dry := run(t, ctx, plan, got, Options{DryRun: true, Clock: clock})
+	if c := dry.kind(KindLocator); c.Stale != 1 {
+		t.Fatalf("a dry run found %s, want the row left behind (locator stale 1)", findings(dry))
+	}
+	for range 2 {
+		if rep := run(t, ctx, plan, got, Options{Clock: clock}); rep.Failed() != 0 {
+			t.Fatalf("the repair failed:\n%s", reportText(t, rep))
+		}
+	}
+	if d := testenv.DiffLines(testenv.View(t, ctx, got, plan), testenv.View(t, ctx, want, plan)); d != "" {
+		t.Fatalf("repaired twice, the store differs from the log in order (- got, + want):\n%s", d)
+	}
 }
