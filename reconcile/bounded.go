@@ -116,14 +116,15 @@ func (j *job) snapBounded(ctx context.Context, group []target) (*boundedSnap, er
 	return bs, nil
 }
 
-// superseded reports whether a primary row's Counted record is not its
-// entity's newest, which alone says what the totals hold of it (the
-// writer's invariant takes each entity's newest record). An entity that
-// moves (a change of a primary key field, followed by its locator) leaves
-// its record in the row it left, under the tombstone the move puts there,
-// and writes a newer one in the row it moves to; the rows it left are
-// unlisted from its locator row. So a row is checked against the rows its
-// locator lists: one holding a newer record makes its record a leftover.
+// superseded reports, for each row rows[k] with k in idx, whether its
+// Counted record is not its entity's newest, which alone says what the
+// totals hold of it (the writer's invariant takes each entity's newest
+// record). An entity that moves (a change of a primary key field, followed
+// by its locator) leaves its record in the row it left, under the
+// tombstone the move puts there, and writes a newer one in the row it
+// moves to; the rows it left are unlisted from its locator row. So a row
+// is checked against the rows its locator lists: one holding a newer
+// record makes its record a leftover.
 //
 // A live row is a leftover too while a move is half done: a writer that
 // died between writing the new row and putting the tombstone in the old
@@ -133,34 +134,68 @@ func (j *job) snapBounded(ctx context.Context, group []target) (*boundedSnap, er
 // window set a total to the entity counted twice, which the replay of the
 // move then left wrong. A live row is checked only against rows its
 // locator lists at a newer version, so an entity that never moved costs
-// the one read of its locator row.
-func (j *job) superseded(ctx context.Context, pk []byte, st *layout.State) (bool, error) {
-	if j.loc == nil || st.Counted == nil {
-		return false, nil
+// its locator row, read with the chunk's others in multi-gets; the Counted
+// cells of the rows listed at newer versions are one more multi-get.
+func (j *job) superseded(ctx context.Context, rows []store.Row, states []*layout.State, idx []int) ([]bool, error) {
+	old := make([]bool, len(rows))
+	if j.loc == nil {
+		return old, nil
 	}
-	lrow, err := layout.LocatorRow(j.prim, j.loc, pk)
-	if err != nil {
-		return false, fmt.Errorf("reconcile: locator row of %s row %s: %w", j.prim.Name, store.Printable(pk), err)
-	}
-	loc, err := j.st.Get(ctx, j.loc.Name, store.Get{Row: lrow, Columns: []store.Column{{Family: layout.BookFamily(j.loc)}}})
-	if err != nil {
-		return false, fmt.Errorf("reconcile: read locator row of %s row %s: %w", j.prim.Name, store.Printable(pk), err)
-	}
-	at, _ := layout.ReadLocation(j.loc, loc)
-	book := layout.BookFamily(j.prim)
-	for _, x := range at {
-		if bytes.Equal(x.Key, pk) || st.Exists() && x.Version <= st.Version {
+	var asked []int // the row of each locator Get
+	var gets []store.Get
+	for _, k := range idx {
+		if states[k].Counted == nil {
 			continue
 		}
-		r, err := j.st.Get(ctx, j.prim.Name, store.Get{Row: x.Key, Columns: []store.Column{{Family: book, Qualifier: layout.QualCounted}}})
+		lrow, err := layout.LocatorRow(j.prim, j.loc, rows[k].Key)
 		if err != nil {
-			return false, fmt.Errorf("reconcile: read %s row %s: %w", j.prim.Name, store.Printable(x.Key), err)
+			return nil, fmt.Errorf("reconcile: locator row of %s row %s: %w", j.prim.Name, store.Printable(rows[k].Key), err)
 		}
-		if c, ok := r.Latest(book, layout.QualCounted); ok && c.Timestamp > st.CountedAt {
-			return true, nil
+		asked = append(asked, k)
+		gets = append(gets, store.Get{Row: lrow, Columns: []store.Column{{Family: layout.BookFamily(j.loc)}}})
+	}
+	locs, err := j.getMany(ctx, j.loc.Name, gets)
+	if err != nil {
+		return nil, fmt.Errorf("reconcile: read locator rows of %s: %w", j.loc.Name, err)
+	}
+	book := layout.BookFamily(j.prim)
+	var listed []int // the row each Get of a listed row is for
+	gets = gets[:0]
+	for i, k := range asked {
+		at, _ := layout.ReadLocation(j.loc, locs[i])
+		st := states[k]
+		for _, x := range at {
+			if bytes.Equal(x.Key, rows[k].Key) || st.Exists() && x.Version <= st.Version {
+				continue
+			}
+			listed = append(listed, k)
+			gets = append(gets, store.Get{Row: x.Key, Columns: []store.Column{{Family: book, Qualifier: layout.QualCounted}}})
 		}
 	}
-	return false, nil
+	recs, err := j.getMany(ctx, j.prim.Name, gets)
+	if err != nil {
+		return nil, fmt.Errorf("reconcile: read %s rows its locator lists: %w", j.prim.Name, err)
+	}
+	for i, r := range recs {
+		k := listed[i]
+		if c, ok := r.Latest(book, layout.QualCounted); ok && c.Timestamp > states[k].CountedAt {
+			old[k] = true
+		}
+	}
+	return old, nil
+}
+
+// getMany reads gets in multi-gets of locatorChunk rows.
+func (j *job) getMany(ctx context.Context, table string, gets []store.Get) ([]store.Row, error) {
+	out := make([]store.Row, 0, len(gets))
+	for lo := 0; lo < len(gets); lo += locatorChunk {
+		rows, err := store.GetMany(ctx, j.st, table, gets[lo:min(len(gets), lo+locatorChunk)])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, rows...)
+	}
+	return out, nil
 }
 
 // count adds what one primary row's Counted record says the group's

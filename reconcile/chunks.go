@@ -110,15 +110,22 @@ func (a *arena) copy(r store.Row) store.Row {
 // forEachRow calls fn for every row on n goroutines; goroutine g takes rows
 // g, g+n, ..., so fn may keep state per g.
 func forEachRow(ctx context.Context, n int, rows []store.Row, fn func(g int, row store.Row) error) error {
-	n = max(1, min(n, len(rows)))
+	return forEachIndex(n, len(rows), func(g, k int) error { return fn(g, rows[k]) })
+}
+
+// forEachIndex calls fn(g, k) for k in [0, count) on n goroutines, g
+// being the goroutine's number (k mod n), so that fn may keep per-g
+// results without locks.
+func forEachIndex(n, count int, fn func(g, k int) error) error {
+	n = max(1, min(n, count))
 	errs := make([]error, n)
 	var wg sync.WaitGroup
 	for g := 0; g < n; g++ {
 		wg.Add(1)
 		go func(g int) {
 			defer wg.Done()
-			for k := g; k < len(rows); k += n {
-				if errs[g] = fn(g, rows[k]); errs[g] != nil {
+			for k := g; k < count; k += n {
+				if errs[g] = fn(g, k); errs[g] != nil {
 					return
 				}
 			}

@@ -95,21 +95,35 @@ func (j *job) diffGroup(ctx context.Context, rep *Report, group []target) error 
 	}
 	covered := func(table string, row []byte) bool { return bs.covers(j, table, row) }
 	err = j.scanChunks(ctx, keyRange{}, func(rows []store.Row) error {
-		err := forEachRow(ctx, n, rows, func(g int, row store.Row) error {
-			state, err := layout.ReadStateSkipping(j.sp, j.ent, j.prim, row, layout.SkipPending)
-			if err != nil {
+		states := make([]*layout.State, len(rows))
+		naming := make([]bool, len(rows))
+		err := forEachIndex(n, len(rows), func(_, k int) error {
+			var err error
+			if states[k], err = layout.ReadStateSkipping(j.sp, j.ent, j.prim, rows[k], layout.SkipPending); err != nil {
 				return fmt.Errorf("reconcile: %w", err)
 			}
-			// Only a record the group's rows count is worth the reads that
-			// tell a moved entity's leftover.
-			old := false
-			if bs.names(j, state.Counted) {
-				if old, err = j.superseded(ctx, row.Key, state); err != nil {
-					return err
-				}
-				if !old {
-					bs.count(j, state)
-				}
+			naming[k] = bs.names(j, states[k].Counted)
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		// Only a record the group's rows count is worth the reads that
+		// tell a moved entity's leftover.
+		var idx []int
+		for k, ok := range naming {
+			if ok {
+				idx = append(idx, k)
+			}
+		}
+		old, err := j.superseded(ctx, rows, states, idx)
+		if err != nil {
+			return err
+		}
+		err = forEachIndex(n, len(rows), func(g, k int) error {
+			row, state := rows[k], states[k]
+			if naming[k] && !old[k] {
+				bs.count(j, state)
 			}
 			if !state.Exists() {
 				return nil
@@ -120,7 +134,7 @@ func (j *job) diffGroup(ctx context.Context, rep *Report, group []target) error 
 			}
 			// A live row a move left behind is not re-recorded: its
 			// entity's newest record is in another row.
-			if len(bs.in) > 0 && !old {
+			if len(bs.in) > 0 && !old[k] {
 				if counts, missing, stale := recount(state, d.Increments, covered, bs.share); len(counts) > 0 {
 					adopts[g] = append(adopts[g], newAdoption(row, state, book, counts, missing, stale))
 				}

@@ -80,8 +80,8 @@ func (w *worker) locators(ctx context.Context) error {
 			ok := len(at) > 0 || tomb > 0
 			if n.live {
 				ok = layout.Listed(at, n.pk)
-				if ok && (len(at) > 1 || tomb > n.v) {
-					left, err := w.leftBehind(ctx, n, at, tomb, gets[lo+k].Row)
+				if ok && len(at) > 1 {
+					left, err := w.leftBehind(ctx, n, at, gets[lo+k].Row)
 					if err != nil || left {
 						return err
 					}
@@ -108,28 +108,31 @@ func (w *worker) locators(ctx context.Context) error {
 // locatorChunk is the locator rows one multi-get reads.
 const locatorChunk = 128
 
-// leftBehind checks a live primary row whose locator row lists others too,
-// or records a delete newer than the row's state (tomb). The writer keeps
-// one live row per entity: a move writes the row moved to and empties the
-// row left, and a delete empties every row the locator lists. Two writers
-// applying one entity's events at once (its events in two log streams, as
-// when partitions are added to a keyed topic: docs/kafka.md) can each move
-// it from the row it read, and leave it live in two rows; or one can move
-// and delete it in a row the other had not written yet, and the other then
-// write it there and skip its own later events as older than the delete,
-// leaving it live in a row nothing will empty. A row whose state is older
-// than another listed row's state (live or deleted) or than the delete
-// record is left behind, and the repair does what the move or the delete
-// would have: a tombstone at the newest version, and the row unlisted
-// below it. Its copies are then orphans, which the next run deletes (this
-// run derived them from the live state it read). It reports whether n's
-// row was left behind (counted stale).
-func (w *worker) leftBehind(ctx context.Context, n locNeed, at []layout.Location, tomb int64, locRow []byte) (bool, error) {
+// leftBehind checks a live primary row whose locator row lists others too.
+// The writer keeps one live row per entity: a move writes the row moved to
+// and empties the row left, and a delete empties every row the locator
+// lists. Two writers applying one entity's events at once (its events in
+// two log streams, as when partitions are added to a keyed topic:
+// docs/kafka.md) can each move it from the row it read, and leave it live
+// in two rows; or one can move it and delete it in the row moved to before
+// the other writes the row it read as the entity's, and the other then
+// skips its own later events as older than that delete, leaving the
+// entity live in a row nothing will empty. A row whose state is older than
+// another listed row's state (live, or a tombstone) is left behind, and
+// the repair does what the move or the delete would have: a tombstone at
+// the newer version, and the row unlisted below it. Its copies are then
+// orphans, which the next run deletes (this run derived them from the live
+// state it read). It reports whether n's row was left behind (counted
+// stale).
+//
+// A delete that the locator row alone records (the entity never written
+// where the deleting writer looked) is not enough: a writer that died
+// after recording it and before emptying the rows leaves the same store,
+// and its replay empties them and their copies; a tombstone put first
+// would make it skip that work.
+func (w *worker) leftBehind(ctx context.Context, n locNeed, at []layout.Location, locRow []byte) (bool, error) {
 	j := w.j
 	var newest int64
-	if tomb > n.v {
-		newest = tomb
-	}
 	for _, x := range at {
 		if bytes.Equal(x.Key, n.pk) {
 			continue

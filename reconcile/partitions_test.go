@@ -205,11 +205,11 @@ func repartition(evs []*event.Event, cut int, entityOf func(*event.Event) string
 // TestDeleteBeforeTheOtherWriterWrote is the history of TestPartitionsAdded
 // that left an order live after its delete (seed 20261420): the writer of
 // the new partition reads the order's empty locator row and is held at its
-// first write, with the order moved and deleted in its batch; the writer of
-// the old partition writes the order's first state in a row the first
-// never read; the first then writes its move and delete. The second skips
-// the order's later events (a delete, a move) as older than the delete it
-// finds recorded, so nothing empties the row it wrote. The job must take
+// first write, of the order's state in a new row; the writer of the old
+// partition writes the order's first state in a row the first never read;
+// the first then writes its state, and deletes the order in its row. The
+// second skips the order's later events (a delete, a move) as older than
+// that delete, so nothing empties the row it wrote. The job must take
 // that row as left behind by the delete, and the store end as the log in
 // order leaves it.
 func TestDeleteBeforeTheOtherWriterWrote(t *testing.T) {
@@ -246,27 +246,41 @@ func TestDeleteBeforeTheOtherWriterWrote(t *testing.T) {
 	apply(t, ctx, write.New(plan, want, write.Options{Clock: clock}), append(slices.Clone(old), moved...))
 
 	got := stores.create(plan)
-	gs, gate := testenv.Gate(got)
-	held := write.New(plan, gs, write.Options{Clock: clock})
-	other := write.New(plan, got, write.Options{Clock: clock})
-	gate.Arm()
-	finished := make(chan struct{})
-	var err2 error
-	go func() {
-		defer close(finished)
-		_, _, err2 = held.Apply(ctx, moved)
-	}()
-	if !gate.Held(finished) {
-		t.Fatal("the writer of the new partition wrote nothing")
+	gsOld, gateOld := testenv.Gate(got)
+	gsNew, gateNew := testenv.Gate(got)
+	wOld := write.New(plan, gsOld, write.Options{Clock: clock})
+	wNew := write.New(plan, gsNew, write.Options{Clock: clock})
+	// hold starts w on evs and returns once gate holds it at its first
+	// write; the returned func lets it go and waits for it.
+	hold := func(w *write.Writer, gate *testenv.GateStore, evs []*event.Event) func() {
+		gate.Arm()
+		finished := make(chan struct{})
+		var err error
+		go func() {
+			defer close(finished)
+			_, _, err = w.Apply(ctx, evs)
+		}()
+		if !gate.Held(finished) {
+			t.Fatal("the held writer wrote nothing")
+		}
+		return func() {
+			gate.Release()
+			<-finished
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
-	apply(t, ctx, other, old[:1])
-	gate.Release()
-	<-finished
-	if err2 != nil {
-		t.Fatal(err2)
-	}
-	apply(t, ctx, other, old[1:])
-
+	// The old partition's writer reads the order's empty locator row; the
+	// new one moves the order in, then reads its locator row for the
+	// delete; the old one writes the order where it read it new; the new
+	// one deletes it where it knows it.
+	letOld := hold(wOld, gateOld, old[:1])
+	apply(t, ctx, wNew, moved[:1])
+	letNew := hold(wNew, gateNew, moved[1:])
+	letOld()
+	letNew()
+	apply(t, ctx, wOld, old[1:])
 	dry := run(t, ctx, plan, got, Options{DryRun: true, Clock: clock})
 	if c := dry.kind(KindLocator); c.Stale != 1 {
 		t.Fatalf("a dry run found %s, want the row left behind (locator stale 1)", findings(dry))
