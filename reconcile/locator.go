@@ -80,10 +80,16 @@ func (w *worker) locators(ctx context.Context) error {
 			ok := len(at) > 0 || tomb > 0
 			if n.live {
 				ok = layout.Listed(at, n.pk)
-				if ok && len(at) > 1 {
-					left, err := w.leftBehind(ctx, n, at, gets[lo+k].Row)
-					if err != nil || left {
+				// Listed beside others, or unlisted while others are
+				// listed (a writer that moved the entity from this row
+				// before the other writer wrote it).
+				if len(at) > 1 || !ok && len(at) > 0 {
+					left, err := w.leftBehind(ctx, n, ok, at, gets[lo+k].Row)
+					if err != nil {
 						return err
+					}
+					if left {
+						continue
 					}
 				}
 			}
@@ -108,7 +114,8 @@ func (w *worker) locators(ctx context.Context) error {
 // locatorChunk is the locator rows one multi-get reads.
 const locatorChunk = 128
 
-// leftBehind checks a live primary row whose locator row lists others too.
+// leftBehind checks a live primary row (listed or not) whose locator row
+// lists other rows.
 // The writer keeps one live row per entity: a move writes the row moved to
 // and empties the row left, and a delete empties every row the locator
 // lists. Two writers applying one entity's events at once (its events in
@@ -117,7 +124,9 @@ const locatorChunk = 128
 // in two rows; or one can move it and delete it in the row moved to before
 // the other writes the row it read as the entity's, and the other then
 // skips its own later events as older than that delete, leaving the
-// entity live in a row nothing will empty. A row whose state is older than
+// entity live in a row nothing will empty; or one can move it from a row
+// the other has listed and not yet written (unlisting it), and the other
+// then write it there, live and unlisted. A row whose state is older than
 // another listed row's state (live, or a tombstone) is left behind, and
 // the repair does what the move or the delete would have: a tombstone at
 // the newer version, and the row unlisted below it. Its copies are then
@@ -130,7 +139,7 @@ const locatorChunk = 128
 // after recording it and before emptying the rows leaves the same store,
 // and its replay empties them and their copies; a tombstone put first
 // would make it skip that work.
-func (w *worker) leftBehind(ctx context.Context, n locNeed, at []layout.Location, locRow []byte) (bool, error) {
+func (w *worker) leftBehind(ctx context.Context, n locNeed, listed bool, at []layout.Location, locRow []byte) (bool, error) {
 	j := w.j
 	var newest int64
 	for _, x := range at {
@@ -154,7 +163,7 @@ func (w *worker) leftBehind(ctx context.Context, n locNeed, at []layout.Location
 	}
 	w.rep.kind(KindLocator).Stale++
 	empty := []store.Mutation{{Kind: store.Put, Family: layout.BookFamily(j.prim), Qualifier: layout.QualTombstone, Timestamp: newest}}
-	if err := j.fix(ctx, w.rep, KindLocator, j.prim.Name, n.pk, empty); err != nil {
+	if err := j.fix(ctx, w.rep, KindLocator, j.prim.Name, n.pk, empty); err != nil || !listed {
 		return true, err
 	}
 	unlist := []store.Mutation{{Kind: store.DeleteColumn, Family: layout.BookFamily(j.loc), Qualifier: layout.LocationQualifier(n.pk), Timestamp: newest - 1}}

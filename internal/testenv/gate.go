@@ -19,7 +19,7 @@ type GateStore struct {
 	store.Store
 	mu       sync.Mutex
 	changed  *sync.Cond
-	armed    bool
+	armed    int // the write calls still to pass before the gate closes, plus one; 0: not armed
 	closed   bool
 	inFlight int
 }
@@ -35,10 +35,15 @@ func Gate(st store.Store) (store.Store, *GateStore) {
 }
 
 // Arm makes the next write call close the gate.
-func (g *GateStore) Arm() {
+func (g *GateStore) Arm() { g.ArmAt(1) }
+
+// ArmAt makes the n-th write call from now close the gate (the ones
+// before it pass): a writer's first write is its locator rows, its second
+// its primary rows.
+func (g *GateStore) ArmAt(n int) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.armed = true
+	g.armed = n
 }
 
 // Held waits until the gate is closed with no call under way, or done is
@@ -74,7 +79,7 @@ func (g *GateStore) Held(done <-chan struct{}) bool {
 func (g *GateStore) Release() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.armed, g.closed = false, false
+	g.armed, g.closed = 0, false
 	g.changed.Broadcast()
 }
 
@@ -83,9 +88,11 @@ func (g *GateStore) Release() {
 func (g *GateStore) enter(write bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if write && g.armed {
-		g.armed, g.closed = false, true
-		g.changed.Broadcast()
+	if write && g.armed > 0 {
+		if g.armed--; g.armed == 0 {
+			g.closed = true
+			g.changed.Broadcast()
+		}
 	}
 	for g.closed {
 		g.changed.Wait()
