@@ -135,7 +135,9 @@ func (j *job) snapBounded(ctx context.Context, group []target) (*boundedSnap, er
 // move then left wrong. A live row is checked only against rows its
 // locator lists at a newer version, so an entity that never moved costs
 // its locator row, read with the chunk's others in multi-gets; the Counted
-// cells of the rows listed at newer versions are one more multi-get.
+// cells of the rows listed at newer versions are one more multi-get. A
+// record older than the delete its locator row records is a leftover
+// whatever the rows hold (locator.go, leftBehind, says why).
 func (j *job) superseded(ctx context.Context, rows []store.Row, states []*layout.State, idx []int) ([]bool, error) {
 	old := make([]bool, len(rows))
 	if j.loc == nil {
@@ -162,8 +164,16 @@ func (j *job) superseded(ctx context.Context, rows []store.Row, states []*layout
 	var listed []int // the row each Get of a listed row is for
 	gets = gets[:0]
 	for i, k := range asked {
-		at, _ := layout.ReadLocation(j.loc, locs[i])
+		at, tomb := layout.ReadLocation(j.loc, locs[i])
 		st := states[k]
+		// A delete recorded after the record was written: the deleting
+		// writer records it after emptying the rows it knows, and wrote
+		// no record here, so it never knew this row (a second log stream
+		// of the entity); the row is left behind, and counts nothing.
+		if tomb > st.CountedAt {
+			old[k] = true
+			continue
+		}
 		for _, x := range at {
 			if bytes.Equal(x.Key, rows[k].Key) || st.Exists() && x.Version <= st.Version {
 				continue

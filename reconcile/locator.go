@@ -83,8 +83,8 @@ func (w *worker) locators(ctx context.Context) error {
 				// Listed beside others, or unlisted while others are
 				// listed (a writer that moved the entity from this row
 				// before the other writer wrote it).
-				if len(at) > 1 || !ok && len(at) > 0 {
-					left, err := w.leftBehind(ctx, n, ok, at, gets[lo+k].Row)
+				if len(at) > 1 || !ok && len(at) > 0 || tomb > n.v {
+					left, err := w.leftBehind(ctx, n, ok, at, tomb, gets[lo+k].Row)
 					if err != nil {
 						return err
 					}
@@ -115,8 +115,7 @@ func (w *worker) locators(ctx context.Context) error {
 const locatorChunk = 128
 
 // leftBehind checks a live primary row (listed or not) whose locator row
-// lists other rows.
-// The writer keeps one live row per entity: a move writes the row moved to
+// lists other rows, or records a newer delete. The writer keeps one live row per entity: a move writes the row moved to
 // and empties the row left, and a delete empties every row the locator
 // lists. Two writers applying one entity's events at once (its events in
 // two log streams, as when partitions are added to a keyed topic:
@@ -134,14 +133,19 @@ const locatorChunk = 128
 // state it read). It reports whether n's row was left behind (counted
 // stale).
 //
-// A delete that the locator row alone records (the entity never written
-// where the deleting writer looked) is not enough: a writer that died
-// after recording it and before emptying the rows leaves the same store,
-// and its replay empties them and their copies; a tombstone put first
-// would make it skip that work.
-func (w *worker) leftBehind(ctx context.Context, n locNeed, listed bool, at []layout.Location, locRow []byte) (bool, error) {
+// A delete the locator row records newer than the row's state leaves it
+// behind too: the writer records a delete of an entity it knows rows of
+// only after emptying them (write/locate.go), so the deleting writer never
+// knew of this row, and nothing else will empty it. (A writer before that
+// order recorded the delete first: a crash between left the same store,
+// and a repair then made its replay skip deleting the row's copies, which
+// the next run deleted as orphans.)
+func (w *worker) leftBehind(ctx context.Context, n locNeed, listed bool, at []layout.Location, tomb int64, locRow []byte) (bool, error) {
 	j := w.j
 	var newest int64
+	if tomb > n.v {
+		newest = tomb
+	}
 	for _, x := range at {
 		if bytes.Equal(x.Key, n.pk) {
 			continue

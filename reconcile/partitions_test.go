@@ -208,16 +208,24 @@ func repartition(evs []*event.Event, cut int, entityOf func(*event.Event) string
 	return out
 }
 
-// TestDeleteBeforeTheOtherWriterWrote is the history of TestPartitionsAdded
-// that left an order live after its delete (seed 20261420): the writer of
-// the new partition reads the order's empty locator row and is held at its
-// first write, of the order's state in a new row; the writer of the old
-// partition writes the order's first state in a row the first never read;
-// the first then writes its state, and deletes the order in its row. The
-// second skips the order's later events (a delete, a move) as older than
-// that delete, so nothing empties the row it wrote. The job must take
-// that row as left behind by the delete, and the store end as the log in
-// order leaves it.
+// TestDeleteBeforeTheOtherWriterWrote replays two histories of
+// TestPartitionsAdded that left an order live after its delete. In both
+// the old partition's writer reads the order's empty locator row and is
+// held at its first write, and writes the order's first state in a row
+// only after the new partition's writer deleted the order:
+//
+//   - moved, then deleted (seed 20261420, scheduled): the new writer moved
+//     the order into a row of its own, and deletes it there, never knowing
+//     the old writer's row;
+//   - deleted only (seed 20262298, scheduled): the new writer's batch moves
+//     the order in and deletes it, which folds to a delete of an entity no
+//     row holds, recorded in the locator row alone.
+//
+// The old writer then skips the order's later events (a delete, a move) as
+// older than that delete, so nothing empties the row it wrote, and the
+// bounded daily_units keeps counting the order's item. The job must take
+// the row as left behind by the delete, and the store end as the log in
+// order leaves it, totals included.
 func TestDeleteBeforeTheOtherWriterWrote(t *testing.T) {
 	ctx := context.Background()
 	plan, err := schema.Load("../examples/orders.yaml")
@@ -227,7 +235,7 @@ func TestDeleteBeforeTheOtherWriterWrote(t *testing.T) {
 	now := time.Date(2026, 12, 7, 12, 0, 0, 0, time.UTC).UnixMilli()
 	clock := func() int64 { return now }
 	order := func(v int64, customer string, placed int64, stream string, offset int64) *event.Event {
-		e, err := event.Decode(plan, []byte(fmt.Sprintf(`{"entity":"order","key":{"orderId":"o1"},"version":%d,"state":{"orderId":"o1","customerId":%q,"status":"OPEN","placedAt":%d,"totalCents":5,"items":[]}}`, v, customer, placed)))
+		e, err := event.Decode(plan, []byte(fmt.Sprintf(`{"entity":"order","key":{"orderId":"o1"},"version":%d,"state":{"orderId":"o1","customerId":%q,"status":"OPEN","placedAt":%d,"totalCents":5,"items":[{"line":1,"sku":"s1","quantity":3,"name":"n","priceCents":5}]}}`, v, customer, placed)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -245,59 +253,70 @@ func TestDeleteBeforeTheOtherWriterWrote(t *testing.T) {
 	p1, p2 := now-5000, now-4000
 	old := []*event.Event{order(1, "c3", p1, "orders-0", 0), del(2, "orders-0", 1), order(3, "c1", p2, "orders-0", 2)}
 	moved := []*event.Event{order(4, "c3", p2, "orders-1", 0), del(5, "orders-1", 1)}
+	for _, c := range []struct {
+		name string
+		// split: the new writer's move and delete are two batches, the
+		// old writer held while the first runs, the new one held at the
+		// second's first write while the old one writes.
+		split bool
+	}{{"moved, then deleted", true}, {"deleted only", false}} {
+		t.Run(c.name, func(t *testing.T) {
+			stores := &historyStores{t: t, clock: clock}
+			defer stores.close()
+			want := stores.create(plan)
+			apply(t, ctx, write.New(plan, want, write.Options{Clock: clock}), append(slices.Clone(old), moved...))
 
-	stores := &historyStores{t: t, clock: clock}
-	defer stores.close()
-	want := stores.create(plan)
-	apply(t, ctx, write.New(plan, want, write.Options{Clock: clock}), append(slices.Clone(old), moved...))
-
-	got := stores.create(plan)
-	gsOld, gateOld := testenv.Gate(got)
-	gsNew, gateNew := testenv.Gate(got)
-	wOld := write.New(plan, gsOld, write.Options{Clock: clock})
-	wNew := write.New(plan, gsNew, write.Options{Clock: clock})
-	// hold starts w on evs and returns once gate holds it at its first
-	// write; the returned func lets it go and waits for it.
-	hold := func(w *write.Writer, gate *testenv.GateStore, evs []*event.Event) func() {
-		gate.Arm()
-		finished := make(chan struct{})
-		var err error
-		go func() {
-			defer close(finished)
-			_, _, err = w.Apply(ctx, evs)
-		}()
-		if !gate.Held(finished) {
-			t.Fatal("the held writer wrote nothing")
-		}
-		return func() {
-			gate.Release()
-			<-finished
-			if err != nil {
-				t.Fatal(err)
+			got := stores.create(plan)
+			gsOld, gateOld := testenv.Gate(got)
+			gsNew, gateNew := testenv.Gate(got)
+			wOld := write.New(plan, gsOld, write.Options{Clock: clock})
+			wNew := write.New(plan, gsNew, write.Options{Clock: clock})
+			// hold starts w on evs and returns once gate holds it at its
+			// first write; the returned func lets it go and waits for it.
+			hold := func(w *write.Writer, gate *testenv.GateStore, evs []*event.Event) func() {
+				gate.Arm()
+				finished := make(chan struct{})
+				var err error
+				go func() {
+					defer close(finished)
+					_, _, err = w.Apply(ctx, evs)
+				}()
+				if !gate.Held(finished) {
+					t.Fatal("the held writer wrote nothing")
+				}
+				return func() {
+					gate.Release()
+					<-finished
+					if err != nil {
+						t.Fatal(err)
+					}
+				}
 			}
-		}
-	}
-	// The old partition's writer reads the order's empty locator row; the
-	// new one moves the order in, then reads its locator row for the
-	// delete; the old one writes the order where it read it new; the new
-	// one deletes it where it knows it.
-	letOld := hold(wOld, gateOld, old[:1])
-	apply(t, ctx, wNew, moved[:1])
-	letNew := hold(wNew, gateNew, moved[1:])
-	letOld()
-	letNew()
-	apply(t, ctx, wOld, old[1:])
-	dry := run(t, ctx, plan, got, Options{DryRun: true, Clock: clock})
-	if c := dry.kind(KindLocator); c.Stale != 1 {
-		t.Fatalf("a dry run found %s, want the row left behind (locator stale 1)", findings(dry))
-	}
-	for range 2 {
-		if rep := run(t, ctx, plan, got, Options{Clock: clock}); rep.Failed() != 0 {
-			t.Fatalf("the repair failed:\n%s", reportText(t, rep))
-		}
-	}
-	if d := testenv.DiffLines(testenv.View(t, ctx, got, plan), testenv.View(t, ctx, want, plan)); d != "" {
-		t.Fatalf("repaired twice, the store differs from the log in order (- got, + want):\n%s", d)
+			letOld := hold(wOld, gateOld, old[:1])
+			if c.split {
+				apply(t, ctx, wNew, moved[:1])
+				letNew := hold(wNew, gateNew, moved[1:])
+				letOld()
+				letNew()
+			} else {
+				apply(t, ctx, wNew, moved)
+				letOld()
+			}
+			apply(t, ctx, wOld, old[1:])
+
+			dry := run(t, ctx, plan, got, Options{DryRun: true, Clock: clock})
+			if c := dry.kind(KindLocator); c.Stale != 1 {
+				t.Fatalf("a dry run found %s, want the row left behind (locator stale 1)", findings(dry))
+			}
+			for range 2 {
+				if rep := run(t, ctx, plan, got, Options{Clock: clock}); rep.Failed() != 0 {
+					t.Fatalf("the repair failed:\n%s", reportText(t, rep))
+				}
+			}
+			if d := testenv.DiffLines(testenv.View(t, ctx, got, plan), testenv.View(t, ctx, want, plan)); d != "" {
+				t.Fatalf("repaired twice, the store differs from the log in order (- got, + want):\n%s", d)
+			}
+		})
 	}
 }
 

@@ -36,7 +36,19 @@ func (w *Writer) locatorMutations(ep *entityPlan, stats *Stats) (before, after [
 	}
 	fam := layout.BookFamily(loc.table)
 	if ep.deleted {
-		before = append(before, store.Mutation{Kind: store.Put, Family: fam, Qualifier: layout.QualTombstone, Timestamp: ep.version})
+		// A delete of an entity the locator lists rows of is recorded
+		// after the rows are emptied, so that a locator row recording a
+		// delete newer than a live row it lists means a row the deleting
+		// writer never knew of (reconcile repairs it: a second log stream
+		// of the entity), never a delete a crash cut short (whose replay
+		// finds the rows' tombstones and redoes the rest). The delete of
+		// an entity no row holds is recorded first: it is the only write.
+		tomb := store.Mutation{Kind: store.Put, Family: fam, Qualifier: layout.QualTombstone, Timestamp: ep.version}
+		if len(loc.at) > 0 {
+			after = append(after, tomb)
+		} else {
+			before = append(before, tomb)
+		}
 	}
 	if ep.key != nil && !loc.lists(ep.key) {
 		before = append(before, store.Mutation{Kind: store.Put, Family: fam, Qualifier: layout.LocationQualifier(ep.key), Timestamp: ep.version})
@@ -46,7 +58,14 @@ func (w *Writer) locatorMutations(ep *entityPlan, stats *Stats) (before, after [
 			after = append(after, store.Mutation{Kind: store.DeleteColumn, Family: fam, Qualifier: layout.LocationQualifier(x.Key), Timestamp: ep.version - 1})
 		}
 	}
-	stats.Cells[loc.table.Name] += len(before)
-	stats.Deletes[loc.table.Name] += len(after)
+	for _, ms := range [][]store.Mutation{before, after} {
+		for _, m := range ms {
+			if m.Kind == store.Put {
+				stats.Cells[loc.table.Name]++
+			} else {
+				stats.Deletes[loc.table.Name]++
+			}
+		}
+	}
 	return before, after
 }
