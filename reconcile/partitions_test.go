@@ -235,20 +235,10 @@ func TestDeleteBeforeTheOtherWriterWrote(t *testing.T) {
 	now := time.Date(2026, 12, 7, 12, 0, 0, 0, time.UTC).UnixMilli()
 	clock := func() int64 { return now }
 	order := func(v int64, customer string, placed int64, stream string, offset int64) *event.Event {
-		e, err := event.Decode(plan, []byte(fmt.Sprintf(`{"entity":"order","key":{"orderId":"o1"},"version":%d,"state":{"orderId":"o1","customerId":%q,"status":"OPEN","placedAt":%d,"totalCents":5,"items":[{"line":1,"sku":"s1","quantity":3,"name":"n","priceCents":5}]}}`, v, customer, placed)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		e.Stream, e.Offset = stream, offset
-		return e
+		return orderEvent(t, plan, fmt.Sprintf(`"version":%d,"state":{"orderId":"o1","customerId":%q,"status":"OPEN","placedAt":%d,"totalCents":5,"items":[{"line":1,"sku":"s1","quantity":3,"name":"n","priceCents":5}]}`, v, customer, placed), stream, offset)
 	}
 	del := func(v int64, stream string, offset int64) *event.Event {
-		e, err := event.Decode(plan, []byte(fmt.Sprintf(`{"entity":"order","op":"delete","key":{"orderId":"o1"},"version":%d}`, v)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		e.Stream, e.Offset = stream, offset
-		return e
+		return orderEvent(t, plan, fmt.Sprintf(`"op":"delete","version":%d`, v), stream, offset)
 	}
 	p1, p2 := now-5000, now-4000
 	old := []*event.Event{order(1, "c3", p1, "orders-0", 0), del(2, "orders-0", 1), order(3, "c1", p2, "orders-0", 2)}
@@ -271,31 +261,10 @@ func TestDeleteBeforeTheOtherWriterWrote(t *testing.T) {
 			gsNew, gateNew := testenv.Gate(got)
 			wOld := write.New(plan, gsOld, write.Options{Clock: clock})
 			wNew := write.New(plan, gsNew, write.Options{Clock: clock})
-			// hold starts w on evs and returns once gate holds it at its
-			// first write; the returned func lets it go and waits for it.
-			hold := func(w *write.Writer, gate *testenv.GateStore, evs []*event.Event) func() {
-				gate.Arm()
-				finished := make(chan struct{})
-				var err error
-				go func() {
-					defer close(finished)
-					_, _, err = w.Apply(ctx, evs)
-				}()
-				if !gate.Held(finished) {
-					t.Fatal("the held writer wrote nothing")
-				}
-				return func() {
-					gate.Release()
-					<-finished
-					if err != nil {
-						t.Fatal(err)
-					}
-				}
-			}
-			letOld := hold(wOld, gateOld, old[:1])
+			letOld := holdAt(t, ctx, wOld, gateOld, 1, old[:1])
 			if c.split {
 				apply(t, ctx, wNew, moved[:1])
-				letNew := hold(wNew, gateNew, moved[1:])
+				letNew := holdAt(t, ctx, wNew, gateNew, 1, moved[1:])
 				letOld()
 				letNew()
 			} else {
@@ -337,12 +306,7 @@ func TestMovedFromARowNotYetWritten(t *testing.T) {
 	now := time.Date(2026, 12, 7, 12, 0, 0, 0, time.UTC).UnixMilli()
 	clock := func() int64 { return now }
 	order := func(v int64, customer, stream string) *event.Event {
-		e, err := event.Decode(plan, []byte(fmt.Sprintf(`{"entity":"order","key":{"orderId":"o1"},"version":%d,"state":{"orderId":"o1","customerId":%q,"status":"OPEN","placedAt":%d,"totalCents":5,"items":[]}}`, v, customer, now-5000)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		e.Stream, e.Offset = stream, 0
-		return e
+		return orderEvent(t, plan, fmt.Sprintf(`"version":%d,"state":{"orderId":"o1","customerId":%q,"status":"OPEN","placedAt":%d,"totalCents":5,"items":[]}`, v, customer, now-5000), stream, 0)
 	}
 	first, moved := order(1, "c3", "orders-0"), order(2, "c2", "orders-1")
 	stores := &historyStores{t: t, clock: clock}
@@ -352,23 +316,10 @@ func TestMovedFromARowNotYetWritten(t *testing.T) {
 
 	got := stores.create(plan)
 	gs, gate := testenv.Gate(got)
-	held := write.New(plan, gs, write.Options{Clock: clock})
-	gate.ArmAt(2) // its locator row passes, its primary row waits
-	finished := make(chan struct{})
-	var heldErr error
-	go func() {
-		defer close(finished)
-		_, _, heldErr = held.Apply(ctx, []*event.Event{first})
-	}()
-	if !gate.Held(finished) {
-		t.Fatal("the old partition's writer wrote less than its locator and primary rows")
-	}
+	// Its locator row passes, its primary row waits.
+	let := holdAt(t, ctx, write.New(plan, gs, write.Options{Clock: clock}), gate, 2, []*event.Event{first})
 	apply(t, ctx, write.New(plan, got, write.Options{Clock: clock}), []*event.Event{moved})
-	gate.Release()
-	<-finished
-	if heldErr != nil {
-		t.Fatal(heldErr)
-	}
+	let()
 
 	dry := run(t, ctx, plan, got, Options{DryRun: true, Clock: clock})
 	if c := dry.kind(KindLocator); c.Stale != 1 {
@@ -381,5 +332,40 @@ func TestMovedFromARowNotYetWritten(t *testing.T) {
 	}
 	if d := testenv.DiffLines(testenv.View(t, ctx, got, plan), testenv.View(t, ctx, want, plan)); d != "" {
 		t.Fatalf("repaired twice, the store differs from the log in order (- got, + want):\n%s", d)
+	}
+}
+
+// orderEvent decodes an event of order o1 of the orders example from the
+// fields after its key, at a position of stream.
+func orderEvent(t *testing.T, plan *schema.Plan, fields, stream string, offset int64) *event.Event {
+	t.Helper()
+	e, err := event.Decode(plan, []byte(`{"entity":"order","key":{"orderId":"o1"},`+fields+`}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.Stream, e.Offset = stream, offset
+	return e
+}
+
+// holdAt starts w on evs, and returns once gate holds it at its n-th write
+// call; the func it returns lets it go and waits for it.
+func holdAt(t *testing.T, ctx context.Context, w *write.Writer, gate *testenv.GateStore, n int, evs []*event.Event) func() {
+	t.Helper()
+	gate.ArmAt(n)
+	finished := make(chan struct{})
+	var err error
+	go func() {
+		defer close(finished)
+		_, _, err = w.Apply(ctx, evs)
+	}()
+	if !gate.Held(finished) {
+		t.Fatalf("the held writer made fewer than %d write calls", n)
+	}
+	return func() {
+		gate.Release()
+		<-finished
+		if err != nil {
+			t.Fatal(err)
+		}
 	}
 }
