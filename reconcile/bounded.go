@@ -116,7 +116,7 @@ func (j *job) snapBounded(ctx context.Context, group []target) (*boundedSnap, er
 	return bs, nil
 }
 
-// superseded reports, for each row rows[k] with k in idx, whether its
+// superseded reports, for each row rows[k] with ask[k] set, whether its
 // Counted record is not its entity's newest, which alone says what the
 // totals hold of it (the writer's invariant takes each entity's newest
 // record). An entity that moves (a change of a primary key field, followed
@@ -138,15 +138,15 @@ func (j *job) snapBounded(ctx context.Context, group []target) (*boundedSnap, er
 // cells of the rows listed at newer versions are one more multi-get. A
 // record older than the delete its locator row records is a leftover
 // whatever the rows hold (locator.go, leftBehind, says why).
-func (j *job) superseded(ctx context.Context, rows []store.Row, states []*layout.State, idx []int) ([]bool, error) {
+func (j *job) superseded(ctx context.Context, rows []store.Row, states []*layout.State, ask []bool) ([]bool, error) {
 	old := make([]bool, len(rows))
 	if j.loc == nil {
 		return old, nil
 	}
 	var asked []int // the row of each locator Get
 	var gets []store.Get
-	for _, k := range idx {
-		if states[k].Counted == nil {
+	for k := range rows {
+		if !ask[k] || states[k].Counted == nil {
 			continue
 		}
 		lrow, err := layout.LocatorRow(j.prim, j.loc, rows[k].Key)

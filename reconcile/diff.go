@@ -110,13 +110,7 @@ func (j *job) diffGroup(ctx context.Context, rep *Report, group []target) error 
 		}
 		// Only a record the group's rows count is worth the reads that
 		// tell a moved entity's leftover.
-		var idx []int
-		for k, ok := range naming {
-			if ok {
-				idx = append(idx, k)
-			}
-		}
-		old, err := j.superseded(ctx, rows, states, idx)
+		old, err := j.superseded(ctx, rows, states, naming)
 		if err != nil {
 			return err
 		}
