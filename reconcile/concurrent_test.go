@@ -7,6 +7,7 @@ import (
 	"sort"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/denorm/denorm/event"
 	"github.com/denorm/denorm/internal/testenv"
@@ -217,5 +218,71 @@ func TestConcurrentWriterAndRepair(t *testing.T) {
 				t.Fatalf("differences at the end:\n%s", text(rep))
 			}
 		})
+	}
+}
+
+// beforeLocatorRead runs hook (once) just before the job's first read of
+// the locator table: after the primary scan read a row, before the check
+// of its listing.
+type beforeLocatorRead struct {
+	store.Store
+	table string
+	hook  func()
+}
+
+func (s *beforeLocatorRead) GetMany(ctx context.Context, table string, gets []store.Get) ([]store.Row, error) {
+	if table == s.table && s.hook != nil {
+		hook := s.hook
+		s.hook = nil
+		hook()
+	}
+	return store.GetMany(ctx, s.Store, table, gets)
+}
+
+// TestDeletedBetweenTheScanAndTheLocator is the interleaving that made
+// TestConcurrentWriterAndRepair fail one run in about thirty: the job's
+// scan reads an order live, the writer deletes it (the row's tombstone,
+// then the delete recorded in the locator row, which keeps listing the
+// row), and the job then reads a locator row recording a delete newer
+// than the state it read. That is the shape of a row a second writer left
+// behind, but this row the writer emptied: the job must read it again and
+// leave it, not unlist it (a re-creation whose writer had already read the
+// listing would then leave the row live and unlisted).
+func TestDeletedBetweenTheScanAndTheLocator(t *testing.T) {
+	ctx := context.Background()
+	plan, err := schema.Load("../examples/orders.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 12, 7, 12, 0, 0, 0, time.UTC).UnixMilli()
+	clock := func() int64 { return now }
+	created := orderEvent(t, plan, fmt.Sprintf(`"version":1,"state":{"orderId":"o1","customerId":"c1","status":"OPEN","placedAt":%d,"totalCents":5,"items":[]}`, now-5000), "orders-0", 0)
+	deleted := orderEvent(t, plan, `"op":"delete","version":2`, "orders-0", 1)
+	stores := &historyStores{t: t, clock: clock}
+	defer stores.close()
+	want := stores.create(plan)
+	wantW := write.New(plan, want, write.Options{Clock: clock})
+	apply(t, ctx, wantW, []*event.Event{created})
+	apply(t, ctx, wantW, []*event.Event{deleted})
+
+	got := stores.create(plan)
+	w := write.New(plan, got, write.Options{Clock: clock})
+	apply(t, ctx, w, []*event.Event{created})
+	var loc string
+	for _, tbl := range plan.Tables {
+		if tbl.Role == schema.RoleLocator {
+			loc = tbl.Name
+		}
+	}
+	hooked := &beforeLocatorRead{Store: got, table: loc, hook: func() { apply(t, ctx, w, []*event.Event{deleted}) }}
+	rep := run(t, ctx, plan, hooked, Options{Clock: clock})
+	if hooked.hook != nil {
+		t.Fatal("the job never read the locator table")
+	}
+	if c := rep.kind(KindLocator); c.Stale != 0 || c.Missing != 0 {
+		t.Fatalf("the job found %s in a row the writer deleted while it ran", findings(rep))
+	}
+	if d := testenv.DiffLines(snapshot(t, ctx, got, plan), snapshot(t, ctx, want, plan)); d != "" {
+		t.Fatalf("the job changed what the writer wrote (- got, + want):\n%s", d)
 	}
 }

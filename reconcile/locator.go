@@ -165,6 +165,21 @@ func (w *worker) leftBehind(ctx context.Context, n locNeed, listed bool, at []la
 	if newest == 0 {
 		return false, nil
 	}
+	// The scan read n's row before the locator row: a writer that deleted
+	// or moved the entity since emptied it first (and wrote the locator
+	// row after), so the row read again now says so. Only a row no writer
+	// knew of is still older than the newer state.
+	row, err := j.st.Get(ctx, j.prim.Name, store.Get{Row: n.pk})
+	if err != nil {
+		return false, fmt.Errorf("reconcile: read %s row %s: %w", j.prim.Name, store.Printable(n.pk), err)
+	}
+	cur, err := layout.ReadStateSkipping(j.sp, j.ent, j.prim, row, layout.SkipBookkeeping)
+	if err != nil {
+		return false, fmt.Errorf("reconcile: %w", err)
+	}
+	if cur.Version > n.v {
+		return false, nil
+	}
 	w.rep.kind(KindLocator).Stale++
 	empty := []store.Mutation{{Kind: store.Put, Family: layout.BookFamily(j.prim), Qualifier: layout.QualTombstone, Timestamp: newest}}
 	if err := j.fix(ctx, w.rep, KindLocator, j.prim.Name, n.pk, empty); err != nil || !listed {
