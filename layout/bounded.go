@@ -26,7 +26,26 @@ var (
 	// column; each stream's part cell is this qualifier and the stream's
 	// id (counterparts.go). Reconcile's repairs write the base cell.
 	QualCounterState = []byte("\x00s")
+	// QualMoved, in the primary row an entity moved into, holds the
+	// writer's clock (milliseconds since the epoch, MovedCell) when it
+	// wrote the move, at the move's version. Reconcile needs it: a move
+	// while its scan runs can put the entity's record where the scan has
+	// already passed, or in two rows it meets at different times
+	// (reconcile/bounded.go, "moves under way").
+	QualMoved = []byte("\x00m")
 )
+
+// MovedCell encodes a QualMoved cell; ParseMoved decodes it.
+func MovedCell(wallMillis int64) []byte { return Int64Cell(wallMillis) }
+
+// ParseMoved decodes a QualMoved cell.
+func ParseMoved(b []byte) (int64, error) {
+	v, err := CellInt64(b)
+	if err != nil {
+		return 0, fmt.Errorf("layout: moved cell: %w", err)
+	}
+	return v, nil
+}
 
 // StreamID names a log stream (a file, a Kafka topic partition) in 8 bytes:
 // FNV-1a 64 of its name. Counter rows store the id, not the name.

@@ -50,6 +50,10 @@ type State struct {
 	// record's timestamp.
 	Counted   *Counted
 	CountedAt int64
+	// MovedAt is the writer's clock when it last moved the entity into
+	// this row (layout.QualMoved), 0 when the row holds no such cell;
+	// read with Counted.
+	MovedAt int64
 	// Live holds the live-copy cells, which carry the referenced entities'
 	// versions and are not part of Version.
 	Live LiveCells
@@ -149,6 +153,11 @@ func ReadStateSkipping(plan *schema.Plan, ent *schema.Entity, t *schema.Table, r
 					return nil, fmt.Errorf("layout: counted record of %s row %s: %w", t.Name, store.Printable(row.Key), err)
 				}
 				st.CountedAt = c.Timestamp
+			}
+			if skip&SkipCounted == 0 && st.MovedAt == 0 && bytes.Equal(c.Qualifier, QualMoved) {
+				if st.MovedAt, err = ParseMoved(c.Value); err != nil {
+					return nil, fmt.Errorf("layout: %s row %s: %w", t.Name, store.Printable(row.Key), err)
+				}
 			}
 			if skip&SkipPending == 0 && bytes.Equal(c.Qualifier, QualPending) && c.Timestamp == st.Version {
 				if st.Pending, st.WrittenBy, err = DecodePending(c.Value); err != nil {

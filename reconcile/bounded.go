@@ -45,6 +45,52 @@ type boundedSnap struct {
 	// settled is, per stream, the furthest settled position a row read
 	// says: every record below it has been counted everywhere.
 	settled map[uint64]int64
+	// since is the writer's clock from which on a move counts as under
+	// way: the job's start less recentMove.
+	since int64
+	// unsure holds the rows (table \x00 row) an entity that moved while
+	// the scan ran counts in: the scan may have met it twice or not at all
+	// (see "Moves under way" below), so their drift is left to the next
+	// run.
+	unsure map[string]bool
+}
+
+// Moves under way. The records are read by a scan of the primary rows in
+// key order, which meets each row once, at its own moment. An entity that
+// moves from row A to row B while the scan runs can be met in A before
+// the move and again in B after it (counted twice), or in B before the
+// move wrote it and in A after the move emptied it (its newer record in B
+// superseding the one in A: counted nowhere). No rule the rows alone give
+// can tell which, and parts of one job scan their ranges in other
+// processes. So the writer stamps the row it moves an entity into with its
+// clock (layout.QualMoved), and a row an entity moved into since the job
+// started, or less than recentMove before (the clocks of the writers and
+// the job agree to well under that), makes every row its record counts in
+// unsure: the diff reports those rows valid, as a write in flight, and
+// repairs them in a later run, once the move lies before it. A move that
+// lies wholly before the job's start is seen consistently: the row moved
+// to holds the record at every read of the scan, and the row left its
+// tombstone, whose record the newer one supersedes.
+const recentMove = time.Minute
+
+// unsureOf marks the rows a record counts in that the group covers.
+func (bs *boundedSnap) unsureOf(j *job, rec *layout.Counted) {
+	if rec == nil {
+		return
+	}
+	bs.mu.Lock()
+	defer bs.mu.Unlock()
+	for _, c := range rec.Counts {
+		if bs.covers(j, c.Table, c.Row) {
+			bs.unsure[c.Table+"\x00"+string(c.Row)] = true
+		}
+	}
+}
+
+// movedLately reports whether a row's moved cell (MovedAt) says the
+// entity moved into it while the job may have been scanning.
+func (bs *boundedSnap) movedLately(movedAt int64) bool {
+	return movedAt != 0 && movedAt >= bs.since
 }
 
 type snapRow struct {
@@ -57,6 +103,11 @@ type snapRow struct {
 	// updates any more and a repair deletes.
 	plain []store.Cell
 	want  map[string]int64 // what the records say, family \x00 qualifier
+	// parts is each stream's part cell as read (raw), and inflight the
+	// streams of records counted here that the row's state, as read, had
+	// not reached: written since (see "Writes under way" below).
+	parts    map[uint64][]byte
+	inflight map[uint64]bool
 }
 
 func famQual(f string, q []byte) string { return f + "\x00" + string(q) }
@@ -66,7 +117,11 @@ func (d *derivedTable) bounded() bool { return d.t.Counter.Bounded() }
 
 // snapBounded reads the state cells of the group's bounded ranges.
 func (j *job) snapBounded(ctx context.Context, group []target) (*boundedSnap, error) {
-	bs := &boundedSnap{rows: map[string]*snapRow{}, in: map[[2]int]target{}, settled: map[uint64]int64{}}
+	bs := &boundedSnap{rows: map[string]*snapRow{}, in: map[[2]int]target{}, settled: map[uint64]int64{}, unsure: map[string]bool{},
+		since: j.now - recentMove.Milliseconds()}
+	if j.opts.WritersStopped {
+		bs.since = math.MaxInt64 // no move can be under way
+	}
 	for _, tg := range group {
 		d := j.derived[tg.ti]
 		if !d.bounded() {
@@ -96,6 +151,12 @@ func (j *job) snapBounded(ctx context.Context, group []target) (*boundedSnap, er
 				return nil, fmt.Errorf("reconcile: %s row %s: %w", d.t.Name, store.Printable(row.Key), err)
 			}
 			sr.base, sr.state = cc.Base, cc.Merged()
+			for s, p := range cc.Parts {
+				if sr.parts == nil {
+					sr.parts = map[uint64][]byte{}
+				}
+				sr.parts[s] = p.Raw
+			}
 			st := sr.state
 			for _, q := range st.Seqs {
 				bs.settled[q.Stream] = max(bs.settled[q.Stream], q.Settled)
@@ -138,7 +199,10 @@ func (j *job) snapBounded(ctx context.Context, group []target) (*boundedSnap, er
 // cells of the rows listed at newer versions are one more multi-get. A
 // record older than the delete its locator row records is a leftover
 // whatever the rows hold (locator.go, leftBehind, says why).
-func (j *job) superseded(ctx context.Context, rows []store.Row, states []*layout.State, ask []bool) ([]bool, error) {
+//
+// A newer record in a row the entity moved into lately makes both
+// records' rows unsure (bs.unsureOf: "Moves under way").
+func (j *job) superseded(ctx context.Context, bs *boundedSnap, rows []store.Row, states []*layout.State, ask []bool) ([]bool, error) {
 	old := make([]bool, len(rows))
 	if j.loc == nil {
 		return old, nil
@@ -161,7 +225,14 @@ func (j *job) superseded(ctx context.Context, rows []store.Row, states []*layout
 		return nil, fmt.Errorf("reconcile: read locator rows of %s: %w", j.loc.Name, err)
 	}
 	book := layout.BookFamily(j.prim)
-	var listed []int // the row each Get of a listed row is for
+	// The row each Get is for, and for a Get of the row itself (own) the
+	// delete its locator row records.
+	type recGet struct {
+		k    int
+		own  bool
+		tomb int64
+	}
+	var listed []recGet
 	gets = gets[:0]
 	for i, k := range asked {
 		at, tomb := layout.ReadLocation(j.loc, locs[i])
@@ -169,17 +240,19 @@ func (j *job) superseded(ctx context.Context, rows []store.Row, states []*layout
 		// A delete recorded after the record was written: the deleting
 		// writer records it after emptying the rows it knows, and wrote
 		// no record here, so it never knew this row (a second log stream
-		// of the entity); the row is left behind, and counts nothing.
+		// of the entity); the row is left behind, and counts nothing. Or
+		// it wrote its record here after the scan read the row: the row,
+		// read again, says which.
 		if tomb > st.CountedAt {
-			old[k] = true
-			continue
+			listed = append(listed, recGet{k: k, own: true, tomb: tomb})
+			gets = append(gets, store.Get{Row: rows[k].Key, Columns: []store.Column{{Family: book, Qualifier: layout.QualCounted}}})
 		}
 		for _, x := range at {
 			if bytes.Equal(x.Key, rows[k].Key) || st.Exists() && x.Version <= st.Version {
 				continue
 			}
-			listed = append(listed, k)
-			gets = append(gets, store.Get{Row: x.Key, Columns: []store.Column{{Family: book, Qualifier: layout.QualCounted}}})
+			listed = append(listed, recGet{k: k})
+			gets = append(gets, store.Get{Row: x.Key, Columns: []store.Column{{Family: book, Qualifier: layout.QualCounted}, {Family: book, Qualifier: layout.QualMoved}}})
 		}
 	}
 	recs, err := j.getMany(ctx, j.prim.Name, gets)
@@ -187,10 +260,35 @@ func (j *job) superseded(ctx context.Context, rows []store.Row, states []*layout
 		return nil, fmt.Errorf("reconcile: read %s rows its locator lists: %w", j.prim.Name, err)
 	}
 	for i, r := range recs {
-		k := listed[i]
-		if c, ok := r.Latest(book, layout.QualCounted); ok && c.Timestamp > states[k].CountedAt {
-			old[k] = true
+		k := listed[i].k
+		c, ok := r.Latest(book, layout.QualCounted)
+		if listed[i].own {
+			if !ok || c.Timestamp < listed[i].tomb {
+				old[k] = true
+			}
+			continue
 		}
+		if !ok || c.Timestamp <= states[k].CountedAt {
+			continue
+		}
+		old[k] = true
+		m, ok := r.Latest(book, layout.QualMoved)
+		if !ok {
+			continue
+		}
+		at, err := layout.ParseMoved(m.Value)
+		if err != nil {
+			return nil, fmt.Errorf("reconcile: %s row %s: %w", j.prim.Name, store.Printable(r.Key), err)
+		}
+		if !bs.movedLately(at) {
+			continue
+		}
+		newer, err := layout.DecodeCounted(c.Value)
+		if err != nil {
+			return nil, fmt.Errorf("reconcile: counted record of %s row %s: %w", j.prim.Name, store.Printable(r.Key), err)
+		}
+		bs.unsureOf(j, newer)
+		bs.unsureOf(j, states[k].Counted)
 	}
 	return old, nil
 }
@@ -227,6 +325,31 @@ func (bs *boundedSnap) count(j *job, st *layout.State) {
 			v = c.Now
 		}
 		sr.want[famQual(c.Family, c.Qualifier)] += v
+	}
+}
+
+// met notes, in the group's rows a record names, the record's stream as
+// in flight when the row's state as read had not reached the record:
+// written since the snapshot, whether the scan counts it or finds it
+// superseded ("Writes under way").
+func (bs *boundedSnap) met(j *job, rec *layout.Counted) {
+	if rec == nil || len(bs.in) == 0 {
+		return
+	}
+	bs.mu.Lock()
+	defer bs.mu.Unlock()
+	for _, c := range rec.Counts {
+		if !bs.covers(j, c.Table, c.Row) {
+			continue
+		}
+		sr := bs.row(c.Table, c.Row)
+		if bs.reached(rec, sr) {
+			continue
+		}
+		if sr.inflight == nil {
+			sr.inflight = map[uint64]bool{}
+		}
+		sr.inflight[rec.Stream] = true
 	}
 }
 
@@ -299,6 +422,10 @@ func (j *job) diffBounded(ctx context.Context, rep *Report, bs *boundedSnap) err
 	for _, k := range keys {
 		sr := bs.rows[k]
 		t := j.sp.Table(sr.table)
+		if bs.unsure[k] {
+			c.Valid += int64(len(t.Counter.Adds)) // a move in flight: the next run
+			continue
+		}
 		next := &layout.CounterState{Totals: slices.Clone(sr.base.State.Totals), Seqs: slices.Clone(sr.base.State.Seqs)}
 		drift := false
 		for _, a := range t.Counter.Adds {
@@ -312,6 +439,17 @@ func (j *job) diffBounded(ctx context.Context, rep *Report, bs *boundedSnap) err
 			c.Drifted++
 			drift = true
 			next.Add(a.Family, []byte(a.Qualifier), want-have)
+		}
+		if drift && len(sr.inflight) > 0 {
+			moved, err := j.countedSince(ctx, sr)
+			if err != nil {
+				return err
+			}
+			if moved {
+				c.Drifted -= int64(len(t.Counter.Adds))
+				c.Valid += int64(len(t.Counter.Adds)) // writes in flight: the next run
+				continue
+			}
 		}
 		if !drift || j.opts.DryRun {
 			continue
@@ -330,6 +468,47 @@ func (j *job) diffBounded(ctx context.Context, rep *Report, bs *boundedSnap) err
 		}
 	}
 	return nil
+}
+
+// Writes under way. A record written since the row's state cells were
+// read (the record's offset past the row's sequence for its stream, as
+// read) says in Base what the row held of its entity when its writer read
+// the row, which is what the state as read holds of it as long as that
+// write was the entity's only one since. After two (the first one's batch
+// completed, raising the row's part for the stream), Base is the first
+// write's Now, which the state as read does not hold: a drift that is
+// none. So a drifted row with such records is read again before its
+// repair, and left to a later run when the part cell of one of their
+// streams (or the base cell) changed since: only a completed batch of the
+// stream changes it. A batch that completes after this read wrote its
+// records after the scan read them (one batch of a stream runs at a time),
+// so none of those is a second write.
+
+// countedSince reads a bounded row again and reports whether a stream of
+// its records in flight, or a repair, has written its state cells since
+// the snapshot read them.
+func (j *job) countedSince(ctx context.Context, sr *snapRow) (bool, error) {
+	t := j.sp.Table(sr.table)
+	fam := layout.CounterStateFamily(t)
+	row, err := j.st.Get(ctx, sr.table, store.Get{Row: sr.row, Columns: []store.Column{{Family: fam}}})
+	if err != nil {
+		return false, fmt.Errorf("reconcile: read %s row %s again: %w", sr.table, store.Printable(sr.row), err)
+	}
+	cc, err := layout.ReadCounterCells(row, fam)
+	if err != nil {
+		return false, fmt.Errorf("reconcile: %s row %s: %w", sr.table, store.Printable(sr.row), err)
+	}
+	if !bytes.Equal(cc.Base.Raw, sr.base.Raw) || (cc.Base.Raw == nil) != (sr.base.Raw == nil) {
+		return true, nil
+	}
+	for s := range sr.inflight {
+		p, ok := cc.Parts[s]
+		was, had := sr.parts[s]
+		if ok != had || !bytes.Equal(p.Raw, was) {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // setBounded writes a bounded row's repaired base cell on the base cell as

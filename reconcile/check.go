@@ -99,6 +99,11 @@ func (j *job) isOrphan(ctx context.Context, want layout.Ref, pk []byte, newest i
 	if err != nil {
 		return false, fmt.Errorf("reconcile: %w", err)
 	}
+	if !state.Exists() && state.Version > 0 {
+		if state, err = j.movedTo(ctx, pk, state); err != nil {
+			return false, err
+		}
+	}
 	if state.Version == 0 {
 		return true, nil // the primary row is gone
 	}
@@ -120,6 +125,47 @@ func (j *job) isOrphan(ctx context.Context, want layout.Ref, pk []byte, newest i
 		}
 	}
 	return true, nil
+}
+
+// movedTo is the state to judge a derived copy by when the primary row
+// pk holds a tombstone (state): a move empties the row it leaves with a
+// tombstone at the move's version, which deletes nothing of the entity,
+// so the entity's newest state among the rows its locator lists (a live
+// one on a tie: the row moved to, at the same version) is the one that
+// says what it derives. The scan may have met the entity in pk before
+// the move, which is how a copy of the row moved to comes to be judged by
+// pk: a contribution names its entity, not a row. Without a locator the
+// entity cannot move, and the tombstone is a delete.
+func (j *job) movedTo(ctx context.Context, pk []byte, state *layout.State) (*layout.State, error) {
+	if j.loc == nil {
+		return state, nil
+	}
+	lr, err := layout.LocatorRow(j.prim, j.loc, pk)
+	if err != nil {
+		return nil, fmt.Errorf("reconcile: locator row of %s row %s: %w", j.prim.Name, store.Printable(pk), err)
+	}
+	row, err := j.st.Get(ctx, j.loc.Name, store.Get{Row: lr, Columns: []store.Column{{Family: layout.BookFamily(j.loc)}}})
+	if err != nil {
+		return nil, fmt.Errorf("reconcile: read %s row %s: %w", j.loc.Name, store.Printable(lr), err)
+	}
+	at, _ := layout.ReadLocation(j.loc, row)
+	for _, x := range at {
+		if bytes.Equal(x.Key, pk) {
+			continue
+		}
+		prow, err := j.st.Get(ctx, j.prim.Name, store.Get{Row: x.Key})
+		if err != nil {
+			return nil, fmt.Errorf("reconcile: get %s row %s: %w", j.prim.Name, store.Printable(x.Key), err)
+		}
+		s, err := layout.ReadStateSkipping(j.sp, j.ent, j.prim, prow, layout.SkipPending)
+		if err != nil {
+			return nil, fmt.Errorf("reconcile: %w", err)
+		}
+		if s.Version > state.Version || s.Version == state.Version && s.Exists() && !state.Exists() {
+			state = s
+		}
+	}
+	return state, nil
 }
 
 // orphan counts a derived row or contribution that the primary row pk

@@ -110,7 +110,7 @@ func (j *job) diffGroup(ctx context.Context, rep *Report, group []target) error 
 		}
 		// Only a record the group's rows count is worth the reads that
 		// tell a moved entity's leftover.
-		old, err := j.superseded(ctx, rows, states, naming)
+		old, err := j.superseded(ctx, bs, rows, states, naming)
 		if err != nil {
 			return err
 		}
@@ -118,6 +118,12 @@ func (j *job) diffGroup(ctx context.Context, rep *Report, group []target) error 
 			row, state := rows[k], states[k]
 			if naming[k] && !old[k] {
 				bs.count(j, state)
+			}
+			if naming[k] {
+				bs.met(j, state.Counted)
+				if bs.movedLately(state.MovedAt) {
+					bs.unsureOf(j, state.Counted)
+				}
 			}
 			if !state.Exists() {
 				return nil

@@ -210,10 +210,10 @@ func evolveHistory(t *testing.T, old, full *schema.Plan, c schemaChange, seed, n
 		create(mid, full)
 		applyAll(write.New(full, mid, write.Options{Clock: clock}), evs[:cut])
 	}
-	dry := run(t, ctx, full, got, Options{DryRun: true, Clock: clock})
+	dry := run(t, ctx, full, got, Options{DryRun: true, Clock: clock, WritersStopped: true})
 	// Split over parts, each way the job runs split, it finds the same.
 	for _, way := range splitWays[1:] {
-		if d := findings(way.run(t, ctx, full, got, Options{DryRun: true, Clock: clock})); d != findings(dry) {
+		if d := findings(way.run(t, ctx, full, got, Options{DryRun: true, Clock: clock, WritersStopped: true})); d != findings(dry) {
 			t.Fatalf("%s seed %d: %s after %d of %d events; a dry run %s found %s, in one process %s", full.Name, seed, added, cut, len(evs), way.name, d, findings(dry))
 		}
 	}
@@ -225,7 +225,7 @@ func evolveHistory(t *testing.T, old, full *schema.Plan, c schemaChange, seed, n
 		if st == nil {
 			continue
 		}
-		if r := run(t, ctx, full, st, Options{DryRun: true, Clock: clock}); r.Differences() != 0 {
+		if r := run(t, ctx, full, st, Options{DryRun: true, Clock: clock, WritersStopped: true}); r.Differences() != 0 {
 			t.Fatalf("%s seed %d: a store the new schema's writer made has differences:\n%s", full.Name, seed, reportText(t, r))
 		}
 	}
@@ -234,7 +234,7 @@ func evolveHistory(t *testing.T, old, full *schema.Plan, c schemaChange, seed, n
 			t.Fatalf("%s seed %d: %s after %d of %d events; a dry run found nothing, and the store differs from that part of the log applied under the new schema (- got, + want):\n%s", full.Name, seed, added, cut, len(evs), d)
 		}
 	}
-	rep := repair.run(t, ctx, full, got, Options{PurgeMarkers: true, Clock: clock})
+	rep := repair.run(t, ctx, full, got, Options{PurgeMarkers: true, Clock: clock, WritersStopped: true})
 	if (dry.Differences() == 0) != (rep.Differences() == 0) {
 		t.Fatalf("%s seed %d: %s after %d of %d events; a dry run found %d differences, the repair %d:\n%s", full.Name, seed, added, cut, len(evs), dry.Differences(), rep.Differences(), reportText(t, dry))
 	}
@@ -243,10 +243,10 @@ func evolveHistory(t *testing.T, old, full *schema.Plan, c schemaChange, seed, n
 	}
 	// What the first repair adopted into records the second adds to the
 	// totals (adopt.go says why not the first).
-	if rep := repair.run(t, ctx, full, got, Options{PurgeMarkers: true, Clock: clock}); rep.Failed() != 0 || rep.Kinds[KindCounter].Missing != 0 {
+	if rep := repair.run(t, ctx, full, got, Options{PurgeMarkers: true, Clock: clock, WritersStopped: true}); rep.Failed() != 0 || rep.Kinds[KindCounter].Missing != 0 {
 		t.Fatalf("%s seed %d: %s after %d of %d events; the second repair failed %d, found %d counts to adopt:\n%s", full.Name, seed, added, cut, len(evs), rep.Failed(), rep.Kinds[KindCounter].Missing, reportText(t, rep))
 	}
-	if rep := run(t, ctx, full, got, Options{DryRun: true, Clock: clock}); rep.Differences() != 0 {
+	if rep := run(t, ctx, full, got, Options{DryRun: true, Clock: clock, WritersStopped: true}); rep.Differences() != 0 {
 		t.Fatalf("%s seed %d: %s after %d of %d events; differences after the repair:\n%s", full.Name, seed, added, cut, len(evs), reportText(t, rep))
 	}
 	// Right after the repairs, before later events could mend anything.
@@ -269,7 +269,7 @@ func evolveHistory(t *testing.T, old, full *schema.Plan, c schemaChange, seed, n
 	if d := testenv.DiffLines(a, b); d != "" {
 		t.Fatalf("%s seed %d: %s after %d of %d events, repaired, the rest applied; the store differs from the log applied under the new schema (- got, + want):\n%s", full.Name, seed, added, cut, len(evs), d)
 	}
-	if rep := run(t, ctx, full, got, Options{DryRun: true, Clock: clock}); rep.Differences() != 0 {
+	if rep := run(t, ctx, full, got, Options{DryRun: true, Clock: clock, WritersStopped: true}); rep.Differences() != 0 {
 		t.Fatalf("%s seed %d: %s after %d of %d events; differences at the end:\n%s", full.Name, seed, added, cut, len(evs), reportText(t, rep))
 	}
 	return rep.Differences()
@@ -517,7 +517,7 @@ func TestAdoptionWithConcurrentWriter(t *testing.T) {
 	for seed := int64(1); seed <= int64(seeds); seed++ {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			r := rand.New(rand.NewSource(seed))
-			hist := orderHistories(r, 40)
+			hist := orderHistories(r, 40, false)
 			var first []*event.Event
 			for _, evs := range hist {
 				first = append(first, evs[0])
@@ -702,7 +702,7 @@ func movedHistory(t *testing.T, plan *schema.Plan, st store.Store, seed, now int
 		wrong.Add("c", []byte("u"), 5)
 		setCells(t, ctx, st, row, map[string][]byte{string(layout.QualCounterState): layout.EncodeCounterState(wrong)})
 	}
-	if rep := run(t, ctx, plan, st, Options{}); rep.Failed() != 0 {
+	if rep := run(t, ctx, plan, st, Options{WritersStopped: true}); rep.Failed() != 0 {
 		t.Fatalf("seed %d: the repair failed:\n%s", seed, reportText(t, rep))
 	}
 	if d := testenv.DiffLines(testenv.View(t, ctx, st, plan), want); d != "" {

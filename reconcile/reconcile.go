@@ -34,6 +34,11 @@ type Options struct {
 	// compact the table (once per run) and repair again. Meant for the
 	// embedded store, whose compaction is done when the call returns.
 	PurgeMarkers bool
+	// WritersStopped: no writer writes the schema's tables while the job
+	// runs. A bounded counter row that an entity moved in the last minute
+	// counts in is then repaired in this run, not left to a later one
+	// (bounded.go, "Moves under way").
+	WritersStopped bool
 	// DiffCells caps the cells one diff pass keeps; 0 means 100,000.
 	DiffCells int
 	// Plan sets how a single-process run cuts its ranges (Parts is the

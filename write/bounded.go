@@ -73,6 +73,12 @@ type countedWrite struct {
 	row    []byte
 	record []byte
 	tomb   bool // the row holds no live state: a tombstone goes with it
+	// moved: the entity's newest record is in another row (a move, or a
+	// re-creation in another row after a delete). The row gets a moved
+	// cell with the writer's clock (layout.QualMoved): a reconcile run
+	// under way cannot tell which of the entity's rows its scan met
+	// before the write.
+	moved bool
 }
 
 func boundedKey(table string, row []byte) string { return table + "\x00" + string(row) }
@@ -236,6 +242,7 @@ func (w *Writer) planBounded(ctx context.Context, plans []*entityPlan, firsts ma
 		default:
 			return nil, fmt.Errorf("write: %s %s: no primary row to record its bounded counts in", ep.g.ent.Name, store.Printable(ep.g.events[0].groupKey))
 		}
+		cw.moved = oldRow != nil && !bytes.Equal(cw.row, oldRow)
 		ep.counted = cw
 	}
 	return bb, nil
@@ -376,6 +383,9 @@ func (w *Writer) countedMutations(ep *entityPlan) []store.Mutation {
 	ms := []store.Mutation{{Kind: store.Put, Family: book, Qualifier: layout.QualCounted, Timestamp: ep.version, Value: ep.counted.record}}
 	if ep.counted.tomb {
 		ms = append(ms, store.Mutation{Kind: store.Put, Family: book, Qualifier: layout.QualTombstone, Timestamp: ep.version})
+	}
+	if ep.counted.moved {
+		ms = append(ms, store.Mutation{Kind: store.Put, Family: book, Qualifier: layout.QualMoved, Timestamp: ep.version, Value: layout.MovedCell(w.opts.Clock())})
 	}
 	return ms
 }

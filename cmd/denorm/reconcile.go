@@ -18,7 +18,7 @@ import (
 func newReconcileCmd() *cobra.Command {
 	var (
 		schemaPath, table, shard, format, metricsPath, checkpoint, since string
-		dryRun, purge                                                    bool
+		dryRun, purge, stopped                                           bool
 		rate                                                             float64
 		diffCells                                                        int
 	)
@@ -83,7 +83,7 @@ differences, or a repair failed; 2 bad usage or an unreadable schema.`,
 			if diffCells < 0 {
 				return usageErrorf("--diff-cells %d: want 0 or more", diffCells)
 			}
-			opts := reconcile.Options{Table: table, DryRun: dryRun, Checkpoint: checkpoint, Rate: rate, PurgeMarkers: purge, DiffCells: diffCells}
+			opts := reconcile.Options{Table: table, DryRun: dryRun, Checkpoint: checkpoint, Rate: rate, PurgeMarkers: purge, DiffCells: diffCells, WritersStopped: stopped}
 			if shard != "" {
 				if opts.Shard, err = reconcile.ParseShard(shard); err != nil {
 					return usageError(err)
@@ -134,6 +134,7 @@ differences, or a repair failed; 2 bad usage or an unreadable schema.`,
 	cmd.Flags().Float64Var(&rate, "rate", 0, "cap the rows read per second (0: no cap)")
 	cmd.Flags().IntVar(&diffCells, "diff-cells", 0, "cells of unequal ranges one diff pass keeps in memory (default 100000); each pass scans the primary table")
 	cmd.Flags().BoolVar(&purge, "purge-markers", false, "embedded store: when a repair is masked by a delete marker, major-compact the table and repair again")
+	cmd.Flags().BoolVar(&stopped, "writers-stopped", false, "no writer runs during the job: repair bounded counter rows a lately moved entity counts in now rather than in a later run")
 	addFormatFlag(cmd, &format)
 	cmd.AddCommand(newReconcilePlanCmd(), newReconcileRunCmd(), newReconcileMergeCmd())
 	return cmd

@@ -107,7 +107,7 @@ run and merge refuse a schema that changed since.`,
 func newReconcileRunCmd() *cobra.Command {
 	var (
 		planPath, out, partFlag, schemaPath, format string
-		dryRun, purge                               bool
+		dryRun, purge, stopped                      bool
 		rate                                        float64
 		workers                                     int
 	)
@@ -167,7 +167,7 @@ changed since the plan.`,
 			lg.Info("reconcile part started", "parts", p.Parts, "dry_run", dryRun)
 			prog := newRowProgress(cmd.ErrOrStderr())
 			logp := newProgressLog(lg, 5*time.Second)
-			opts := reconcile.Options{DryRun: dryRun, Rate: rate, Workers: workers, PurgeMarkers: purge,
+			opts := reconcile.Options{DryRun: dryRun, Rate: rate, Workers: workers, PurgeMarkers: purge, WritersStopped: stopped,
 				Progress: func(pr reconcile.Progress) { prog.progress(pr); logp.progress(pr) }}
 			start := time.Now()
 			res, err := reconcile.RunPart(cmd.Context(), sp, st, p, part, opts)
@@ -209,6 +209,7 @@ changed since the plan.`,
 	cmd.Flags().Float64Var(&rate, "rate", 0, "cap the rows this worker reads per second (0: no cap)")
 	cmd.Flags().IntVar(&workers, "workers", 0, "goroutines deriving entities (default 4)")
 	cmd.Flags().BoolVar(&purge, "purge-markers", false, "embedded store: when a repair is masked by a delete marker, major-compact the table and repair again")
+	cmd.Flags().BoolVar(&stopped, "writers-stopped", false, "no writer runs during the job: repair bounded counter rows a lately moved entity counts in now rather than in a later run")
 	addFormatFlag(cmd, &format)
 	return cmd
 }
@@ -216,7 +217,7 @@ changed since the plan.`,
 func newReconcileMergeCmd() *cobra.Command {
 	var (
 		planPath, schemaPath, format, metricsPath string
-		purge                                     bool
+		purge, stopped                            bool
 		rate                                      float64
 		diffCells                                 int
 	)
@@ -267,7 +268,7 @@ that changed since the plan.`,
 			if diffCells < 0 {
 				return usageErrorf("--diff-cells %d: want 0 or more", diffCells)
 			}
-			opts := reconcile.Options{DryRun: dry, Rate: rate, PurgeMarkers: purge, DiffCells: diffCells, Progress: prog.progress}
+			opts := reconcile.Options{DryRun: dry, Rate: rate, PurgeMarkers: purge, DiffCells: diffCells, Progress: prog.progress, WritersStopped: stopped}
 			if purge && !embeddedURL(storeURL(cmd, p)) {
 				return usageErrorf("--purge-markers needs the embedded store (pebble://)")
 			}
@@ -288,6 +289,7 @@ that changed since the plan.`,
 	cmd.Flags().Float64Var(&rate, "rate", 0, "cap the rows the diff reads per second (0: no cap)")
 	cmd.Flags().IntVar(&diffCells, "diff-cells", 0, "cells of unequal ranges one diff pass keeps in memory (default 100000); each pass scans the primary table")
 	cmd.Flags().BoolVar(&purge, "purge-markers", false, "embedded store: when a repair is masked by a delete marker, major-compact the table and repair again")
+	cmd.Flags().BoolVar(&stopped, "writers-stopped", false, "no writer runs during the job: repair bounded counter rows a lately moved entity counts in now rather than in a later run")
 	addFormatFlag(cmd, &format)
 	return cmd
 }

@@ -1,0 +1,50 @@
+package reconcile
+
+import (
+	"context"
+	"strings"
+
+	"github.com/denorm/denorm/store"
+)
+
+// opHook passes every call on to its store, and tells on of each read
+// first ("scan", "get" or "getmany", and the table): a test puts a writer's
+// batch at a chosen point of a job with it.
+type opHook struct {
+	store.Store
+	on func(op, table string)
+}
+
+func (h *opHook) Scan(ctx context.Context, table string, s store.Scan) (store.Scanner, error) {
+	h.on("scan", table)
+	return h.Store.Scan(ctx, table, s)
+}
+
+func (h *opHook) Get(ctx context.Context, table string, g store.Get) (store.Row, error) {
+	h.on("get", table)
+	return h.Store.Get(ctx, table, g)
+}
+
+func (h *opHook) GetMany(ctx context.Context, table string, gets []store.Get) ([]store.Row, error) {
+	h.on("getmany", table)
+	return store.GetMany(ctx, h.Store, table, gets)
+}
+
+// onceAfter is an opHook's on that calls fn once, before the read that
+// completes steps ("op table" each) in order, other reads between them;
+// *fired reports whether it did.
+func onceAfter(fired *bool, fn func(), steps ...string) func(op, table string) {
+	next := 0
+	return func(op, table string) {
+		if *fired || next == len(steps) {
+			return
+		}
+		if strings.Join([]string{op, table}, " ") != steps[next] {
+			return
+		}
+		if next++; next == len(steps) {
+			*fired = true
+			fn()
+		}
+	}
+}
