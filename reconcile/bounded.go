@@ -122,59 +122,77 @@ func (j *job) snapBounded(ctx context.Context, group []target) (*boundedSnap, er
 	if j.opts.WritersStopped {
 		bs.since = math.MaxInt64 // no move can be under way
 	}
-	for _, tg := range group {
-		d := j.derived[tg.ti]
-		if !d.bounded() {
-			continue
-		}
-		bs.in[[2]int{tg.ti, tg.ri}] = tg
-		r := bounds(d.splits, tg.ri)
-		sc, err := j.st.Scan(ctx, d.t.Name, store.Scan{Start: r.Start, Stop: r.Stop, Caching: 1000})
-		if err != nil {
-			return nil, fmt.Errorf("reconcile: scan %s: %w", d.t.Name, err)
-		}
-		fam := layout.CounterStateFamily(d.t)
-		for sc.Next(ctx) {
-			row := sc.Row()
-			if !j.win.covers(d.t.Name, row.Key) {
+	// Two passes: the settled positions, then the rows. A row's state is
+	// read at its own moment (on HBase a scan is consistent row by row
+	// only), and a position settled when another row was read later could
+	// take a record for counted in a row read before its batch completed;
+	// one read in the first pass was settled before any row of the second
+	// was read.
+	for pass := range 2 {
+		for _, tg := range group {
+			d := j.derived[tg.ti]
+			if !d.bounded() {
 				continue
 			}
-			sr := &snapRow{table: d.t.Name, row: bytes.Clone(row.Key), want: map[string]int64{}}
-			for _, c := range row.Cells {
-				if !(c.Family == fam && layout.IsCounterState(c.Qualifier)) {
-					sr.plain = append(sr.plain, store.Cell{Family: c.Family, Qualifier: bytes.Clone(c.Qualifier), Timestamp: c.Timestamp})
-				}
+			bs.in[[2]int{tg.ti, tg.ri}] = tg
+			if err := j.snapRange(ctx, bs, d, tg, pass == 0); err != nil {
+				return nil, err
 			}
-			cc, err := layout.ReadCounterCells(row, fam)
-			if err != nil {
-				sc.Close()
-				return nil, fmt.Errorf("reconcile: %s row %s: %w", d.t.Name, store.Printable(row.Key), err)
-			}
-			sr.base, sr.state = cc.Base, cc.Merged()
-			for s, p := range cc.Parts {
-				if sr.parts == nil {
-					sr.parts = map[uint64][]byte{}
-				}
-				sr.parts[s] = p.Raw
-			}
-			st := sr.state
-			for _, q := range st.Seqs {
-				bs.settled[q.Stream] = max(bs.settled[q.Stream], q.Settled)
-			}
-			// A slice of the range (slice.go) diffs its own rows, but every
-			// row's settled positions count: a slice sees what a whole
-			// diff would.
-			if tg.has(row.Key, nil) {
-				bs.rows[d.t.Name+"\x00"+string(row.Key)] = sr
-			}
-		}
-		err = sc.Err()
-		sc.Close()
-		if err != nil {
-			return nil, fmt.Errorf("reconcile: scan %s: %w", d.t.Name, err)
 		}
 	}
 	return bs, nil
+}
+
+// snapRange reads the state cells of one bounded range: into bs.settled
+// (settledOnly), or into bs.rows.
+func (j *job) snapRange(ctx context.Context, bs *boundedSnap, d *derivedTable, tg target, settledOnly bool) error {
+	r := bounds(d.splits, tg.ri)
+	sc, err := j.st.Scan(ctx, d.t.Name, store.Scan{Start: r.Start, Stop: r.Stop, Caching: 1000})
+	if err != nil {
+		return fmt.Errorf("reconcile: scan %s: %w", d.t.Name, err)
+	}
+	defer sc.Close()
+	fam := layout.CounterStateFamily(d.t)
+	for sc.Next(ctx) {
+		row := sc.Row()
+		if !j.win.covers(d.t.Name, row.Key) {
+			continue
+		}
+		cc, err := layout.ReadCounterCells(row, fam)
+		if err != nil {
+			return fmt.Errorf("reconcile: %s row %s: %w", d.t.Name, store.Printable(row.Key), err)
+		}
+		if settledOnly {
+			// A slice of the range (slice.go) diffs its own rows, but
+			// every row's settled positions count: a slice sees what a
+			// whole diff would.
+			for _, q := range cc.Merged().Seqs {
+				bs.settled[q.Stream] = max(bs.settled[q.Stream], q.Settled)
+			}
+			continue
+		}
+		if !tg.has(row.Key, nil) {
+			continue
+		}
+		sr := &snapRow{table: d.t.Name, row: bytes.Clone(row.Key), want: map[string]int64{}}
+		for _, c := range row.Cells {
+			if !(c.Family == fam && layout.IsCounterState(c.Qualifier)) {
+				sr.plain = append(sr.plain, store.Cell{Family: c.Family, Qualifier: bytes.Clone(c.Qualifier), Timestamp: c.Timestamp})
+			}
+		}
+		sr.base, sr.state = cc.Base, cc.Merged()
+		for s, p := range cc.Parts {
+			if sr.parts == nil {
+				sr.parts = map[uint64][]byte{}
+			}
+			sr.parts[s] = p.Raw
+		}
+		bs.rows[d.t.Name+"\x00"+string(row.Key)] = sr
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("reconcile: scan %s: %w", d.t.Name, err)
+	}
+	return nil
 }
 
 // superseded reports, for each row rows[k] with ask[k] set, whether its
