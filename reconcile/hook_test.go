@@ -13,9 +13,14 @@ import (
 type opHook struct {
 	store.Store
 	on func(op, table string)
+	// scanFrom, when set, is told of each scan's table and start first.
+	scanFrom func(table string, start []byte)
 }
 
 func (h *opHook) Scan(ctx context.Context, table string, s store.Scan) (store.Scanner, error) {
+	if h.scanFrom != nil {
+		h.scanFrom(table, s.Start)
+	}
 	h.on("scan", table)
 	return h.Store.Scan(ctx, table, s)
 }

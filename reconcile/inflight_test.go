@@ -39,6 +39,9 @@ type inflight struct {
 	// rowByRow: the job scans row by row (testenv.RowByRow), each row a
 	// read the hook sees.
 	rowByRow bool
+	// scanFrom, when set, puts the batches before the first scan it
+	// reports true for, instead of at steps.
+	scanFrom func(table string, start []byte) bool
 }
 
 func newInflight(t *testing.T, plan *schema.Plan) *inflight {
@@ -109,11 +112,22 @@ func (h *inflight) wrongTotal(t *testing.T, ctx context.Context, row []byte) {
 // job's reads reach steps; it fails unless they were.
 func (h *inflight) run(t *testing.T, ctx context.Context, opts Options, steps ...string) *Report {
 	t.Helper()
-	var hooked store.Store = &opHook{Store: h.got, on: onceAfter(&h.fired, func() {
+	during := func() {
 		for _, b := range h.during {
 			apply(t, ctx, h.w, b)
 		}
-	}, steps...)}
+	}
+	hook := &opHook{Store: h.got, on: onceAfter(&h.fired, during, steps...)}
+	if h.scanFrom != nil {
+		hook.on = func(string, string) {}
+		hook.scanFrom = func(table string, start []byte) {
+			if !h.fired && h.scanFrom(table, start) {
+				h.fired = true
+				during()
+			}
+		}
+	}
+	var hooked store.Store = hook
 	if h.rowByRow {
 		hooked = testenv.RowByRow(hooked)
 	}
@@ -264,8 +278,22 @@ func TestSettledAfterTheRowWasRead(t *testing.T) {
 	for _, sku := range []string{"s1", "s2"} {
 		h.wrongTotal(t, ctx, h.unitsRow(t, ctx, sku))
 	}
-	// The first row read, then the writer, then the second.
-	h.run(t, ctx, Options{}, "getmany order_locations", "scan daily_units", "scan daily_units")
+	// The first row read, then the writer, then the second: when the
+	// diff's snapshot of the rows (its second read past the first row:
+	// the first is the checksum's, and the pass of settled positions)
+	// goes on from the first row.
+	after := append(h.unitsRow(t, ctx, skuOf[first]), 0)
+	passes := 0
+	h.scanFrom = func(table string, start []byte) bool {
+		if table == "daily_units" && bytes.Equal(start, after) {
+			passes++
+		}
+		return passes == 3
+	}
+	h.run(t, ctx, Options{}, "the diff's snapshot past its first row")
+	if got := h.total(t, ctx, h.unitsRow(t, ctx, skuOf[first])); got != 4 && got != 4+5 {
+		t.Fatalf("after the run under the writer the first row's total is %d: neither the log's 4 nor the wrong 9 left for later", got)
+	}
 	run(t, ctx, h.plan, h.got, Options{Clock: h.clock})
 	h.sameAsLog(t, ctx, "repaired under the writer, then alone")
 }
