@@ -232,3 +232,27 @@ func TestHBaseRepairBeforeReplay(t *testing.T) {
 		})
 	}
 }
+
+// TestHBaseConcurrentWriterAndRepair runs TestConcurrentWriterAndRepair's
+// check on the test HBase, whose scans read each row at its own moment,
+// for orders that move, with daily_units exact and bounded.
+func TestHBaseConcurrentWriterAndRepair(t *testing.T) {
+	for _, c := range concurrentCases {
+		if !c.moves {
+			continue
+		}
+		plan := hbasePlan(t, false)
+		if c.bounded {
+			plan = testenv.HBaseSchema(t, "../examples/orders.yaml")
+		}
+		for seed := int64(1); seed <= 2; seed++ {
+			t.Run(fmt.Sprintf("%s/%d", c.name, seed), func(t *testing.T) {
+				st := testenv.OpenHBase(t, "cw")
+				if _, err := ddl.Create(context.Background(), st, plan); err != nil {
+					t.Fatal(err)
+				}
+				concurrentHistory(t, plan, st, st, openStore(t, plan), seed, c.moves)
+			})
+		}
+	}
+}
