@@ -53,6 +53,11 @@ cause and the run exits 1; --purge-markers (embedded store only) then
 major-compacts the table, which purges every delete marker, and repairs
 again. --rate caps the rows read per second.
 
+The job runs beside the writers. A bounded counter row that an entity moved
+in the last minute counts in is left to a later run (a scan under way may
+meet the entity twice or not at all); --writers-stopped, for a run while no
+writer runs, repairs it at once.
+
 --since limits the counter check to counter rows whose key's time part
 (a day(...) part or a timestamp field) is at or after the given time: an age
 (36h, 7d, 2w), a day (2026-11-01) or an RFC 3339 time. Older counter rows are
@@ -67,6 +72,7 @@ differences, or a repair failed; 2 bad usage or an unreadable schema.`,
   denorm reconcile --schema examples/orders.yaml --since 7d --dry-run
   denorm reconcile --schema examples/orders.yaml --rate 5000 --format json
   denorm reconcile --schema examples/orders.yaml --purge-markers
+  denorm reconcile --schema examples/orders.yaml --writers-stopped
   denorm reconcile --schema examples/orders.yaml --metrics-file /var/lib/node_exporter/denorm.prom
   denorm reconcile plan --schema examples/orders.yaml --parts 64 --out plan.json`,
 		Args: usageArgs(cobra.NoArgs),
