@@ -48,6 +48,9 @@ type boundedSnap struct {
 	// since is the writer's clock from which on a move counts as under
 	// way: the job's start less recentMove.
 	since int64
+	// recent holds the streams the scan met records of at or past their
+	// settled position (met).
+	recent map[uint64]bool
 	// unsure holds the rows (table \x00 row) an entity that moved while
 	// the scan ran counts in: the scan may have met it twice or not at all
 	// (see "Moves under way" below), so their drift is left to the next
@@ -103,11 +106,8 @@ type snapRow struct {
 	// updates any more and a repair deletes.
 	plain []store.Cell
 	want  map[string]int64 // what the records say, family \x00 qualifier
-	// parts is each stream's part cell as read (raw), and inflight the
-	// streams of records counted here that the row's state, as read, had
-	// not reached: written since (see "Writes under way" below).
-	parts    map[uint64][]byte
-	inflight map[uint64]bool
+	// parts is each stream's part cell as read (raw).
+	parts map[uint64][]byte
 }
 
 func famQual(f string, q []byte) string { return f + "\x00" + string(q) }
@@ -117,7 +117,7 @@ func (d *derivedTable) bounded() bool { return d.t.Counter.Bounded() }
 
 // snapBounded reads the state cells of the group's bounded ranges.
 func (j *job) snapBounded(ctx context.Context, group []target) (*boundedSnap, error) {
-	bs := &boundedSnap{rows: map[string]*snapRow{}, in: map[[2]int]target{}, settled: map[uint64]int64{}, unsure: map[string]bool{},
+	bs := &boundedSnap{rows: map[string]*snapRow{}, in: map[[2]int]target{}, settled: map[uint64]int64{}, unsure: map[string]bool{}, recent: map[uint64]bool{},
 		since: j.now - recentMove.Milliseconds()}
 	if j.opts.WritersStopped {
 		bs.since = math.MaxInt64 // no move can be under way
@@ -346,29 +346,21 @@ func (bs *boundedSnap) count(j *job, st *layout.State) {
 	}
 }
 
-// met notes, in the group's rows a record names, the record's stream as
-// in flight when the row's state as read had not reached the record:
-// written since the snapshot, whether the scan counts it or finds it
-// superseded ("Writes under way").
-func (bs *boundedSnap) met(j *job, rec *layout.Counted) {
+// met notes a record the scan read, whatever rows it names: its stream
+// has records the scan may have read after a second write since the
+// snapshot, unless the record lies below the stream's settled position
+// as the snapshot's first pass read it (written before any row was read).
+// See "Writes under way".
+func (bs *boundedSnap) met(rec *layout.Counted) {
 	if rec == nil || len(bs.in) == 0 {
 		return
 	}
 	bs.mu.Lock()
 	defer bs.mu.Unlock()
-	for _, c := range rec.Counts {
-		if !bs.covers(j, c.Table, c.Row) {
-			continue
-		}
-		sr := bs.row(c.Table, c.Row)
-		if bs.reached(rec, sr) {
-			continue
-		}
-		if sr.inflight == nil {
-			sr.inflight = map[uint64]bool{}
-		}
-		sr.inflight[rec.Stream] = true
+	if s, ok := bs.settled[rec.Stream]; ok && rec.Offset < s {
+		return
 	}
+	bs.recent[rec.Stream] = true
 }
 
 // covers reports whether a bounded counter row is in one of the ranges the
@@ -458,8 +450,8 @@ func (j *job) diffBounded(ctx context.Context, rep *Report, bs *boundedSnap) err
 			drift = true
 			next.Add(a.Family, []byte(a.Qualifier), want-have)
 		}
-		if drift && len(sr.inflight) > 0 {
-			moved, err := j.countedSince(ctx, sr)
+		if drift {
+			moved, err := j.countedSince(ctx, bs, sr)
 			if err != nil {
 				return err
 			}
@@ -489,23 +481,25 @@ func (j *job) diffBounded(ctx context.Context, rep *Report, bs *boundedSnap) err
 }
 
 // Writes under way. A record written since the row's state cells were
-// read (the record's offset past the row's sequence for its stream, as
-// read) says in Base what the row held of its entity when its writer read
+// read says in Base what the row held of its entity when its writer read
 // the row, which is what the state as read holds of it as long as that
 // write was the entity's only one since. After two (the first one's batch
-// completed, raising the row's part for the stream), Base is the first
+// completed, changing the row's part for the stream), Base is the first
 // write's Now, which the state as read does not hold: a drift that is
-// none. So a drifted row with such records is read again before its
-// repair, and left to a later run when the part cell of one of their
-// streams (or the base cell) changed since: only a completed batch of the
-// stream changes it. A batch that completes after this read wrote its
-// records after the scan read them (one batch of a stream runs at a time),
-// so none of those is a second write.
+// none. The second write's record need not even name the row (an entity
+// whose count there went to 0 and was then deleted names it no more).
+// So a drifted row is read again before its repair, and left to a later
+// run when its base cell, or the part cell of a stream the scan met
+// records of since that stream's settled position, changed since the
+// snapshot: only a completed batch of the stream changes its part. A
+// batch that completes after this read wrote its records after the scan
+// read them (one batch of a stream runs at a time), so none of those is a
+// second write.
 
-// countedSince reads a bounded row again and reports whether a stream of
-// its records in flight, or a repair, has written its state cells since
-// the snapshot read them.
-func (j *job) countedSince(ctx context.Context, sr *snapRow) (bool, error) {
+// countedSince reads a bounded row again and reports whether a repair, or
+// a stream the scan met recent records of, has written its state cells
+// since the snapshot read them.
+func (j *job) countedSince(ctx context.Context, bs *boundedSnap, sr *snapRow) (bool, error) {
 	t := j.sp.Table(sr.table)
 	fam := layout.CounterStateFamily(t)
 	row, err := j.st.Get(ctx, sr.table, store.Get{Row: sr.row, Columns: []store.Column{{Family: fam}}})
@@ -519,10 +513,18 @@ func (j *job) countedSince(ctx context.Context, sr *snapRow) (bool, error) {
 	if !bytes.Equal(cc.Base.Raw, sr.base.Raw) || (cc.Base.Raw == nil) != (sr.base.Raw == nil) {
 		return true, nil
 	}
-	for s := range sr.inflight {
+	changed := func(s uint64) bool {
 		p, ok := cc.Parts[s]
 		was, had := sr.parts[s]
-		if ok != had || !bytes.Equal(p.Raw, was) {
+		return bs.recent[s] && (ok != had || !bytes.Equal(p.Raw, was))
+	}
+	for s := range cc.Parts {
+		if changed(s) {
+			return true, nil
+		}
+	}
+	for s := range sr.parts {
+		if changed(s) {
 			return true, nil
 		}
 	}

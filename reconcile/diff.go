@@ -119,11 +119,9 @@ func (j *job) diffGroup(ctx context.Context, rep *Report, group []target) error 
 			if naming[k] && !old[k] {
 				bs.count(j, state)
 			}
-			if naming[k] {
-				bs.met(j, state.Counted)
-				if bs.movedLately(state.MovedAt) {
-					bs.unsureOf(j, state.Counted)
-				}
+			bs.met(state.Counted)
+			if naming[k] && bs.movedLately(state.MovedAt) {
+				bs.unsureOf(j, state.Counted)
 			}
 			if !state.Exists() {
 				return nil
