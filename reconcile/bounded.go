@@ -48,8 +48,10 @@ type boundedSnap struct {
 	// since is the writer's clock from which on a move counts as under
 	// way: the job's start less recentMove.
 	since int64
-	// recent holds the streams the scan met records of at or past their
-	// settled position (met).
+	// seqMax is, per stream, the furthest sequence a row had in the
+	// snapshot's first pass; recent holds the streams the scan met records
+	// of past it (met).
+	seqMax map[uint64]int64
 	recent map[uint64]bool
 	// unsure holds the rows (table \x00 row) an entity that moved while
 	// the scan ran counts in: the scan may have met it twice or not at all
@@ -117,7 +119,7 @@ func (d *derivedTable) bounded() bool { return d.t.Counter.Bounded() }
 
 // snapBounded reads the state cells of the group's bounded ranges.
 func (j *job) snapBounded(ctx context.Context, group []target) (*boundedSnap, error) {
-	bs := &boundedSnap{rows: map[string]*snapRow{}, in: map[[2]int]target{}, settled: map[uint64]int64{}, unsure: map[string]bool{}, recent: map[uint64]bool{},
+	bs := &boundedSnap{rows: map[string]*snapRow{}, in: map[[2]int]target{}, settled: map[uint64]int64{}, unsure: map[string]bool{}, recent: map[uint64]bool{}, seqMax: map[uint64]int64{},
 		since: j.now - recentMove.Milliseconds()}
 	if j.opts.WritersStopped {
 		bs.since = math.MaxInt64 // no move can be under way
@@ -168,6 +170,9 @@ func (j *job) snapRange(ctx context.Context, bs *boundedSnap, d *derivedTable, t
 			// whole diff would.
 			for _, q := range cc.Merged().Seqs {
 				bs.settled[q.Stream] = max(bs.settled[q.Stream], q.Settled)
+				if was, ok := bs.seqMax[q.Stream]; !ok || q.Offset > was {
+					bs.seqMax[q.Stream] = q.Offset
+				}
 			}
 			continue
 		}
@@ -348,16 +353,17 @@ func (bs *boundedSnap) count(j *job, st *layout.State) {
 
 // met notes a record the scan read, whatever rows it names: its stream
 // has records the scan may have read after a second write since the
-// snapshot, unless the record lies below the stream's settled position
-// as the snapshot's first pass read it (written before any row was read).
-// See "Writes under way".
+// snapshot, unless some row's sequence for the stream had reached the
+// record's offset when the snapshot's first pass read it (a record is
+// written while every row's sequence is below its offset, so this one was
+// written before any row was read). See "Writes under way".
 func (bs *boundedSnap) met(rec *layout.Counted) {
 	if rec == nil || len(bs.in) == 0 {
 		return
 	}
 	bs.mu.Lock()
 	defer bs.mu.Unlock()
-	if s, ok := bs.settled[rec.Stream]; ok && rec.Offset < s {
+	if q, ok := bs.seqMax[rec.Stream]; ok && rec.Offset <= q {
 		return
 	}
 	bs.recent[rec.Stream] = true
@@ -490,7 +496,7 @@ func (j *job) diffBounded(ctx context.Context, rep *Report, bs *boundedSnap) err
 // whose count there went to 0 and was then deleted names it no more).
 // So a drifted row is read again before its repair, and left to a later
 // run when its base cell, or the part cell of a stream the scan met
-// records of since that stream's settled position, changed since the
+// records of written since the snapshot began (met), changed since the
 // snapshot: only a completed batch of the stream changes its part. A
 // batch that completes after this read wrote its records after the scan
 // read them (one batch of a stream runs at a time), so none of those is a
