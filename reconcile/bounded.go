@@ -124,12 +124,13 @@ func (j *job) snapBounded(ctx context.Context, group []target) (*boundedSnap, er
 	if j.opts.WritersStopped {
 		bs.since = math.MaxInt64 // no move can be under way
 	}
-	// Two passes: the settled positions, then the rows. A row's state is
-	// read at its own moment (on HBase a scan is consistent row by row
-	// only), and a position settled when another row was read later could
-	// take a record for counted in a row read before its batch completed;
-	// one read in the first pass was settled before any row of the second
-	// was read.
+	// Two passes: the settled positions and furthest sequences, then the
+	// rows. A row's state is read at its own moment (on HBase a scan is
+	// consistent row by row only): a position settled when another row was
+	// read later could take a record for counted in a row read before its
+	// batch completed, and a sequence read later could take a record for
+	// written before the snapshot (met). What the first pass read held
+	// before any row of the second was read.
 	for pass := range 2 {
 		for _, tg := range group {
 			d := j.derived[tg.ti]
