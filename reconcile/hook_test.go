@@ -3,6 +3,7 @@ package reconcile
 import (
 	"context"
 	"strings"
+	"sync"
 
 	"github.com/denorm/denorm/store"
 )
@@ -15,23 +16,31 @@ type opHook struct {
 	on func(op, table string)
 	// scanFrom, when set, is told of each scan's table and start first.
 	scanFrom func(table string, start []byte)
+	// mu makes the job's goroutines tell one at a time.
+	mu sync.Mutex
+}
+
+func (h *opHook) tell(op, table string, start []byte) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if op == "scan" && h.scanFrom != nil {
+		h.scanFrom(table, start)
+	}
+	h.on(op, table)
 }
 
 func (h *opHook) Scan(ctx context.Context, table string, s store.Scan) (store.Scanner, error) {
-	if h.scanFrom != nil {
-		h.scanFrom(table, s.Start)
-	}
-	h.on("scan", table)
+	h.tell("scan", table, s.Start)
 	return h.Store.Scan(ctx, table, s)
 }
 
 func (h *opHook) Get(ctx context.Context, table string, g store.Get) (store.Row, error) {
-	h.on("get", table)
+	h.tell("get", table, nil)
 	return h.Store.Get(ctx, table, g)
 }
 
 func (h *opHook) GetMany(ctx context.Context, table string, gets []store.Get) ([]store.Row, error) {
-	h.on("getmany", table)
+	h.tell("getmany", table, nil)
 	return store.GetMany(ctx, h.Store, table, gets)
 }
 
