@@ -87,17 +87,26 @@ func findCell(cells []layout.Cell, fam string, q []byte) (layout.Cell, bool) {
 	return layout.Cell{}, false
 }
 
+// readState reads the primary row pk and its state, skipping skip.
+func (j *job) readState(ctx context.Context, pk []byte, skip layout.Skip) (*layout.State, error) {
+	row, err := j.st.Get(ctx, j.prim.Name, store.Get{Row: pk})
+	if err != nil {
+		return nil, fmt.Errorf("reconcile: get %s row %s: %w", j.prim.Name, store.Printable(pk), err)
+	}
+	st, err := layout.ReadStateSkipping(j.sp, j.ent, j.prim, row, skip)
+	if err != nil {
+		return nil, fmt.Errorf("reconcile: %w", err)
+	}
+	return st, nil
+}
+
 // isOrphan reads the primary row pk and reports whether its state, which
 // must be at least as new as the derived row (newest), no longer derives
 // want (a row, or with a qualifier a counter contribution).
 func (j *job) isOrphan(ctx context.Context, want layout.Ref, pk []byte, newest int64) (bool, error) {
-	prow, err := j.st.Get(ctx, j.prim.Name, store.Get{Row: pk})
+	state, err := j.readState(ctx, pk, layout.SkipPending)
 	if err != nil {
-		return false, fmt.Errorf("reconcile: get %s row %s: %w", j.prim.Name, store.Printable(pk), err)
-	}
-	state, err := layout.ReadStateSkipping(j.sp, j.ent, j.prim, prow, layout.SkipPending)
-	if err != nil {
-		return false, fmt.Errorf("reconcile: %w", err)
+		return false, err
 	}
 	if !state.Exists() && state.Version > 0 {
 		if state, err = j.movedTo(ctx, pk, state); err != nil {
@@ -153,13 +162,9 @@ func (j *job) movedTo(ctx context.Context, pk []byte, state *layout.State) (*lay
 		if bytes.Equal(x.Key, pk) {
 			continue
 		}
-		prow, err := j.st.Get(ctx, j.prim.Name, store.Get{Row: x.Key})
+		s, err := j.readState(ctx, x.Key, layout.SkipPending)
 		if err != nil {
-			return nil, fmt.Errorf("reconcile: get %s row %s: %w", j.prim.Name, store.Printable(x.Key), err)
-		}
-		s, err := layout.ReadStateSkipping(j.sp, j.ent, j.prim, prow, layout.SkipPending)
-		if err != nil {
-			return nil, fmt.Errorf("reconcile: %w", err)
+			return nil, err
 		}
 		if s.Version > state.Version || s.Version == state.Version && s.Exists() && !state.Exists() {
 			state = s

@@ -150,13 +150,9 @@ func (w *worker) leftBehind(ctx context.Context, n locNeed, listed bool, at []la
 		if bytes.Equal(x.Key, n.pk) {
 			continue
 		}
-		row, err := j.st.Get(ctx, j.prim.Name, store.Get{Row: x.Key})
+		st, err := j.readState(ctx, x.Key, layout.SkipBookkeeping)
 		if err != nil {
-			return false, fmt.Errorf("reconcile: read %s row %s: %w", j.prim.Name, store.Printable(x.Key), err)
-		}
-		st, err := layout.ReadStateSkipping(j.sp, j.ent, j.prim, row, layout.SkipBookkeeping)
-		if err != nil {
-			return false, fmt.Errorf("reconcile: %w", err)
+			return false, err
 		}
 		if st.Version > n.v {
 			newest = max(newest, st.Version)
@@ -169,13 +165,9 @@ func (w *worker) leftBehind(ctx context.Context, n locNeed, listed bool, at []la
 	// or moved the entity since emptied it first (and wrote the locator
 	// row after), so the row read again now says so. Only a row no writer
 	// knew of is still older than the newer state.
-	row, err := j.st.Get(ctx, j.prim.Name, store.Get{Row: n.pk})
+	cur, err := j.readState(ctx, n.pk, layout.SkipBookkeeping)
 	if err != nil {
-		return false, fmt.Errorf("reconcile: read %s row %s: %w", j.prim.Name, store.Printable(n.pk), err)
-	}
-	cur, err := layout.ReadStateSkipping(j.sp, j.ent, j.prim, row, layout.SkipBookkeeping)
-	if err != nil {
-		return false, fmt.Errorf("reconcile: %w", err)
+		return false, err
 	}
 	if cur.Version > n.v {
 		return false, nil
