@@ -118,21 +118,21 @@ func partitionsHistory(t *testing.T, plan *schema.Plan, got store.Store, seed, n
 			t.FailNow()
 		}
 	}
-	differed = run(t, ctx, plan, got, Options{DryRun: true}).Differences() > 0
+	differed = run(t, ctx, plan, got, Options{DryRun: true, WritersStopped: true}).Differences() > 0
 	// The first repair empties a primary row the entity was left live in
 	// (locator.go); the second deletes that row's copies. Both purge
 	// markers: one writer's delete of a copy it derived no more (at its
 	// version - 1) can mask the same copy the other wrote at a version
 	// below it, which only a repair after a purge brings back.
 	for range 2 {
-		if rep := run(t, ctx, plan, got, Options{PurgeMarkers: true}); rep.Failed() != 0 {
+		if rep := run(t, ctx, plan, got, Options{PurgeMarkers: true, WritersStopped: true}); rep.Failed() != 0 {
 			t.Fatalf("seed %d: the repair failed:\n%s", seed, reportText(t, rep))
 		}
 	}
 	if d := testenv.DiffLines(testenv.View(t, ctx, got, plan), testenv.View(t, ctx, want, plan)); d != "" {
 		t.Fatalf("seed %d: two partitions applied at once, then two repairs; the store differs from the log in order (- got, + want):\n%s", seed, d)
 	}
-	if rep := run(t, ctx, plan, got, Options{DryRun: true}); rep.Differences() != 0 {
+	if rep := run(t, ctx, plan, got, Options{DryRun: true, WritersStopped: true}); rep.Differences() != 0 {
 		t.Fatalf("seed %d: differences after the repair:\n%s", seed, reportText(t, rep))
 	}
 	return len(streams[1]) > 0, differed
@@ -353,7 +353,10 @@ func holdAt(t *testing.T, ctx context.Context, w *write.Writer, gate *testenv.Ga
 // to read as want.
 func repairLeftBehind(t *testing.T, ctx context.Context, plan *schema.Plan, got, want store.Store, opts Options) {
 	t.Helper()
-	dry := run(t, ctx, plan, got, Options{DryRun: true, Clock: opts.Clock})
+	// Both writers are done: rows of orders moved a moment ago are
+	// repaired now.
+	opts.WritersStopped = true
+	dry := run(t, ctx, plan, got, Options{DryRun: true, Clock: opts.Clock, WritersStopped: true})
 	if c := dry.kind(KindLocator); c.Stale != 1 {
 		t.Fatalf("a dry run found %s, want the row left behind (locator stale 1)", findings(dry))
 	}
