@@ -26,9 +26,12 @@ import (
 // stream's settled position (bounded.Seq) is no longer in flight: it is
 // expected at Now whatever its row says, which finds a lost row. The diff
 // reads the ranges' state cells first, then scans the primary rows' Counted
-// records against those sequences. Records read after the state cells are
-// still right against them: a writer records Base as what the row held when
-// it read the state, and changes its part only after. A repair adds the
+// records against those sequences. A record read after the state cells is
+// still right against them when it is its entity's only write since: a
+// writer records Base as what the row held when it read the state, and
+// changes its part only after (after two writes it is not: "Writes under
+// way", below; nor is a scan that met a moving entity twice or not at all:
+// "Moves under way"). A repair adds the
 // difference to the row's base cell (the writers write only their streams'
 // parts), with a check-and-mutate on the base cell as read, so that two
 // repairs cannot both add it. A writer's put since the read does not make
