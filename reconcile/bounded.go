@@ -447,31 +447,29 @@ func (j *job) diffBounded(ctx context.Context, rep *Report, bs *boundedSnap) err
 			continue
 		}
 		next := &layout.CounterState{Totals: slices.Clone(sr.base.State.Totals), Seqs: slices.Clone(sr.base.State.Seqs)}
-		drift := false
+		var drifted int64 // add columns off from what the records say
 		for _, a := range t.Counter.Adds {
 			fq := famQual(a.Family, []byte(a.Qualifier))
 			want := sr.want[fq]
 			have := sr.state.Total(a.Family, []byte(a.Qualifier))
 			if have == want && len(sr.plain) == 0 {
-				c.Valid++
 				continue
 			}
-			c.Drifted++
-			drift = true
+			drifted++
 			next.Add(a.Family, []byte(a.Qualifier), want-have)
 		}
-		if drift {
+		if drifted > 0 {
 			moved, err := j.countedSince(ctx, bs, sr)
 			if err != nil {
 				return err
 			}
 			if moved {
-				c.Drifted -= int64(len(t.Counter.Adds))
-				c.Valid += int64(len(t.Counter.Adds)) // writes in flight: the next run
-				continue
+				drifted = 0 // writes in flight: the next run
 			}
 		}
-		if !drift || j.opts.DryRun {
+		c.Valid += int64(len(t.Counter.Adds)) - drifted
+		c.Drifted += drifted
+		if drifted == 0 || j.opts.DryRun {
 			continue
 		}
 		// The repaired totals hold Now of every settled record: the row's
