@@ -240,12 +240,12 @@ func (j *job) superseded(ctx context.Context, bs *boundedSnap, rows []store.Row,
 		if !ask[k] || states[k].Counted == nil {
 			continue
 		}
-		lrow, err := layout.LocatorRow(j.prim, j.loc, rows[k].Key)
+		g, err := j.locatorGet(rows[k].Key)
 		if err != nil {
-			return nil, fmt.Errorf("reconcile: locator row of %s row %s: %w", j.prim.Name, store.Printable(rows[k].Key), err)
+			return nil, err
 		}
 		asked = append(asked, k)
-		gets = append(gets, store.Get{Row: lrow, Columns: []store.Column{{Family: layout.BookFamily(j.loc)}}})
+		gets = append(gets, g)
 	}
 	locs, err := j.getMany(ctx, j.loc.Name, gets)
 	if err != nil {

@@ -149,13 +149,13 @@ func (j *job) movedTo(ctx context.Context, pk []byte, state *layout.State) (*lay
 	if j.loc == nil {
 		return state, nil
 	}
-	lr, err := layout.LocatorRow(j.prim, j.loc, pk)
+	g, err := j.locatorGet(pk)
 	if err != nil {
-		return nil, fmt.Errorf("reconcile: locator row of %s row %s: %w", j.prim.Name, store.Printable(pk), err)
+		return nil, err
 	}
-	row, err := j.st.Get(ctx, j.loc.Name, store.Get{Row: lr, Columns: []store.Column{{Family: layout.BookFamily(j.loc)}}})
+	row, err := j.st.Get(ctx, j.loc.Name, g)
 	if err != nil {
-		return nil, fmt.Errorf("reconcile: read %s row %s: %w", j.loc.Name, store.Printable(lr), err)
+		return nil, fmt.Errorf("reconcile: read %s row %s: %w", j.loc.Name, store.Printable(g.Row), err)
 	}
 	at, _ := layout.ReadLocation(j.loc, row)
 	for _, x := range at {

@@ -61,11 +61,10 @@ func (w *worker) locators(ctx context.Context) error {
 	}
 	gets := make([]store.Get, len(needs))
 	for k, n := range needs {
-		row, err := layout.LocatorRow(j.prim, j.loc, n.pk)
-		if err != nil {
-			return fmt.Errorf("reconcile: locator row of %s row %s: %w", j.prim.Name, store.Printable(n.pk), err)
+		var err error
+		if gets[k], err = j.locatorGet(n.pk); err != nil {
+			return err
 		}
-		gets[k] = store.Get{Row: row, Columns: []store.Column{{Family: layout.BookFamily(j.loc)}}}
 	}
 	c := w.rep.kind(KindLocator)
 	for lo := 0; lo < len(gets); lo += locatorChunk {
@@ -109,6 +108,16 @@ func (w *worker) locators(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// locatorGet is the Get of the locator row of the entity in primary row
+// pk: its bookkeeping family, which holds the listing and the delete.
+func (j *job) locatorGet(pk []byte) (store.Get, error) {
+	row, err := layout.LocatorRow(j.prim, j.loc, pk)
+	if err != nil {
+		return store.Get{}, fmt.Errorf("reconcile: locator row of %s row %s: %w", j.prim.Name, store.Printable(pk), err)
+	}
+	return store.Get{Row: row, Columns: []store.Column{{Family: layout.BookFamily(j.loc)}}}, nil
 }
 
 // locatorChunk is the locator rows one multi-get reads.
