@@ -2,6 +2,7 @@ package reconcile
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"math/rand"
@@ -157,13 +158,27 @@ func laterEvents(r *rand.Rand, hist [][]*event.Event) []*event.Event {
 // and returns how many runs finished.
 func repairWhileApplying(t *testing.T, ctx context.Context, plan *schema.Plan, st store.Store, w *write.Writer, r *rand.Rand, evs []*event.Event, seen func(*Report)) int {
 	t.Helper()
+	return repairShapeWhile(t, ctx, plan, st, oneProcess, seen, func() {
+		for len(evs) > 0 {
+			n := min(len(evs), 1+r.Intn(4))
+			apply(t, ctx, w, evs[:n])
+			evs = evs[n:]
+		}
+	})
+}
+
+// repairShapeWhile runs repairs of st in the given shape back to back,
+// each report given to seen (when not nil), until writeAll returns, and
+// returns how many runs finished.
+func repairShapeWhile(t *testing.T, ctx context.Context, plan *schema.Plan, st store.Store, shape jobShape, seen func(*Report), writeAll func()) int {
+	t.Helper()
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	var runs int
 	var repErr error
 	wg.Go(func() {
 		for {
-			rep, err := Run(ctx, plan, st, Options{})
+			rep, err := shape.repair(ctx, plan, st)
 			if err != nil {
 				repErr = err
 				return
@@ -179,17 +194,78 @@ func repairWhileApplying(t *testing.T, ctx context.Context, plan *schema.Plan, s
 			}
 		}
 	})
-	for len(evs) > 0 {
-		n := min(len(evs), 1+r.Intn(4))
-		apply(t, ctx, w, evs[:n])
-		evs = evs[n:]
-	}
+	writeAll()
 	close(done)
 	wg.Wait()
 	if repErr != nil {
 		t.Fatal(repErr)
 	}
 	return runs
+}
+
+// jobShape is a way a repair job runs: in one process, as shards side by
+// side (each reading every primary row, repairing its own ranges), or
+// planned, run in parts at once and merged (the Indexed Job's way). The
+// parts and the merge read the store at different moments, and the shards'
+// repairs run beside each other's as well as the writer's.
+type jobShape int
+
+const (
+	oneProcess jobShape = iota
+	twoShards
+	plannedParts
+	jobShapes // how many there are
+)
+
+func (s jobShape) String() string {
+	return [...]string{"one-process", "two-shards", "planned-parts"}[s]
+}
+
+// shapeRangeRows cuts the test's few dozen orders into several ranges per
+// derived table, so that parts own ranges of their own.
+const shapeRangeRows = 16
+
+// repair runs one repair of st in shape s and returns its report, the
+// parts' or shards' reports added up.
+func (s jobShape) repair(ctx context.Context, plan *schema.Plan, st store.Store) (*Report, error) {
+	const n = 2
+	switch s {
+	case twoShards:
+		reps := make([]*Report, n)
+		errs := make([]error, n)
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Go(func() {
+				reps[i], errs[i] = Run(ctx, plan, st, Options{Shard: Shard{I: i, N: n}, Plan: PlanOptions{RangeRows: shapeRangeRows}})
+			})
+		}
+		wg.Wait()
+		if err := errors.Join(errs...); err != nil {
+			return nil, err
+		}
+		for _, rep := range reps[1:] {
+			reps[0].Add(rep)
+		}
+		return reps[0], nil
+	case plannedParts:
+		p, err := NewPlan(ctx, plan, st, PlanOptions{Parts: n, RangeRows: shapeRangeRows})
+		if err != nil {
+			return nil, err
+		}
+		parts := make([]*Partial, n)
+		errs := make([]error, n)
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Go(func() { parts[i], errs[i] = RunPart(ctx, plan, st, p, i, Options{}) })
+		}
+		wg.Wait()
+		if err := errors.Join(errs...); err != nil {
+			return nil, err
+		}
+		return Merge(ctx, plan, st, p, parts, Options{})
+	default:
+		return Run(ctx, plan, st, Options{})
+	}
 }
 
 var concurrentHistories = flag.Int("concurrent-histories", 6, "histories TestConcurrentWriterAndRepair runs for each case")
@@ -213,13 +289,18 @@ func TestConcurrentWriterAndRepair(t *testing.T) {
 			plan = boundedPlan(t)
 		}
 		for seed := int64(1); seed <= int64(seeds); seed++ {
+			// Seeds take turns at the scans (every second one row by row),
+			// the job's shape (every third) and the writer's way.
+			shape := jobShape(seed % int64(jobShapes))
+			// Half the seeds write through write.Run's pipeline.
+			pipelined := seed%4 >= 2
 			t.Run(fmt.Sprintf("%s/%d", c.name, seed), func(t *testing.T) {
 				st := openStore(t, plan)
 				job := st
 				if seed%2 == 0 {
 					job = testenv.RowByRow(st)
 				}
-				concurrentHistory(t, plan, st, job, openStore(t, plan), seed, c.moves)
+				concurrentHistory(t, plan, st, job, openStore(t, plan), seed, c.moves, shape, pipelined)
 			})
 		}
 	}
@@ -233,7 +314,7 @@ var concurrentCases = []struct {
 // concurrentHistory checks one history of TestConcurrentWriterAndRepair:
 // the writer applies it to st while repairs run on job (st, or st read
 // otherwise), and want gets the log in order without a job.
-func concurrentHistory(t *testing.T, plan *schema.Plan, st, job, want store.Store, seed int64, moves bool) {
+func concurrentHistory(t *testing.T, plan *schema.Plan, st, job, want store.Store, seed int64, moves bool, shape jobShape, pipelined bool) {
 	ctx := context.Background()
 	r := rand.New(rand.NewSource(seed))
 	hist := orderHistories(r, 40, moves)
@@ -246,13 +327,42 @@ func concurrentHistory(t *testing.T, plan *schema.Plan, st, job, want store.Stor
 	// A log's positions, in the order the writer applies.
 	logged(append(slices.Clone(first), rest...))
 	apply(t, ctx, w, first)
-	runs := repairWhileApplying(t, ctx, plan, job, w, r, rest, nil)
+	// Every run, whatever its shape, must have checked copies: a shape
+	// whose parts checked nothing would pass the checks below vacuously.
+	empty := 0
+	runs := repairShapeWhile(t, ctx, plan, job, shape, func(rep *Report) {
+		if rep.Kinds[KindIndex].Valid == 0 {
+			empty++
+		}
+	}, func() {
+		if !pipelined {
+			for evs := rest; len(evs) > 0; {
+				n := min(len(evs), 1+r.Intn(4))
+				apply(t, ctx, w, evs[:n])
+				evs = evs[n:]
+			}
+			return
+		}
+		// As denorm apply writes: each batch staged (its rows read) while
+		// the last one is written.
+		dl := &testenv.MemDeadLetters{}
+		lg := testenv.NewMemLog(t, rest[0].Stream, rest[0].Offset, rest, seed)
+		if _, err := write.Run(ctx, w, lg, dl, write.RunOptions{BatchSize: 4}); err != nil {
+			t.Error(err)
+		}
+		if len(dl.Recs) > 0 {
+			t.Errorf("%d events went to the dead letter", len(dl.Recs))
+		}
+	})
 	if runs == 0 {
 		t.Fatal("no repair run finished while the writer ran")
 	}
+	if empty > 0 {
+		t.Errorf("%d of %d repair runs (%s) found no valid index copy", empty, runs, shape)
+	}
 	if !plan.Table("daily_units").Counter.Bounded() {
 		if d := testenv.DiffLines(visible(t, ctx, st, plan), expected(t, plan, hist)); d != "" {
-			t.Errorf("after %d concurrent repair runs the store differs from the model:\n%s", runs, d)
+			t.Errorf("after %d concurrent repair runs (%s) the store differs from the model:\n%s", runs, shape, d)
 		}
 	}
 	// Bounded totals, and the locator, as the log applied in order
@@ -261,7 +371,7 @@ func concurrentHistory(t *testing.T, plan *schema.Plan, st, job, want store.Stor
 	apply(t, ctx, wantW, first)
 	apply(t, ctx, wantW, rest)
 	if d := testenv.DiffLines(testenv.View(t, ctx, st, plan), testenv.View(t, ctx, want, plan)); d != "" {
-		t.Errorf("after %d concurrent repair runs the store differs from the log applied alone (- got, + want):\n%s", runs, d)
+		t.Errorf("after %d concurrent repair runs (%s) the store differs from the log applied alone (- got, + want):\n%s", runs, shape, d)
 	}
 	// Later than the last move by more than recentMove, so that no row is
 	// left for a later run.

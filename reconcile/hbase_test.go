@@ -2,6 +2,7 @@ package reconcile
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"slices"
 	"strings"
@@ -233,6 +234,8 @@ func TestHBaseRepairBeforeReplay(t *testing.T) {
 	}
 }
 
+var hbaseConcurrentHistories = flag.Int("hbase-concurrent-histories", 2, "histories TestHBaseConcurrentWriterAndRepair runs for each case")
+
 // TestHBaseConcurrentWriterAndRepair runs TestConcurrentWriterAndRepair's
 // check on the test HBase, whose scans read each row at its own moment,
 // for orders that move (daily_units exact and bounded) and orders that
@@ -246,13 +249,13 @@ func TestHBaseConcurrentWriterAndRepair(t *testing.T) {
 		if c.bounded {
 			plan = testenv.HBaseSchema(t, "../examples/orders.yaml")
 		}
-		for seed := int64(1); seed <= 2; seed++ {
+		for seed := int64(1); seed <= int64(*hbaseConcurrentHistories); seed++ {
 			t.Run(fmt.Sprintf("%s/%d", c.name, seed), func(t *testing.T) {
 				st := testenv.OpenHBase(t, "cw")
 				if _, err := ddl.Create(context.Background(), st, plan); err != nil {
 					t.Fatal(err)
 				}
-				concurrentHistory(t, plan, st, st, openStore(t, plan), seed, c.moves)
+				concurrentHistory(t, plan, st, st, openStore(t, plan), seed, c.moves, jobShape(seed%int64(jobShapes)), seed%4 >= 2)
 			})
 		}
 	}

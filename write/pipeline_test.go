@@ -5,89 +5,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math/rand"
 	"testing"
 	"time"
 
 	"github.com/denorm/denorm/event"
+	"github.com/denorm/denorm/internal/testenv"
 	"github.com/denorm/denorm/schema"
-	"github.com/denorm/denorm/source"
 	"github.com/denorm/denorm/store"
 )
-
-// memLog is a log in memory that reads ahead (Ahead): Next hands out
-// batches of random sizes, and Ready says yes or no at random, so that Run
-// takes both of its paths. A restart reads again from the last mark
-// committed.
-type memLog struct {
-	recs      []source.Record
-	pos       int
-	committed int
-	sizes     *rand.Rand
-	ready     *rand.Rand
-}
-
-func newMemLog(t testing.TB, evs []*event.Event, seed int64) *memLog {
-	l := &memLog{sizes: rand.New(rand.NewSource(seed)), ready: rand.New(rand.NewSource(seed + 1))}
-	for i, ev := range evs {
-		l.recs = append(l.recs, source.Record{Data: eventLine(t, ev), Offset: int64(i), Stream: "log", Where: fmt.Sprintf("log@%d", i)})
-	}
-	return l
-}
-
-// eventLine is ev as a line of the event format.
-func eventLine(t testing.TB, ev *event.Event) []byte {
-	m := map[string]any{"id": ev.ID, "entity": ev.Entity, "key": ev.Key, "version": ev.Version, "op": string(ev.Op)}
-	if ev.State != nil {
-		m["state"] = ev.State
-	}
-	if ev.Hints != nil {
-		m["hints"] = ev.Hints
-	}
-	b, err := json.Marshal(m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
-func (l *memLog) Next(_ context.Context, max int) ([]source.Record, error) {
-	if l.pos == len(l.recs) {
-		return nil, io.EOF
-	}
-	end := min(l.pos+min(max, 1+l.sizes.Intn(6)), len(l.recs))
-	out := l.recs[l.pos:end]
-	l.pos = end
-	return out, nil
-}
-
-func (l *memLog) Commit(context.Context) error { l.committed = l.pos; return nil }
-
-func (l *memLog) Mark() any { return l.pos }
-
-func (l *memLog) CommitMark(_ context.Context, mark any) error {
-	if m := mark.(int); m < l.committed {
-		return fmt.Errorf("commit of mark %d after mark %d", m, l.committed)
-	}
-	l.committed = mark.(int)
-	return nil
-}
-
-func (l *memLog) Ready() bool { return l.ready.Intn(4) > 0 }
-
-// restart is a new process: it reads from the last commit.
-func (l *memLog) restart() { l.pos = l.committed }
-
-// memDeadLetters keeps the dead letters in memory.
-type memDeadLetters struct{ recs []source.Record }
-
-func (d *memDeadLetters) Add(_ context.Context, rec source.Record, _ error) error {
-	d.recs = append(d.recs, rec)
-	return nil
-}
-
-func (d *memDeadLetters) Flush(context.Context) error { return nil }
 
 // slowBatches holds every Batch call a moment, so that the next batch is
 // staged while the last one is written, as on a remote store.
@@ -166,7 +92,7 @@ func crashAhead(t *testing.T, f *fixture, h int, log []*event.Event, name string
 	t.Helper()
 	ctx := context.Background()
 	runLog := func(cs *crashStore) bool {
-		return runAheadOn(t, ctx, f.plan, cs, withSyncOf(slowBatches{cs}, f.st), newMemLog(t, log, int64(h)), f.clock)
+		return runAheadOn(t, ctx, f.plan, cs, withSyncOf(slowBatches{cs}, f.st), testenv.NewMemLog(t, "log", 0, log, int64(h)), f.clock)
 	}
 	f.reset(t, ctx)
 	cs := &crashStore{Store: refuseStore{f.ns}, budget: -1}
@@ -192,12 +118,12 @@ func crashAhead(t *testing.T, f *fixture, h int, log []*event.Event, name string
 // the last commit after each crash cs injects (a restarted process crashes
 // as cs.then says), and reports whether one came. Every dead letter must
 // be a poisoned event.
-func runAheadOn(t testing.TB, ctx context.Context, plan *schema.Plan, cs *crashStore, st store.Store, lg *memLog, clock func() int64) (crashed bool) {
+func runAheadOn(t testing.TB, ctx context.Context, plan *schema.Plan, cs *crashStore, st store.Store, lg *testenv.MemLog, clock func() int64) (crashed bool) {
 	t.Helper()
 	for {
-		dl := &memDeadLetters{}
+		dl := &testenv.MemDeadLetters{}
 		_, err := Run(ctx, New(plan, st, Options{Clock: clock}), lg, dl, RunOptions{BatchSize: 6})
-		for _, rec := range dl.recs {
+		for _, rec := range dl.Recs {
 			if !containsPoison(rec.Data) {
 				t.Fatalf("dead letter %s is not a poisoned event", rec.Data)
 			}
@@ -210,7 +136,7 @@ func runAheadOn(t testing.TB, ctx context.Context, plan *schema.Plan, cs *crashS
 		}
 		crashed = true
 		cs.restart()
-		lg.restart()
+		lg.Restart()
 	}
 }
 
