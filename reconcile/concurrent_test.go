@@ -9,12 +9,14 @@ import (
 	"slices"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/denorm/denorm/event"
 	"github.com/denorm/denorm/internal/testenv"
 	"github.com/denorm/denorm/layout"
+	"github.com/denorm/denorm/rowkey"
 	"github.com/denorm/denorm/schema"
 	"github.com/denorm/denorm/store"
 	"github.com/denorm/denorm/write"
@@ -289,21 +291,57 @@ func TestConcurrentWriterAndRepair(t *testing.T) {
 			plan = boundedPlan(t)
 		}
 		for seed := int64(1); seed <= int64(seeds); seed++ {
-			// Seeds take turns at the scans (every second one row by row),
-			// the job's shape (every third) and the writer's way.
-			shape := jobShape(seed % int64(jobShapes))
-			// Half the seeds write through write.Run's pipeline.
-			pipelined := seed%4 >= 2
+			v := variantOf(seed)
 			t.Run(fmt.Sprintf("%s/%d", c.name, seed), func(t *testing.T) {
 				st := openStore(t, plan)
 				job := st
-				if seed%2 == 0 {
+				if v.rowByRow {
 					job = testenv.RowByRow(st)
 				}
-				concurrentHistory(t, plan, st, job, openStore(t, plan), seed, c.moves, shape, pipelined)
+				concurrentHistory(t, plan, st, job, openStore(t, plan), seed, c.moves, v)
 			})
 		}
 	}
+}
+
+// variant is how a history of TestConcurrentWriterAndRepair runs, beyond
+// its case: seeds take turns at each choice, so that a soak of a few dozen
+// seeds meets every combination.
+type variant struct {
+	rowByRow  bool     // the job's scans read row by row (testenv.RowByRow)
+	shape     jobShape // the job's shape
+	pipelined bool     // the writers write through write.Run's pipeline
+	// streams is how many writers apply the log at once, each its own
+	// partition of the orders (a consumer group of that many members).
+	streams int
+	// crashes: each writer dies once, part of its way through a batch,
+	// and a new one replays its stream from the last commit while the job
+	// goes on.
+	crashes bool
+}
+
+func variantOf(seed int64) variant {
+	v := variant{rowByRow: seed%2 == 0, shape: jobShape(seed % int64(jobShapes)), pipelined: seed%4 >= 2, streams: 1}
+	if seed%5 >= 3 {
+		v.streams = 2
+	}
+	v.crashes = seed%7 >= 4
+	return v
+}
+
+func (v variant) String() string {
+	scans, writes := "snapshot scans", "batches applied"
+	if v.rowByRow {
+		scans = "row-by-row scans"
+	}
+	if v.pipelined {
+		writes = "pipelined writes"
+	}
+	crashes := ""
+	if v.crashes {
+		crashes = ", writers crash"
+	}
+	return fmt.Sprintf("%s, %s, %s, %d streams%s", v.shape, scans, writes, v.streams, crashes)
 }
 
 var concurrentCases = []struct {
@@ -314,11 +352,10 @@ var concurrentCases = []struct {
 // concurrentHistory checks one history of TestConcurrentWriterAndRepair:
 // the writer applies it to st while repairs run on job (st, or st read
 // otherwise), and want gets the log in order without a job.
-func concurrentHistory(t *testing.T, plan *schema.Plan, st, job, want store.Store, seed int64, moves bool, shape jobShape, pipelined bool) {
+func concurrentHistory(t *testing.T, plan *schema.Plan, st, job, want store.Store, seed int64, moves bool, v variant) {
 	ctx := context.Background()
 	r := rand.New(rand.NewSource(seed))
 	hist := orderHistories(r, 40, moves)
-	w := write.New(plan, st, write.Options{})
 	var first []*event.Event
 	for _, evs := range hist {
 		first = append(first, evs[0])
@@ -326,43 +363,44 @@ func concurrentHistory(t *testing.T, plan *schema.Plan, st, job, want store.Stor
 	rest := laterEvents(r, hist)
 	// A log's positions, in the order the writer applies.
 	logged(append(slices.Clone(first), rest...))
-	apply(t, ctx, w, first)
+	apply(t, ctx, write.New(plan, st, write.Options{}), first)
+	streams := partitioned(rest, v.streams)
 	// Every run, whatever its shape, must have checked copies: a shape
 	// whose parts checked nothing would pass the checks below vacuously.
 	empty := 0
-	runs := repairShapeWhile(t, ctx, plan, job, shape, func(rep *Report) {
+	var crashed atomic.Int32
+	runs := repairShapeWhile(t, ctx, plan, job, v.shape, func(rep *Report) {
 		if rep.Kinds[KindIndex].Valid == 0 {
 			empty++
 		}
 	}, func() {
-		if !pipelined {
-			for evs := rest; len(evs) > 0; {
-				n := min(len(evs), 1+r.Intn(4))
-				apply(t, ctx, w, evs[:n])
-				evs = evs[n:]
+		var wg sync.WaitGroup
+		for i, evs := range streams {
+			// A writer of its own per stream, as each member of a
+			// consumer group is a process of its own.
+			wr := rand.New(rand.NewSource(seed*31 + int64(i)))
+			budget := -1
+			if v.crashes {
+				budget = wr.Intn(8 * len(evs))
 			}
-			return
+			wg.Go(func() {
+				if writeStream(t, ctx, plan, st, wr, evs, v.pipelined, budget) {
+					crashed.Add(1)
+				}
+			})
 		}
-		// As denorm apply writes: each batch staged (its rows read) while
-		// the last one is written.
-		dl := &testenv.MemDeadLetters{}
-		lg := testenv.NewMemLog(t, rest[0].Stream, rest[0].Offset, rest, seed)
-		if _, err := write.Run(ctx, w, lg, dl, write.RunOptions{BatchSize: 4}); err != nil {
-			t.Error(err)
-		}
-		if len(dl.Recs) > 0 {
-			t.Errorf("%d events went to the dead letter", len(dl.Recs))
-		}
+		wg.Wait()
 	})
 	if runs == 0 {
 		t.Fatal("no repair run finished while the writer ran")
 	}
+	t.Logf("%s: %d repair runs, %d writers crashed", v, runs, crashed.Load())
 	if empty > 0 {
-		t.Errorf("%d of %d repair runs (%s) found no valid index copy", empty, runs, shape)
+		t.Errorf("%d of %d repair runs (%s) found no valid index copy", empty, runs, v)
 	}
 	if !plan.Table("daily_units").Counter.Bounded() {
 		if d := testenv.DiffLines(visible(t, ctx, st, plan), expected(t, plan, hist)); d != "" {
-			t.Errorf("after %d concurrent repair runs (%s) the store differs from the model:\n%s", runs, shape, d)
+			t.Errorf("after %d concurrent repair runs (%s) the store differs from the model:\n%s", runs, v, d)
 		}
 	}
 	// Bounded totals, and the locator, as the log applied in order
@@ -371,12 +409,83 @@ func concurrentHistory(t *testing.T, plan *schema.Plan, st, job, want store.Stor
 	apply(t, ctx, wantW, first)
 	apply(t, ctx, wantW, rest)
 	if d := testenv.DiffLines(testenv.View(t, ctx, st, plan), testenv.View(t, ctx, want, plan)); d != "" {
-		t.Errorf("after %d concurrent repair runs (%s) the store differs from the log applied alone (- got, + want):\n%s", runs, shape, d)
+		t.Errorf("after %d concurrent repair runs (%s) the store differs from the log applied alone (- got, + want):\n%s", runs, v, d)
 	}
 	// Later than the last move by more than recentMove, so that no row is
 	// left for a later run.
 	later := func() int64 { return time.Now().Add(2 * recentMove).UnixMilli() }
 	if rep := run(t, ctx, plan, st, Options{DryRun: true, Clock: later}); rep.Differences() != 0 {
-		t.Errorf("differences at the end:\n%s", text(rep))
+		t.Errorf("differences at the end (%s):\n%s", v, text(rep))
+	}
+}
+
+// partitioned splits evs into n streams by order key, as a producer keyed
+// by entity spreads a log over partitions: an order's events keep their
+// order within its stream. With n > 1, each stream's events are logged
+// again at positions of their own stream.
+func partitioned(evs []*event.Event, n int) [][]*event.Event {
+	if n <= 1 {
+		return [][]*event.Event{evs}
+	}
+	out := make([][]*event.Event, n)
+	for _, e := range evs {
+		p := rowkey.SaltBucket([]byte(fmt.Sprint(e.Key["orderId"])), n)
+		out[p] = append(out[p], e)
+	}
+	for p, evs := range out {
+		for i, e := range evs {
+			e.Stream, e.Offset = fmt.Sprintf("part-%d", p), int64(i)
+		}
+	}
+	return out
+}
+
+// writeStream applies one stream's events to st: in batches of one to
+// four, or pipelined, as denorm apply writes, each batch staged (its rows
+// read) while the last one is written. With a budget of row writes >= 0
+// the writer dies when it is used up, part of its way through a batch, and
+// a new writer replays from the last batch committed. It may run on a
+// goroutine of its own, so it reports failures with Error.
+func writeStream(t *testing.T, ctx context.Context, plan *schema.Plan, st store.Store, r *rand.Rand, evs []*event.Event, pipelined bool, budget int) (crashed bool) {
+	if len(evs) == 0 {
+		return false
+	}
+	lg := testenv.NewMemLog(t, evs[0].Stream, evs[0].Offset, evs, r.Int63())
+	for restarts := 0; ; restarts++ {
+		if restarts > 1 {
+			t.Errorf("stream %s: a writer that cannot crash crashed", evs[0].Stream)
+			return true
+		}
+		ws, _ := testenv.Crashing(st, budget, r)
+		budget = -1 // the one crash is spent
+		w := write.New(plan, ws, write.Options{})
+		var err error
+		if pipelined {
+			dl := &testenv.MemDeadLetters{}
+			lg.Restart()
+			_, err = write.Run(ctx, w, lg, dl, write.RunOptions{BatchSize: 4})
+			if len(dl.Recs) > 0 {
+				t.Errorf("%d events went to the dead letter", len(dl.Recs))
+			}
+		} else {
+			for len(evs) > 0 {
+				n := min(len(evs), 1+r.Intn(4))
+				var rej []write.Rejected
+				if _, rej, err = w.Apply(ctx, evs[:n]); err != nil {
+					break
+				}
+				if len(rej) > 0 {
+					t.Errorf("apply: %d events refused", len(rej))
+				}
+				evs = evs[n:] // committed
+			}
+		}
+		if err == nil {
+			return restarts > 0
+		}
+		if !errors.Is(err, testenv.ErrCrashed) {
+			t.Error(err)
+			return restarts > 0
+		}
 	}
 }
