@@ -191,34 +191,45 @@ func productHistories(r *rand.Rand) [][]*event.Event {
 // and returns how many runs finished.
 func repairWhileApplying(t *testing.T, ctx context.Context, plan *schema.Plan, st store.Store, w *write.Writer, r *rand.Rand, evs []*event.Event, seen func(*Report)) int {
 	t.Helper()
-	return repairShapeWhile(t, ctx, plan, st, oneProcess, seen, func() {
+	runs, _ := repairShapeWhile(t, ctx, plan, st, oneProcess, nil, seen, func() {
 		for len(evs) > 0 {
 			n := min(len(evs), 1+r.Intn(4))
 			apply(t, ctx, w, evs[:n])
 			evs = evs[n:]
 		}
 	})
+	return runs
 }
 
 // repairShapeWhile runs repairs of st in the given shape back to back,
 // each report given to seen (when not nil), until writeAll returns, and
-// returns how many runs finished.
-func repairShapeWhile(t *testing.T, ctx context.Context, plan *schema.Plan, st store.Store, shape jobShape, seen func(*Report), writeAll func()) int {
+// returns how many runs finished and how many died. With crashJob,
+// every other run dies after a budget of row writes drawn from it (a
+// job's process killed part of the way through its repairs), and the next
+// starts afresh.
+func repairShapeWhile(t *testing.T, ctx context.Context, plan *schema.Plan, st store.Store, shape jobShape, crashJob *rand.Rand, seen func(*Report), writeAll func()) (runs, died int) {
 	t.Helper()
 	done := make(chan struct{})
 	var wg sync.WaitGroup
-	var runs int
 	var repErr error
 	wg.Go(func() {
 		for {
-			rep, err := shape.repair(ctx, plan, st)
-			if err != nil {
+			js := st
+			if crashJob != nil && crashJob.Intn(2) == 0 {
+				js, _ = testenv.Crashing(st, crashJob.Intn(6), crashJob)
+			}
+			rep, err := shape.repair(ctx, plan, js)
+			switch {
+			case errors.Is(err, testenv.ErrCrashed):
+				died++
+			case err != nil:
 				repErr = err
 				return
-			}
-			runs++
-			if seen != nil {
-				seen(rep)
+			default:
+				runs++
+				if seen != nil {
+					seen(rep)
+				}
 			}
 			select {
 			case <-done:
@@ -233,7 +244,7 @@ func repairShapeWhile(t *testing.T, ctx context.Context, plan *schema.Plan, st s
 	if repErr != nil {
 		t.Fatal(repErr)
 	}
-	return runs
+	return runs, died
 }
 
 // jobShape is a way a repair job runs: in one process, as shards side by
@@ -352,6 +363,9 @@ type variant struct {
 	// products: the log also renames, deletes and re-creates the
 	// products the orders copy names from (live copies).
 	products bool
+	// jobCrashes: every other repair run dies part of the way through its
+	// writes.
+	jobCrashes bool
 }
 
 func variantOf(seed int64) variant {
@@ -361,6 +375,7 @@ func variantOf(seed int64) variant {
 	}
 	v.crashes = seed%7 >= 4
 	v.products = seed%6 >= 3
+	v.jobCrashes = seed%8 >= 5
 	return v
 }
 
@@ -378,6 +393,9 @@ func (v variant) String() string {
 	}
 	if v.products {
 		more += ", products change"
+	}
+	if v.jobCrashes {
+		more += ", jobs crash"
 	}
 	return fmt.Sprintf("%s, %s, %s, %d streams%s", v.shape, scans, writes, v.streams, more)
 }
@@ -412,7 +430,11 @@ func concurrentHistory(t *testing.T, plan *schema.Plan, st, job, want store.Stor
 	empty := 0
 	var live int64 // live copies the runs found valid
 	var crashed atomic.Int32
-	runs := repairShapeWhile(t, ctx, plan, job, v.shape, func(rep *Report) {
+	var crashJob *rand.Rand
+	if v.jobCrashes {
+		crashJob = rand.New(rand.NewSource(seed*13 + 5))
+	}
+	runs, died := repairShapeWhile(t, ctx, plan, job, v.shape, crashJob, func(rep *Report) {
 		if rep.Kinds[KindIndex].Valid == 0 {
 			empty++
 		}
@@ -438,7 +460,7 @@ func concurrentHistory(t *testing.T, plan *schema.Plan, st, job, want store.Stor
 	if runs == 0 {
 		t.Fatal("no repair run finished while the writer ran")
 	}
-	t.Logf("%s: %d repair runs, %d writers crashed, %d live copies found valid", v, runs, crashed.Load(), live)
+	t.Logf("%s: %d repair runs (and %d died), %d writers crashed, %d live copies found valid", v, runs, died, crashed.Load(), live)
 	if v.products && live == 0 {
 		t.Errorf("no repair run (%s) found a valid live copy", v)
 	}
