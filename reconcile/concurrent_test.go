@@ -328,7 +328,7 @@ func TestConcurrentWriterAndRepair(t *testing.T) {
 		seeds = 2
 	}
 	for _, c := range concurrentCases {
-		plan := loadPlan(t, false)
+		plan := loadPlan(t, c.fast)
 		if c.bounded {
 			plan = boundedPlan(t)
 		}
@@ -400,10 +400,18 @@ func (v variant) String() string {
 	return fmt.Sprintf("%s, %s, %s, %d streams%s", v.shape, scans, writes, v.streams, more)
 }
 
+// concurrentCases: orders stay in their rows or move, with daily_units in
+// mode exact, bounded or fast.
 var concurrentCases = []struct {
-	name           string
-	moves, bounded bool
-}{{"in-place", false, false}, {"in-place-bounded", false, true}, {"moving", true, false}, {"moving-bounded", true, true}}
+	name                 string
+	moves, bounded, fast bool
+}{
+	{"in-place", false, false, false},
+	{"in-place-bounded", false, true, false},
+	{"moving", true, false, false},
+	{"moving-bounded", true, true, false},
+	{"moving-fast", true, false, true},
+}
 
 // concurrentHistory checks one history of TestConcurrentWriterAndRepair:
 // the writer applies it to st while repairs run on job (st, or st read
@@ -457,8 +465,8 @@ func concurrentHistory(t *testing.T, plan *schema.Plan, st, job, want store.Stor
 		}
 		wg.Wait()
 	})
-	if runs == 0 {
-		t.Fatal("no repair run finished while the writer ran")
+	if runs+died == 0 {
+		t.Fatal("no repair run ran while the writer ran")
 	}
 	t.Logf("%s: %d repair runs (and %d died), %d writers crashed, %d live copies found valid", v, runs, died, crashed.Load(), live)
 	if v.products && live == 0 {
@@ -467,19 +475,31 @@ func concurrentHistory(t *testing.T, plan *schema.Plan, st, job, want store.Stor
 	if empty > 0 {
 		t.Errorf("%d of %d repair runs (%s) found no valid index copy", empty, runs, v)
 	}
+	// What a quiet run after the writers may still repair; nothing else.
+	quiet := map[string]bool{}
 	if v.products && v.streams > 1 {
 		// Two writers can cross a product's refresh with an order that
 		// starts referencing it, leaving a stale live copy for the job to
-		// rewrite (docs/writer.md, "Copied reference data"). A quiet run
-		// does; it must find nothing else.
+		// rewrite (docs/writer.md, "Copied reference data").
+		quiet[KindLive] = true
+	}
+	fast := plan.Table("daily_units").Counter.Mode == schema.CounterFast
+	if fast {
+		// A fast total is approximate until a quiet run sets it: a replay
+		// can count an order twice or not at all, and a set beside a
+		// writer can miss an increment that lands between the job's read
+		// of the orders and its read of the total (docs/reconcile.md).
+		quiet[KindCounter] = true
+	}
+	if len(quiet) > 0 {
 		rep := run(t, ctx, plan, st, Options{WritersStopped: true})
 		for kind, c := range rep.Kinds {
-			if kind != KindLive && c.Differences() > 0 {
+			if !quiet[kind] && c.Differences() > 0 {
 				t.Errorf("the quiet run after the writers (%s) found %s differences:\n%s", v, kind, text(rep))
 			}
 		}
 	}
-	if !plan.Table("daily_units").Counter.Bounded() && !v.products {
+	if !plan.Table("daily_units").Counter.Bounded() && !fast && !v.products {
 		if d := testenv.DiffLines(visible(t, ctx, st, plan), expected(t, plan, hist)); d != "" {
 			t.Errorf("after %d concurrent repair runs (%s) the store differs from the model:\n%s", runs, v, d)
 		}
@@ -489,6 +509,11 @@ func concurrentHistory(t *testing.T, plan *schema.Plan, st, job, want store.Stor
 	wantW := write.New(plan, want, write.Options{})
 	apply(t, ctx, wantW, first)
 	apply(t, ctx, wantW, rest)
+	if fast {
+		// The writer alone counts each order once, when first seen, as
+		// it was then: the totals are the job's to set.
+		run(t, ctx, plan, want, Options{WritersStopped: true})
+	}
 	if d := testenv.DiffLines(testenv.View(t, ctx, st, plan), testenv.View(t, ctx, want, plan)); d != "" {
 		t.Errorf("after %d concurrent repair runs (%s) the store differs from the log applied alone (- got, + want):\n%s", runs, v, d)
 	}
