@@ -418,57 +418,23 @@ var concurrentCases = []struct {
 // otherwise), and want gets the log in order without a job.
 func concurrentHistory(t *testing.T, plan *schema.Plan, st, job, want store.Store, seed int64, moves bool, v variant) {
 	ctx := context.Background()
-	r := rand.New(rand.NewSource(seed))
-	hist := orderHistories(r, 40, moves)
-	var first []*event.Event
-	for _, evs := range hist {
-		first = append(first, evs[0])
-	}
-	rest := laterEvents(r, hist)
-	if v.products {
-		pr := rand.New(rand.NewSource(seed*7 + 3))
-		rest = interleaved(pr, append([][]*event.Event{rest}, productHistories(pr)...))
-	}
-	// A log's positions, in the order the writer applies.
-	logged(append(slices.Clone(first), rest...))
+	hist, first, rest := concurrentLog(seed, moves, v)
 	apply(t, ctx, write.New(plan, st, write.Options{}), first)
-	streams := partitioned(rest, v.streams)
 	// Every run, whatever its shape, must have checked copies: a shape
 	// whose parts checked nothing would pass the checks below vacuously.
 	empty := 0
 	var live int64 // live copies the runs found valid
-	var crashed atomic.Int32
-	var crashJob *rand.Rand
-	if v.jobCrashes {
-		crashJob = rand.New(rand.NewSource(seed*13 + 5))
-	}
-	runs, died := repairShapeWhile(t, ctx, plan, job, v.shape, crashJob, func(rep *Report) {
+	var crashed int
+	runs, died := repairVariantWhile(t, ctx, plan, job, seed, v, func(rep *Report) {
 		if rep.Kinds[KindIndex].Valid == 0 {
 			empty++
 		}
 		live += rep.Kinds[KindLive].Valid
-	}, func() {
-		var wg sync.WaitGroup
-		for i, evs := range streams {
-			// A writer of its own per stream, as each member of a
-			// consumer group is a process of its own.
-			wr := rand.New(rand.NewSource(seed*31 + int64(i)))
-			budget := -1
-			if v.crashes {
-				budget = wr.Intn(8 * len(evs))
-			}
-			wg.Go(func() {
-				if writeStream(t, ctx, plan, st, wr, evs, v.pipelined, budget) {
-					crashed.Add(1)
-				}
-			})
-		}
-		wg.Wait()
-	})
+	}, func() { crashed = writeStreams(t, ctx, plan, st, seed, v, rest) })
 	if runs+died == 0 {
 		t.Fatal("no repair run ran while the writer ran")
 	}
-	t.Logf("%s: %d repair runs (and %d died), %d writers crashed, %d live copies found valid", v, runs, died, crashed.Load(), live)
+	t.Logf("%s: %d repair runs (and %d died), %d writers crashed, %d live copies found valid", v, runs, died, crashed, live)
 	if v.products && live == 0 {
 		t.Errorf("no repair run (%s) found a valid live copy", v)
 	}
@@ -523,6 +489,59 @@ func concurrentHistory(t *testing.T, plan *schema.Plan, st, job, want store.Stor
 	if rep := run(t, ctx, plan, st, Options{DryRun: true, Clock: later}); rep.Differences() != 0 {
 		t.Errorf("differences at the end (%s):\n%s", v, text(rep))
 	}
+}
+
+// concurrentLog is the log of a history of TestConcurrentWriterAndRepair:
+// per order its events (hist), first each order's creation, then the rest
+// of the orders' events and, with v.products, the products' events,
+// interleaved; every event has its position in one log.
+func concurrentLog(seed int64, moves bool, v variant) (hist [][]*event.Event, first, rest []*event.Event) {
+	r := rand.New(rand.NewSource(seed))
+	hist = orderHistories(r, 40, moves)
+	for _, evs := range hist {
+		first = append(first, evs[0])
+	}
+	rest = laterEvents(r, hist)
+	if v.products {
+		pr := rand.New(rand.NewSource(seed*7 + 3))
+		rest = interleaved(pr, append([][]*event.Event{rest}, productHistories(pr)...))
+	}
+	logged(append(slices.Clone(first), rest...))
+	return hist, first, rest
+}
+
+// repairVariantWhile is repairShapeWhile for variant v of a history: the
+// job in v's shape, its runs dying when v says so.
+func repairVariantWhile(t *testing.T, ctx context.Context, plan *schema.Plan, job store.Store, seed int64, v variant, seen func(*Report), writeAll func()) (runs, died int) {
+	t.Helper()
+	var crashJob *rand.Rand
+	if v.jobCrashes {
+		crashJob = rand.New(rand.NewSource(seed*13 + 5))
+	}
+	return repairShapeWhile(t, ctx, plan, job, v.shape, crashJob, seen, writeAll)
+}
+
+// writeStreams writes rest to st as variant v of a history says: in
+// v.streams partitions at once, each with a writer of its own (as each
+// member of a consumer group is a process of its own), which crashes
+// once when v says so. It returns how many writers crashed.
+func writeStreams(t *testing.T, ctx context.Context, plan *schema.Plan, st store.Store, seed int64, v variant, rest []*event.Event) int {
+	var wg sync.WaitGroup
+	var crashed atomic.Int32
+	for i, evs := range partitioned(rest, v.streams) {
+		wr := rand.New(rand.NewSource(seed*31 + int64(i)))
+		budget := -1
+		if v.crashes {
+			budget = wr.Intn(8 * len(evs))
+		}
+		wg.Go(func() {
+			if writeStream(t, ctx, plan, st, wr, evs, v.pipelined, budget) {
+				crashed.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	return int(crashed.Load())
 }
 
 // partitioned splits evs into n streams by order key, as a producer keyed

@@ -510,19 +510,18 @@ func TestAdoptionWithConcurrentWriter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	seeds := 6
+	seeds := *adoptionHistories
 	if testing.Short() || raceEnabled {
 		seeds = 2
 	}
 	for seed := int64(1); seed <= int64(seeds); seed++ {
+		// The concurrent test's variants (the job's shape and scans, the
+		// writers' way, streams and crashes, products), and orders that
+		// move in every other pair of seeds.
+		v := variantOf(seed)
+		moves := seed%4 < 2
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
-			r := rand.New(rand.NewSource(seed))
-			hist := orderHistories(r, 40, false)
-			var first []*event.Event
-			for _, evs := range hist {
-				first = append(first, evs[0])
-			}
-			rest := laterEvents(r, hist)
+			_, first, rest := concurrentLog(seed, moves, v)
 
 			want := openStore(t, full)
 			apply(t, ctx, write.New(full, want, write.Options{}), first)
@@ -533,28 +532,35 @@ func TestAdoptionWithConcurrentWriter(t *testing.T) {
 			if _, err := ddl.Create(ctx, got, full); err != nil {
 				t.Fatal(err)
 			}
+			job := got
+			if v.rowByRow {
+				job = testenv.RowByRow(got)
+			}
 			var missing int64
-			runs := repairWhileApplying(t, ctx, full, got, write.New(full, got, write.Options{}), r, rest, func(rep *Report) { missing += rep.Kinds[KindCounter].Missing })
-			if missing == 0 {
-				t.Fatalf("%d repair runs adopted nothing: the test raced nothing", runs)
+			runs, died := repairVariantWhile(t, ctx, full, job, seed, v, func(rep *Report) { missing += rep.Kinds[KindCounter].Missing },
+				func() { writeStreams(t, ctx, full, got, seed, v, rest) })
+			if missing == 0 && died == 0 {
+				t.Fatalf("%d repair runs (%s) adopted nothing: the test raced nothing", runs, v)
 			}
 			// A run beside the writer may add what a writer that read the
 			// record before an adoption added too (adopt.go); the first
 			// run after the writer stops must leave the totals exact, so
 			// the records must be right whatever the runs raced.
-			if rep := run(t, ctx, full, got, Options{}); rep.Failed() != 0 {
-				t.Fatalf("the repair after the writer stopped failed:\n%s", reportText(t, rep))
+			if rep := run(t, ctx, full, got, Options{WritersStopped: true}); rep.Failed() != 0 {
+				t.Fatalf("the repair after the writer stopped (%s) failed:\n%s", v, reportText(t, rep))
 			}
 			if d := testenv.DiffLines(testenv.View(t, ctx, got, full), testenv.View(t, ctx, want, full)); d != "" {
-				t.Fatalf("after %d repair runs beside the writer (%d counts adopted), the store differs from the log under the new schema (- got, + want):\n%s", runs, missing, d)
+				t.Fatalf("after %d repair runs beside the writer (%s; %d counts adopted), the store differs from the log under the new schema (- got, + want):\n%s", runs, v, missing, d)
 			}
-			if rep := run(t, ctx, full, got, Options{DryRun: true}); rep.Differences() != 0 {
-				t.Fatalf("differences at the end:\n%s", reportText(t, rep))
+			if rep := run(t, ctx, full, got, Options{DryRun: true, WritersStopped: true}); rep.Differences() != 0 {
+				t.Fatalf("differences at the end (%s):\n%s", v, reportText(t, rep))
 			}
-			t.Logf("%d repair runs, %d counts adopted", runs, missing)
+			t.Logf("%s: %d repair runs (and %d died), %d counts adopted", v, runs, died, missing)
 		})
 	}
 }
+
+var adoptionHistories = flag.Int("adoption-histories", 6, "histories TestAdoptionWithConcurrentWriter runs")
 
 // adoptHook runs before once, just before the first check-and-mutate of a
 // Counted record: a writer's batch landing between the scan that found an
