@@ -15,6 +15,7 @@ import (
 
 	"github.com/denorm/denorm/event"
 	"github.com/denorm/denorm/internal/testenv"
+	"github.com/denorm/denorm/internal/testenv/memlog"
 	"github.com/denorm/denorm/layout"
 	"github.com/denorm/denorm/rowkey"
 	"github.com/denorm/denorm/schema"
@@ -575,7 +576,7 @@ func writeStream(t *testing.T, ctx context.Context, plan *schema.Plan, st store.
 	if len(evs) == 0 {
 		return false
 	}
-	lg := testenv.NewMemLog(t, evs[0].Stream, evs[0].Offset, evs, r.Int63())
+	lg := memlog.New(t, evs[0].Stream, evs[0].Offset, evs, r.Int63())
 	for restarts := 0; ; restarts++ {
 		if restarts > 1 {
 			t.Errorf("stream %s: a writer that cannot crash crashed", evs[0].Stream)
@@ -586,7 +587,7 @@ func writeStream(t *testing.T, ctx context.Context, plan *schema.Plan, st store.
 		w := write.New(plan, ws, write.Options{})
 		var err error
 		if pipelined {
-			dl := &testenv.MemDeadLetters{}
+			dl := &memlog.DeadLetters{}
 			lg.Restart()
 			_, err = write.Run(ctx, w, lg, dl, write.RunOptions{BatchSize: 4})
 			if len(dl.Recs) > 0 {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/denorm/denorm/internal/testenv"
+	"github.com/denorm/denorm/internal/testenv/memlog"
 	"github.com/denorm/denorm/schema"
 	"math/rand"
 	"os"
@@ -139,7 +140,7 @@ func hbaseConverge(t *testing.T, ctx context.Context, hb store.Store, plan *sche
 				// Run on a log that reads ahead, restarted from its last
 				// commit after the crash: in order, and shuffled with
 				// duplicates (a replay may come after a newer version).
-				runAheadOn(t, ctx, plan, cs, cs, testenv.NewMemLog(t, "log", 0, log, seed), nil)
+				runAheadOn(t, ctx, plan, cs, cs, memlog.New(t, "log", 0, log, seed), nil)
 			} else {
 				applyInBatches(t, ctx, New(plan, cs, Options{}), cs, log, r)
 			}
@@ -248,7 +249,7 @@ func TestHBaseSchemas(t *testing.T) {
 				t.Fatal(err)
 			}
 			cs := &crashStore{Store: pst, budget: -1}
-			runAheadOn(t, ctx, plan, cs, withSyncOf(cs, pst), testenv.NewMemLog(t, "log", 0, inOrder, 1), nil)
+			runAheadOn(t, ctx, plan, cs, withSyncOf(cs, pst), memlog.New(t, "log", 0, inOrder, 1), nil)
 			want := readAll(t, ctx, pst, plan)
 			if len(want[plan.Primary(plan.Entities[0].Name).Name]) == 0 {
 				t.Fatal("the history left no primary row")
@@ -263,7 +264,7 @@ func TestHBaseSchemas(t *testing.T) {
 					t.Fatal(err)
 				}
 				cs := &crashStore{Store: hb, budget: run.budget}
-				if crashed := runAheadOn(t, ctx, plan, cs, cs, testenv.NewMemLog(t, "log", 0, run.log, 1), nil); crashed != (run.budget >= 0) {
+				if crashed := runAheadOn(t, ctx, plan, cs, cs, memlog.New(t, "log", 0, run.log, 1), nil); crashed != (run.budget >= 0) {
 					t.Fatalf("%s, %s: crashed %v with a budget of %d writes", plan.Name, run.name, crashed, run.budget)
 				}
 				if d := readAll(t, ctx, hb, plan).diff(want); d != "" {

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/denorm/denorm/event"
-	"github.com/denorm/denorm/internal/testenv"
+	"github.com/denorm/denorm/internal/testenv/memlog"
 	"github.com/denorm/denorm/schema"
 	"github.com/denorm/denorm/store"
 )
@@ -92,7 +92,7 @@ func crashAhead(t *testing.T, f *fixture, h int, log []*event.Event, name string
 	t.Helper()
 	ctx := context.Background()
 	runLog := func(cs *crashStore) bool {
-		return runAheadOn(t, ctx, f.plan, cs, withSyncOf(slowBatches{cs}, f.st), testenv.NewMemLog(t, "log", 0, log, int64(h)), f.clock)
+		return runAheadOn(t, ctx, f.plan, cs, withSyncOf(slowBatches{cs}, f.st), memlog.New(t, "log", 0, log, int64(h)), f.clock)
 	}
 	f.reset(t, ctx)
 	cs := &crashStore{Store: refuseStore{f.ns}, budget: -1}
@@ -118,10 +118,10 @@ func crashAhead(t *testing.T, f *fixture, h int, log []*event.Event, name string
 // the last commit after each crash cs injects (a restarted process crashes
 // as cs.then says), and reports whether one came. Every dead letter must
 // be a poisoned event.
-func runAheadOn(t testing.TB, ctx context.Context, plan *schema.Plan, cs *crashStore, st store.Store, lg *testenv.MemLog, clock func() int64) (crashed bool) {
+func runAheadOn(t testing.TB, ctx context.Context, plan *schema.Plan, cs *crashStore, st store.Store, lg *memlog.Log, clock func() int64) (crashed bool) {
 	t.Helper()
 	for {
-		dl := &testenv.MemDeadLetters{}
+		dl := &memlog.DeadLetters{}
 		_, err := Run(ctx, New(plan, st, Options{Clock: clock}), lg, dl, RunOptions{BatchSize: 6})
 		for _, rec := range dl.Recs {
 			if !containsPoison(rec.Data) {

@@ -1,4 +1,8 @@
-package testenv
+// Package memlog is a log in memory for tests of writers: it reads ahead as
+// a file or a Kafka partition does, with batches of random sizes. It lives
+// apart from testenv because it needs package source, whose own tests use
+// testenv.
+package memlog
 
 import (
 	"context"
@@ -12,11 +16,11 @@ import (
 	"github.com/denorm/denorm/source"
 )
 
-// MemLog is a log in memory that reads ahead (write.Ahead): Next hands out
+// Log is a log in memory that reads ahead (write.Ahead): Next hands out
 // batches of random sizes, and Ready says yes or no at random, so that
 // write.Run takes both of its paths, staging a batch while the last one is
 // written and not. A restart reads again from the last mark committed.
-type MemLog struct {
+type Log struct {
 	recs      []source.Record
 	pos       int
 	committed int
@@ -24,11 +28,11 @@ type MemLog struct {
 	ready     *rand.Rand
 }
 
-// NewMemLog is a log of evs in stream, the first at offset first and each
+// New is a log of evs in stream, the first at offset first and each
 // next one offset further.
-func NewMemLog(t testing.TB, stream string, first int64, evs []*event.Event, seed int64) *MemLog {
+func New(t testing.TB, stream string, first int64, evs []*event.Event, seed int64) *Log {
 	t.Helper()
-	l := &MemLog{sizes: rand.New(rand.NewSource(seed)), ready: rand.New(rand.NewSource(seed + 1))}
+	l := &Log{sizes: rand.New(rand.NewSource(seed)), ready: rand.New(rand.NewSource(seed + 1))}
 	for i, ev := range evs {
 		off := first + int64(i)
 		l.recs = append(l.recs, source.Record{Data: EventLine(t, ev), Offset: off, Stream: stream, Where: fmt.Sprintf("%s@%d", stream, off)})
@@ -54,7 +58,7 @@ func EventLine(t testing.TB, ev *event.Event) []byte {
 }
 
 // Next hands out up to max records, and at most six.
-func (l *MemLog) Next(_ context.Context, max int) ([]source.Record, error) {
+func (l *Log) Next(_ context.Context, max int) ([]source.Record, error) {
 	if l.pos == len(l.recs) {
 		return nil, io.EOF
 	}
@@ -65,14 +69,14 @@ func (l *MemLog) Next(_ context.Context, max int) ([]source.Record, error) {
 }
 
 // Commit makes everything Next returned the restart point.
-func (l *MemLog) Commit(context.Context) error { l.committed = l.pos; return nil }
+func (l *Log) Commit(context.Context) error { l.committed = l.pos; return nil }
 
 // Mark names everything Next returned so far.
-func (l *MemLog) Mark() any { return l.pos }
+func (l *Log) Mark() any { return l.pos }
 
 // CommitMark makes the records up to mark the restart point; marks must
 // come in order.
-func (l *MemLog) CommitMark(_ context.Context, mark any) error {
+func (l *Log) CommitMark(_ context.Context, mark any) error {
 	if m := mark.(int); m < l.committed {
 		return fmt.Errorf("commit of mark %d after mark %d", m, l.committed)
 	}
@@ -82,19 +86,19 @@ func (l *MemLog) CommitMark(_ context.Context, mark any) error {
 
 // Ready says at random, three times in four, that Next may be called with
 // a batch in hand.
-func (l *MemLog) Ready() bool { return l.ready.Intn(4) > 0 }
+func (l *Log) Ready() bool { return l.ready.Intn(4) > 0 }
 
 // Restart is a new process: it reads from the last commit.
-func (l *MemLog) Restart() { l.pos = l.committed }
+func (l *Log) Restart() { l.pos = l.committed }
 
-// MemDeadLetters keeps the dead letters in memory.
-type MemDeadLetters struct{ Recs []source.Record }
+// DeadLetters keeps the dead letters in memory.
+type DeadLetters struct{ Recs []source.Record }
 
 // Add keeps rec.
-func (d *MemDeadLetters) Add(_ context.Context, rec source.Record, _ error) error {
+func (d *DeadLetters) Add(_ context.Context, rec source.Record, _ error) error {
 	d.Recs = append(d.Recs, rec)
 	return nil
 }
 
 // Flush has nothing to make durable.
-func (d *MemDeadLetters) Flush(context.Context) error { return nil }
+func (d *DeadLetters) Flush(context.Context) error { return nil }
