@@ -367,6 +367,11 @@ type variant struct {
 	// jobCrashes: every other repair run dies part of the way through its
 	// writes.
 	jobCrashes bool
+	// repartitioned: the two streams are a topic that got its second
+	// partition halfway through the log, so that two writers apply some
+	// orders' events at once, which leaves differences that only repairs
+	// after the writers stop remove (docs/reconcile.md, "Locators").
+	repartitioned bool
 }
 
 func variantOf(seed int64) variant {
@@ -377,6 +382,7 @@ func variantOf(seed int64) variant {
 	v.crashes = seed%7 >= 4
 	v.products = seed%6 >= 3
 	v.jobCrashes = seed%8 >= 5
+	v.repartitioned = v.streams == 2 && (seed/5)%2 == 0
 	return v
 }
 
@@ -397,6 +403,9 @@ func (v variant) String() string {
 	}
 	if v.jobCrashes {
 		more += ", jobs crash"
+	}
+	if v.repartitioned {
+		more += ", repartitioned"
 	}
 	return fmt.Sprintf("%s, %s, %s, %d streams%s", v.shape, scans, writes, v.streams, more)
 }
@@ -458,7 +467,18 @@ func concurrentHistory(t *testing.T, plan *schema.Plan, st, job, want store.Stor
 		// of the orders and its read of the total (docs/reconcile.md).
 		quiet[KindCounter] = true
 	}
-	if len(quiet) > 0 {
+	if v.repartitioned {
+		// Two writers of one order leave what TestPartitionsAdded's
+		// repairs remove: the first empties a row the order was left live
+		// in, the second deletes its copies, both purging delete markers.
+		// Whatever the job did beside the writers, these must then leave
+		// the store as the log in order makes it.
+		for range 2 {
+			if rep := run(t, ctx, plan, st, Options{PurgeMarkers: true, WritersStopped: true}); rep.Failed() != 0 {
+				t.Errorf("a repair after the writers (%s) failed:\n%s", v, text(rep))
+			}
+		}
+	} else if len(quiet) > 0 {
 		rep := run(t, ctx, plan, st, Options{WritersStopped: true})
 		for kind, c := range rep.Kinds {
 			if !quiet[kind] && c.Differences() > 0 {
@@ -466,7 +486,12 @@ func concurrentHistory(t *testing.T, plan *schema.Plan, st, job, want store.Stor
 			}
 		}
 	}
-	if !plan.Table("daily_units").Counter.Bounded() && !fast && !v.products {
+	// The model is raw cells. Two writers of one order (repartitioned)
+	// can leave a column of an older state below the newest state's
+	// version, which readers and the job leave out (docs/writer.md, "The
+	// primary row") and no repair deletes: the log applied alone (below)
+	// is the measure then.
+	if !plan.Table("daily_units").Counter.Bounded() && !fast && !v.products && !v.repartitioned {
 		if d := testenv.DiffLines(visible(t, ctx, st, plan), expected(t, plan, hist)); d != "" {
 			t.Errorf("after %d concurrent repair runs (%s) the store differs from the model:\n%s", runs, v, d)
 		}
@@ -529,7 +554,15 @@ func repairVariantWhile(t *testing.T, ctx context.Context, plan *schema.Plan, jo
 func writeStreams(t *testing.T, ctx context.Context, plan *schema.Plan, st store.Store, seed int64, v variant, rest []*event.Event) int {
 	var wg sync.WaitGroup
 	var crashed atomic.Int32
-	for i, evs := range partitioned(rest, v.streams) {
+	streams := partitioned(rest, v.streams)
+	if v.repartitioned {
+		// The topic gets its second partition halfway: an order whose
+		// key hashes to it has events in both, which two writers apply at
+		// once (TestPartitionsAdded).
+		two := repartition(rest, len(rest)/2, func(e *event.Event) string { return e.Entity + fmt.Sprint(e.Key) })
+		streams = two[:]
+	}
+	for i, evs := range streams {
 		wr := rand.New(rand.NewSource(seed*31 + int64(i)))
 		budget := -1
 		if v.crashes {
