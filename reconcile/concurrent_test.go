@@ -204,10 +204,10 @@ func repairWhileApplying(t *testing.T, ctx context.Context, plan *schema.Plan, s
 
 // repairShapeWhile runs repairs of st in the given shape back to back,
 // each report given to seen (when not nil), until writeAll returns, and
-// returns how many runs finished and how many died. With crashJob,
-// every other run dies after a budget of row writes drawn from it (a
-// job's process killed part of the way through its repairs), and the next
-// starts afresh.
+// returns how many runs finished and how many died. With crashJob, about
+// half the runs get a budget of row writes drawn from it, small enough
+// that a run with repairs to make dies part of the way through them (a
+// job's process killed), and the next starts afresh.
 func repairShapeWhile(t *testing.T, ctx context.Context, plan *schema.Plan, st store.Store, shape jobShape, crashJob *rand.Rand, seen func(*Report), writeAll func()) (runs, died int) {
 	t.Helper()
 	done := make(chan struct{})
@@ -319,10 +319,12 @@ var concurrentHistories = flag.Int("concurrent-histories", 6, "histories TestCon
 // same time over the same orders: the store must end as the writer alone
 // would leave it, so no repair rolled back a newer write. The orders stay
 // in their rows, or move between rows (the locator check then meets rows
-// a move is under way in), with daily_units exact or bounded (whose
-// repairs judge the writer's records against a batch in flight). Every
-// other history's job scans row by row, as on HBase (testenv.RowByRow),
-// where a scan can meet a moving order twice or not at all.
+// a move is under way in), with daily_units exact, bounded (whose repairs
+// judge the writer's records against a batch in flight) or fast. Each
+// history is a variant besides (variantOf): the job's scans, snapshot or
+// row by row as on HBase, where a scan can meet a moving order twice or
+// not at all; the job's shape; the writers' streams, pipeline and
+// crashes; the job's crashes; products that change.
 func TestConcurrentWriterAndRepair(t *testing.T) {
 	seeds := *concurrentHistories
 	if testing.Short() {
@@ -364,8 +366,8 @@ type variant struct {
 	// products: the log also renames, deletes and re-creates the
 	// products the orders copy names from (live copies).
 	products bool
-	// jobCrashes: every other repair run dies part of the way through its
-	// writes.
+	// jobCrashes: about half the repair runs die part of the way through
+	// their writes.
 	jobCrashes bool
 	// repartitioned: the two streams are a topic that got its second
 	// partition halfway through the log, so that two writers apply some
