@@ -13,13 +13,10 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/denorm/denorm/ddl"
 	"github.com/denorm/denorm/event"
 	"github.com/denorm/denorm/gen"
 	"github.com/denorm/denorm/internal/faults"
 	"github.com/denorm/denorm/reconcile"
-	"github.com/denorm/denorm/schema"
-	"github.com/denorm/denorm/store/pebble"
 	"github.com/denorm/denorm/write"
 )
 
@@ -63,18 +60,8 @@ func TestReconcilePlanRunMerge(t *testing.T) {
 	dir := t.TempDir()
 	data := filepath.Join(dir, "data")
 	url := "pebble://" + data
-	schemaPath := "../../examples/orders.yaml"
-	sp, err := schema.Load(schemaPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := pebble.Open(ctx, data, pebble.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := ddl.Create(ctx, st, sp); err != nil {
-		t.Fatal(err)
-	}
+	schemaPath := ordersSchema
+	sp, st := ordersStore(t, ctx, data)
 	var buf bytes.Buffer
 	if err := gen.Orders(&buf, gen.OrdersOptions{Events: 900, Seed: 3, SKUs: 30, Renames: 0.1, Deletes: 0.05}); err != nil {
 		t.Fatal(err)

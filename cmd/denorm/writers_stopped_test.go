@@ -8,12 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/denorm/denorm/ddl"
 	"github.com/denorm/denorm/event"
 	"github.com/denorm/denorm/layout"
-	"github.com/denorm/denorm/schema"
 	"github.com/denorm/denorm/store"
-	"github.com/denorm/denorm/store/pebble"
 	"github.com/denorm/denorm/write"
 )
 
@@ -25,18 +22,8 @@ import (
 func TestReconcileWritersStopped(t *testing.T) {
 	ctx := context.Background()
 	data := filepath.Join(t.TempDir(), "data")
-	schemaPath := "../../examples/orders.yaml"
-	sp, err := schema.Load(schemaPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := pebble.Open(ctx, data, pebble.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := ddl.Create(ctx, st, sp); err != nil {
-		t.Fatal(err)
-	}
+	schemaPath := ordersSchema
+	sp, st := ordersStore(t, ctx, data)
 	placed := time.Now().Add(-time.Hour).UnixMilli()
 	w := write.New(sp, st, write.Options{})
 	for i, customer := range []string{"c2", "c1"} {
