@@ -187,21 +187,6 @@ func productHistories(r *rand.Rand) [][]*event.Event {
 	return out
 }
 
-// repairWhileApplying runs repairs of st back to back, each report given
-// to seen (when not nil), while w applies evs in batches of one to four,
-// and returns how many runs finished.
-func repairWhileApplying(t *testing.T, ctx context.Context, plan *schema.Plan, st store.Store, w *write.Writer, r *rand.Rand, evs []*event.Event, seen func(*Report)) int {
-	t.Helper()
-	runs, _ := repairShapeWhile(t, ctx, plan, st, oneProcess, nil, seen, func() {
-		for len(evs) > 0 {
-			n := min(len(evs), 1+r.Intn(4))
-			apply(t, ctx, w, evs[:n])
-			evs = evs[n:]
-		}
-	})
-	return runs
-}
-
 // repairShapeWhile runs repairs of st in the given shape back to back,
 // each report given to seen (when not nil), until writeAll returns, and
 // returns how many runs finished and how many died. With crashJob, about
@@ -556,13 +541,15 @@ func repairVariantWhile(t *testing.T, ctx context.Context, plan *schema.Plan, jo
 func writeStreams(t *testing.T, ctx context.Context, plan *schema.Plan, st store.Store, seed int64, v variant, rest []*event.Event) int {
 	var wg sync.WaitGroup
 	var crashed atomic.Int32
-	streams := partitioned(rest, v.streams)
+	var streams [][]*event.Event
 	if v.repartitioned {
 		// The topic gets its second partition halfway: an order whose
 		// key hashes to it has events in both, which two writers apply at
 		// once (TestPartitionsAdded).
 		two := repartition(rest, len(rest)/2, func(e *event.Event) string { return e.Entity + fmt.Sprint(e.Key) })
 		streams = two[:]
+	} else {
+		streams = partitioned(rest, v.streams)
 	}
 	for i, evs := range streams {
 		wr := rand.New(rand.NewSource(seed*31 + int64(i)))
@@ -611,7 +598,10 @@ func writeStream(t *testing.T, ctx context.Context, plan *schema.Plan, st store.
 	if len(evs) == 0 {
 		return false
 	}
-	lg := memlog.New(t, evs[0].Stream, evs[0].Offset, evs, r.Int63())
+	var lg *memlog.Log // the pipelined writers' log, which restarts resume
+	if pipelined {
+		lg = memlog.New(t, evs[0].Stream, evs[0].Offset, evs, r.Int63())
+	}
 	for restarts := 0; ; restarts++ {
 		if restarts > 1 {
 			t.Errorf("stream %s: a writer that cannot crash crashed", evs[0].Stream)
